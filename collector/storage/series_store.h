@@ -1,0 +1,73 @@
+// SeriesStore: the collector's durable home for samples and per-host state.
+//
+// A series is one (host, component, instance). Samples are kept per series in time
+// order and dropped by age (retention). Each host's batches carry a sequence number;
+// the store keeps the host's high-water mark atomically with the samples, which is
+// what makes "acknowledge only what is durable" and "never store a batch twice" hold
+// across collector crashes: a batch is stored together with its mark, or not at all.
+//
+// Implementations: RocksDbSeriesStore (rocksdb_series_store.h). Thread-safe: any
+// method may be called from any thread; batches of one host are applied in order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "drip/v1/agent.pb.h"
+#include "drip/v1/query.pb.h"
+
+namespace drip::collector {
+
+struct AppendResult {
+  // False when the batch's sequence was at or below the host's high-water mark:
+  // nothing was written (the agent resent a batch that was already durable).
+  bool stored = false;
+  uint64_t samples_stored = 0;
+  // Number of sequence numbers skipped between the previous mark and this batch (the
+  // agent dropped batches it could not buffer); recorded as a gap for the host.
+  uint64_t missing_batches = 0;
+};
+
+class SeriesStore {
+ public:
+  virtual ~SeriesStore() = default;
+
+  // Stores every sample of `batch` for `host` together with the host's new high-water
+  // mark, and returns only once the write is in the WAL (fsynced when the store is
+  // configured to sync). Samples must already be validated; an empty sample host means
+  // `host`. Returns stored=false and writes nothing when batch.sequence() <= mark.
+  virtual absl::StatusOr<AppendResult> AppendBatch(const std::string& host,
+                                                   const drip::v1::SampleBatch& batch) = 0;
+
+  // The host's high-water mark: highest sequence durably stored, 0 when none.
+  virtual absl::StatusOr<uint64_t> AckedSequence(const std::string& host) = 0;
+
+  // Upserts what a Hello says about a host (labels, agent version, memory size,
+  // sampler). first_seen_ms is kept from the first call; counters kept by the store
+  // (acked_sequence, samples_stored, gaps, last_seen_ms) are not overwritten.
+  virtual absl::Status PutHost(const drip::v1::HostInfo& info) = 0;
+
+  // Every known host with its stored counters filled in; `connected` is left false
+  // (the server knows which streams are open, the store does not). Sorted by host.
+  virtual absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() = 0;
+
+  // Every instance of `component` on `host` with samples in [since_ms, until_ms)
+  // (until_ms == 0: no upper bound), samples in time order, series ordered by their
+  // first sample. Samples in the result have host/component/instance cleared.
+  virtual absl::StatusOr<std::vector<drip::v1::Series>> ReadSeries(const std::string& host,
+                                                                   const std::string& component,
+                                                                   int64_t since_ms,
+                                                                   int64_t until_ms) = 0;
+
+  // Deletes samples older than the retention and returns how many chunks it removed.
+  // Called periodically by the collector; also safe to call at any time.
+  virtual absl::StatusOr<uint64_t> EnforceRetention() = 0;
+
+  // Live size of the store on disk (SST files + WAL + memtables), for metrics.
+  virtual uint64_t ApproximateSizeBytes() = 0;
+};
+
+}  // namespace drip::collector

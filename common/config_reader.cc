@@ -1,0 +1,234 @@
+#include "common/config_reader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "common/duration.h"
+#include "common/strings.h"
+#include "common/status_macros.h"
+
+namespace drip {
+
+absl::StatusOr<ConfigReader> ConfigReader::FromFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(fmt::format("{}{}", path, ": cannot open config file"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return FromString(text.str(), path);
+}
+
+absl::StatusOr<ConfigReader> ConfigReader::FromString(std::string_view yaml, std::string source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp reports 0-based lines.
+    return absl::InvalidArgumentError(
+        fmt::format("{}{}{}{}{}", source, ":", e.mark.line + 1, ": invalid YAML: ", e.msg));
+  }
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);  // an empty file is all defaults
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}{}{}{}", source, ":", root.Mark().line + 1, ": top level must be a mapping of keys"));
+  }
+  return ConfigReader(root, std::move(source));
+}
+
+absl::Status ConfigReader::ErrorAt(const YAML::Node& node, std::string_view key,
+                                   std::string_view what) const {
+  int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+  return absl::InvalidArgumentError(fmt::format("{}{}{}{}{}{}{}", source_, ":", line, ": ", key, ": ", what));
+}
+
+absl::StatusOr<YAML::Node> ConfigReader::Find(std::string_view key, bool* found) {
+  std::vector<std::string> parts = SplitString(key, '.');
+  std::string prefix;
+  for (const auto& part : parts) {
+    prefix = prefix.empty() ? part : fmt::format("{}{}{}", prefix, ".", part);
+    known_.insert(prefix);
+  }
+  *found = false;
+  // YAML::Node assignment writes through to the tree; reset() rebinds, and lookups
+  // go through a const reference so that absent keys are not inserted.
+  YAML::Node node;
+  node.reset(root_);
+  std::string walked;
+  for (const auto& part : parts) {
+    if (!node.IsMap()) {
+      return ErrorAt(node, walked, "must be a mapping");
+    }
+    const YAML::Node& parent = node;
+    YAML::Node child = parent[part];
+    if (!child.IsDefined()) return YAML::Node();
+    walked = walked.empty() ? part : fmt::format("{}.{}", walked, part);
+    node.reset(child);
+  }
+  *found = true;
+  return node;
+}
+
+absl::Status ConfigReader::ReadString(std::string_view key, std::string* out) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  if (!found) return absl::OkStatus();
+  if (!node->IsScalar()) return ErrorAt(*node, key, "must be a string");
+  *out = node->Scalar();
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::ReadBool(std::string_view key, bool* out) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  if (!found) return absl::OkStatus();
+  const std::string& s = node->IsScalar() ? node->Scalar() : "";
+  if (s == "true" || s == "yes" || s == "on") {
+    *out = true;
+  } else if (s == "false" || s == "no" || s == "off") {
+    *out = false;
+  } else {
+    return ErrorAt(*node, key, fmt::format("{}{}{}", "'", s, "' is not a boolean (true or false)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::ReadUint(std::string_view key, uint64_t* out, uint64_t min,
+                                    uint64_t max) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  if (!found) return absl::OkStatus();
+  uint64_t value = 0;
+  const std::string& s = node->IsScalar() ? node->Scalar() : "";
+  if (s.empty() || s[0] == '-' || !ParseNumber(s, &value)) {
+    return ErrorAt(*node, key, fmt::format("{}{}{}", "'", s, "' is not a non-negative integer"));
+  }
+  if (value < min || value > max) {
+    return ErrorAt(*node, key, fmt::format("{}{}", value, " is out of range [", min, ", ", max, "]"));
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::ReadDouble(std::string_view key, double* out, double min, double max) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  if (!found) return absl::OkStatus();
+  double value = 0;
+  const std::string& s = node->IsScalar() ? node->Scalar() : "";
+  if (!ParseNumber(s, &value)) {
+    return ErrorAt(*node, key, fmt::format("{}{}{}", "'", s, "' is not a number"));
+  }
+  if (value < min || value > max) {
+    return ErrorAt(*node, key, fmt::format("{}{}", value, " is out of range [", min, ", ", max, "]"));
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::ReadDuration(std::string_view key, std::chrono::milliseconds* out,
+                                        std::chrono::milliseconds min) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  if (!found) return absl::OkStatus();
+  if (!node->IsScalar()) return ErrorAt(*node, key, "must be a duration such as 10s");
+  auto d = ParseDuration(node->Scalar());
+  if (!d.ok()) return ErrorAt(*node, key, std::string(d.status().message()));
+  if (*d < min) {
+    return ErrorAt(*node, key,
+                   fmt::format("{}{}{}", node->Scalar(), " is below the minimum ", FormatDuration(min)));
+  }
+  *out = *d;
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::ReadByteSize(std::string_view key, uint64_t* out, uint64_t min) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  if (!found) return absl::OkStatus();
+  if (!node->IsScalar()) return ErrorAt(*node, key, "must be a size such as 64MiB");
+  auto bytes = ParseByteSize(node->Scalar());
+  if (!bytes.ok()) return ErrorAt(*node, key, std::string(bytes.status().message()));
+  if (*bytes < min) {
+    return ErrorAt(*node, key, fmt::format("{}{}{}{}", node->Scalar(), " is below the minimum ", min, " bytes"));
+  }
+  *out = *bytes;
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::ReadEnum(std::string_view key, const std::vector<std::string>& allowed,
+                                    std::string* out) {
+  std::string value = *out;
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  if (!found) return absl::OkStatus();
+  if (!node->IsScalar()) return ErrorAt(*node, key, "must be a string");
+  for (const auto& a : allowed) {
+    if (node->Scalar() == a) {
+      *out = a;
+      return absl::OkStatus();
+    }
+  }
+  return ErrorAt(*node, key,
+                 fmt::format("{}{}{}{}", "'", node->Scalar(), "' is not one of ", fmt::join(allowed, ", ")));
+}
+
+absl::Status ConfigReader::ReadStringMap(std::string_view key,
+                                         std::map<std::string, std::string>* out) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  known_trees_.insert(std::string(key));
+  if (!found || node->IsNull()) return absl::OkStatus();
+  if (!node->IsMap()) return ErrorAt(*node, key, "must be a mapping of strings");
+  for (const auto& kv : *node) {
+    if (!kv.second.IsScalar()) {
+      return ErrorAt(kv.second, fmt::format("{}{}{}", key, ".", kv.first.Scalar()), "must be a string");
+    }
+    (*out)[kv.first.Scalar()] = kv.second.Scalar();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::ReadStringList(std::string_view key, std::vector<std::string>* out) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  known_trees_.insert(std::string(key));
+  if (!found || node->IsNull()) return absl::OkStatus();
+  if (!node->IsSequence()) return ErrorAt(*node, key, "must be a list of strings");
+  out->clear();
+  for (const auto& item : *node) {
+    if (!item.IsScalar()) return ErrorAt(item, key, "every entry must be a string");
+    out->push_back(item.Scalar());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::CheckUnknown(const YAML::Node& node, const std::string& prefix) const {
+  if (!node.IsMap()) return absl::OkStatus();
+  for (const auto& kv : node) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    std::string path = prefix.empty() ? key : fmt::format("{}{}{}", prefix, ".", key);
+    if (!known_.contains(path)) {
+      int line = kv.first.Mark().line + 1;
+      return absl::InvalidArgumentError(fmt::format("{}{}{}{}{}{}", source_, ":", line, ": unknown key '", path, "'"));
+    }
+    if (!known_trees_.contains(path)) {
+      absl::Status nested = CheckUnknown(kv.second, path);
+      if (!nested.ok()) return nested;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConfigReader::CheckNoUnknownKeys() const { return CheckUnknown(root_, ""); }
+
+}  // namespace drip

@@ -1,0 +1,19 @@
+// Human durations and sizes as operators write them in configs and flags:
+// "500ms", "10s", "5m", "2h", "14d"; "64MiB", "1GB", "4096".
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace drip {
+
+absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
+absl::StatusOr<uint64_t> ParseByteSize(std::string_view text);
+std::string FormatDuration(std::chrono::milliseconds d);
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace drip

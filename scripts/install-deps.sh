@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Drip needs to build, test and run.
+# Idempotent and non-interactive; starts from a minimal Debian 12 (no compiler).
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then exec sudo -E bash "$0" "$@"; fi
+  echo "install-deps.sh: must run as root (or with sudo available)" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  clang llvm clang-format clang-tidy libclang-rt-dev
+  # RPC and storage
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  librocksdb-dev
+  # eBPF
+  libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
+  # libraries
+  libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
+  libsystemd-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  prometheus systemd procps iproute2 openssl python3 curl
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps.sh: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps.sh: installing ${#missing[@]} packages: ${missing[*]}"
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The prometheus package starts a server on :9090 where an init system runs;
+# Drip's tests start their own on an ephemeral port, so stop the packaged one.
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+  systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+fi
+echo "install-deps.sh: done"
