@@ -21,7 +21,7 @@ PACKAGES=(
   libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
   # libraries
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
-  libsystemd-dev
+  libsystemd-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   prometheus systemd procps iproute2 openssl python3 curl

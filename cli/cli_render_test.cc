@@ -1,0 +1,85 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "cli/exit_codes.h"
+#include "cli/hosts_command.h"
+#include "cli/query_client.h"
+#include "cli/series_command.h"
+#include "cli/table_printer.h"
+#include "nlohmann/json.hpp"
+
+namespace drip::cli {
+namespace {
+
+drip::v1::GetSeriesResponse TwoInstanceSeries() {
+  drip::v1::GetSeriesResponse response;
+  for (int i = 0; i < 2; ++i) {
+    auto* s = response.add_series();
+    s->set_host("web-1");
+    s->set_component("svc:api.service");
+    s->set_instance(i == 0 ? "100@1700000000" : "200@1700003600");
+    auto* sample = s->add_samples();
+    sample->set_timestamp_ms(1'700'000'000'000 + i * 3'600'000);
+    sample->mutable_process()->set_anon_rss_bytes(100u << 20);
+    sample->mutable_process()->set_swap_bytes(1u << 20);
+  }
+  return response;
+}
+
+TEST(SeriesCommandTest, JsonNamesEveryInstanceAndItsUnreclaimableBytes) {
+  std::ostringstream out;
+  RenderSeries(TwoInstanceSeries(), /*json=*/true, out);
+  auto j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j["series"].size(), 2u);
+  EXPECT_EQ(j["series"][1]["instance"], "200@1700003600");
+  EXPECT_EQ(j["series"][0]["samples"][0]["unreclaimable_bytes"], (100u << 20) + (1u << 20));
+  EXPECT_EQ(j["series"][0]["samples"][0]["kind"], "process");
+}
+
+TEST(SeriesCommandTest, TableHasOneRowPerSampleUnderAHeader) {
+  std::ostringstream out;
+  RenderSeries(TwoInstanceSeries(), /*json=*/false, out);
+  std::string text = out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  EXPECT_NE(text.find("TIME (UTC)"), std::string::npos);
+  EXPECT_NE(text.find("2023-11-14 22:13:20"), std::string::npos);
+  EXPECT_NE(text.find("101.0 MiB"), std::string::npos);
+}
+
+TEST(HostsCommandTest, TableShowsStateAndLastSeen) {
+  drip::v1::ListHostsResponse response;
+  auto* h = response.add_hosts();
+  h->set_host("db-7");
+  h->set_connected(true);
+  h->set_last_seen_ms(1'000'000);
+  h->set_agent_version("0.1.0");
+  (*h->mutable_labels())["kernel"] = "6.1.0";
+  (*h->mutable_labels())["env"] = "prod";
+  std::ostringstream out;
+  RenderHosts(response, /*json=*/false, /*now_ms=*/1'030'000, out);
+  EXPECT_NE(out.str().find("db-7"), std::string::npos);
+  EXPECT_NE(out.str().find("connected"), std::string::npos);
+  EXPECT_NE(out.str().find("30s ago"), std::string::npos);
+  EXPECT_NE(out.str().find("env=prod"), std::string::npos);
+}
+
+TEST(QueryClientTest, UnreachableCollectorIsUnavailableNamingTheAddress) {
+  // Port 1 on loopback: nothing listens there, the connection is refused at once.
+  QueryClient client("127.0.0.1:1", std::chrono::seconds(5));
+  auto hosts = client.ListHosts();
+  ASSERT_FALSE(hosts.ok());
+  EXPECT_EQ(hosts.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(std::string(hosts.status().message()).find("cannot reach collector at 127.0.0.1:1"),
+            std::string::npos);
+  EXPECT_EQ(ExitCodeFor(hosts.status()), kExitUnreachable);
+}
+
+TEST(TablePrinterTest, FormatsAgoInTheLargestSensibleUnit) {
+  EXPECT_EQ(FormatAgo(0, 5000), "never");
+  EXPECT_EQ(FormatAgo(1000, 61'000), "60s ago");
+  EXPECT_EQ(FormatAgo(1000, 1000 + 3 * 3'600'000), "3h ago");
+}
+
+}  // namespace
+}  // namespace drip::cli

@@ -1,0 +1,90 @@
+// dripctl: the on-call engineer's view of Drip. Parses flags and hands each command to
+// its own file; see docs/dripctl.md for every command and the exit codes.
+#include <iostream>
+#include <optional>
+
+#include "CLI/CLI.hpp"
+#include "cli/dripctl_config.h"
+#include "cli/exit_codes.h"
+#include "cli/hosts_command.h"
+#include "cli/query_client.h"
+#include "cli/series_command.h"
+#include "common/duration.h"
+#include "common/version.h"
+
+namespace {
+
+int Fail(const absl::Status& status) {
+  std::cerr << "dripctl: " << status.message() << "\n";
+  return drip::cli::ExitCodeFor(status);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"dripctl — query and operate Drip, the fleet memory-leak service"};
+  app.set_version_flag("--version", drip::kVersion);
+  app.require_subcommand(1);
+  std::string config_path;
+  std::optional<std::string> collector;
+  std::optional<std::string> timeout_text;
+  app.add_option("--config", config_path, "dripctl YAML config (collector, timeout)");
+  app.add_option("--collector", collector,
+                 "collector query address HOST:PORT (default 127.0.0.1:7070, or $DRIP_COLLECTOR)");
+  app.add_option("--timeout", timeout_text, "how long to wait for the collector (default 10s)");
+
+  bool hosts_json = false;
+  auto* hosts = app.add_subcommand("hosts", "list hosts, their agents and when they were last seen");
+  hosts->add_flag("--json", hosts_json, "print JSON instead of a table");
+
+  drip::cli::SeriesCommandOptions series_options;
+  std::string since_text;
+  auto* series = app.add_subcommand("series", "print the stored samples of a component on a host");
+  series->add_option("--host", series_options.host, "host name")->required();
+  series->add_option("--component", series_options.component,
+                     "component, e.g. svc:nginx.service or proc:redis-server")
+      ->required();
+  series->add_option("--since", since_text, "only samples newer than this (e.g. 30m, 6h, 2d)");
+  series->add_flag("--json", series_options.json, "print JSON instead of a table");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return drip::cli::kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    std::cout << drip::kVersion << "\n";
+    return drip::cli::kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "dripctl: " << e.what() << " (see dripctl --help)\n";
+    return drip::cli::kExitUsage;
+  }
+
+  auto config = drip::cli::LoadDripctlConfig(config_path);
+  if (!config.ok()) return Fail(absl::InvalidArgumentError(std::string(config.status().message())));
+  if (collector) config->collector = *collector;
+  if (timeout_text) {
+    auto timeout = drip::ParseDuration(*timeout_text);
+    if (!timeout.ok()) {
+      return Fail(absl::InvalidArgumentError("--timeout: " + std::string(timeout.status().message())));
+    }
+    config->timeout = *timeout;
+  }
+  drip::cli::QueryClient client(config->collector, config->timeout);
+
+  absl::Status status;
+  if (hosts->parsed()) {
+    status = drip::cli::RunHostsCommand(client, hosts_json, std::cout);
+  } else if (series->parsed()) {
+    if (!since_text.empty()) {
+      auto since = drip::ParseDuration(since_text);
+      if (!since.ok()) {
+        return Fail(absl::InvalidArgumentError("--since: " + std::string(since.status().message())));
+      }
+      series_options.since = *since;
+    }
+    status = drip::cli::RunSeriesCommand(client, series_options, std::cout);
+  }
+  if (!status.ok()) return Fail(status);
+  return drip::cli::kExitOk;
+}

@@ -1,0 +1,51 @@
+#include "cli/query_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "fmt/format.h"
+
+namespace drip::cli {
+
+QueryClient::QueryClient(std::string address, std::chrono::milliseconds timeout)
+    : address_(std::move(address)), timeout_(timeout) {
+  stub_ = drip::v1::QueryService::NewStub(
+      grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+}
+
+std::unique_ptr<grpc::ClientContext> QueryClient::NewContext() const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  // Without wait_for_ready a down collector fails at once instead of after the deadline.
+  context->set_deadline(std::chrono::system_clock::now() + timeout_);
+  return context;
+}
+
+absl::Status QueryClient::ToStatus(const grpc::Status& status, const char* method) const {
+  if (status.ok()) return absl::OkStatus();
+  auto code = static_cast<absl::StatusCode>(status.error_code());
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::UnavailableError(fmt::format("cannot reach collector at {}: {}", address_,
+                                              status.error_message()));
+  }
+  return absl::Status(code, fmt::format("collector at {} refused {}: {}", address_, method,
+                                        status.error_message()));
+}
+
+absl::StatusOr<drip::v1::ListHostsResponse> QueryClient::ListHosts() {
+  auto context = NewContext();
+  drip::v1::ListHostsResponse response;
+  grpc::Status status = stub_->ListHosts(context.get(), drip::v1::ListHostsRequest(), &response);
+  if (!status.ok()) return ToStatus(status, "ListHosts");
+  return response;
+}
+
+absl::StatusOr<drip::v1::GetSeriesResponse> QueryClient::GetSeries(
+    const drip::v1::GetSeriesRequest& request) {
+  auto context = NewContext();
+  drip::v1::GetSeriesResponse response;
+  grpc::Status status = stub_->GetSeries(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "GetSeries");
+  return response;
+}
+
+}  // namespace drip::cli

@@ -1,0 +1,132 @@
+#include "tests/integration/local_drip.h"
+
+#include <signal.h>
+
+#include "common/ready_file.h"
+#include <fstream>
+#include <sstream>
+
+#include "fmt/format.h"
+
+namespace drip::testing {
+namespace {
+std::string ChildProcessLogOrEmpty(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+std::string CollectorBinary() { return DRIP_COLLECTOR_BIN; }
+std::string AgentBinary() { return DRIP_AGENT_BIN; }
+std::string DripctlBinary() { return DRIPCTL_BIN; }
+std::string TestAllocBinary() { return DRIP_TEST_ALLOC_BIN; }
+std::string LeakyExampleBinary() { return DRIP_LEAKY_EXAMPLE_BIN; }
+
+LocalDrip::LocalDrip() = default;
+
+LocalDrip::~LocalDrip() {
+  agent_.reset();
+  collector_.reset();
+}
+
+absl::Status LocalDrip::StartCollector() {
+  // A restart keeps the port, so the running agent finds the collector again.
+  std::string listen = grpc_address_.empty() ? "127.0.0.1:0" : grpc_address_;
+  WriteFile(dir_.File("collector.yaml"), fmt::format(R"(grpc:
+  listen_address: "{}"
+storage:
+  path: "{}"
+metrics:
+  listen_address: "127.0.0.1:0"
+log:
+  level: debug
+)",
+                                                     listen, dir_.File("db")));
+  std::string ready = dir_.File("collector.ready");
+  std::remove(ready.c_str());
+  auto process = ChildProcess::Start(
+      {CollectorBinary(), "--config", dir_.File("collector.yaml"), "--ready-file", ready},
+      dir_.File(fmt::format("collector.{}.log", ++collector_starts_)));
+  if (!process.ok()) return process.status();
+  collector_ = std::move(*process);
+  auto fields = WaitForReadyFile(ready, collector_.get());
+  if (!fields.ok()) return fields.status();
+  grpc_address_ = (*fields)["grpc"];
+  metrics_address_ = (*fields)["metrics"];
+  return absl::OkStatus();
+}
+
+absl::Status LocalDrip::StartAgent(const std::string& host, std::chrono::milliseconds interval) {
+  WriteFile(dir_.File("agent.yaml"), fmt::format(R"(host: "{}"
+collector: "{}"
+interval: {}ms
+labels:
+  env: integration-test
+backoff:
+  initial: 100ms
+  max: 1s
+log:
+  level: debug
+)",
+                                                 host, grpc_address_, interval.count()));
+  std::string ready = dir_.File("agent.ready");
+  auto process = ChildProcess::Start(
+      {AgentBinary(), "--config", dir_.File("agent.yaml"), "--ready-file", ready},
+      dir_.File("agent.log"));
+  if (!process.ok()) return process.status();
+  agent_ = std::move(*process);
+  auto fields = WaitForReadyFile(ready, agent_.get());
+  return fields.ok() ? absl::OkStatus() : fields.status();
+}
+
+void LocalDrip::KillCollector(int sig) {
+  if (!collector_) return;
+  collector_->Signal(sig);
+  collector_->Wait(std::chrono::seconds(30));
+}
+
+CommandOutput LocalDrip::Dripctl(std::vector<std::string> args) {
+  args.insert(args.begin(), {DripctlBinary(), "--collector", grpc_address_});
+  return RunCommand(args);
+}
+
+absl::StatusOr<nlohmann::json> LocalDrip::Series(const std::string& host,
+                                                 const std::string& component) {
+  CommandOutput out = Dripctl({"series", "--host", host, "--component", component, "--json"});
+  if (out.exit_code != 0) {
+    return absl::InternalError(fmt::format("dripctl series exited {}: {}", out.exit_code, out.err));
+  }
+  auto parsed = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return absl::InternalError("dripctl series printed invalid JSON");
+  return parsed;
+}
+
+std::string LocalDrip::Logs() const {
+  std::string logs;
+  for (int i = 1; i <= collector_starts_; ++i) {
+    logs += fmt::format("--- collector start {} ---\n{}\n", i,
+                        ChildProcessLogOrEmpty(dir_.File(fmt::format("collector.{}.log", i))));
+  }
+  logs += fmt::format("--- agent ---\n{}\n", ChildProcessLogOrEmpty(dir_.File("agent.log")));
+  return logs;
+}
+
+absl::StatusOr<std::string> ComponentOfPid(int pid) {
+  CommandOutput out = RunCommand({AgentBinary(), "sample", "--once", "--json"});
+  if (out.exit_code != 0) {
+    return absl::InternalError(fmt::format("drip-agent sample exited {}: {}", out.exit_code, out.err));
+  }
+  auto parsed = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return absl::InternalError("drip-agent sample printed invalid JSON");
+  std::string prefix = fmt::format("{}@", pid);
+  for (const auto& s : parsed["samples"]) {
+    if (s["instance"].get<std::string>().rfind(prefix, 0) == 0) {
+      return s["component"].get<std::string>();
+    }
+  }
+  return absl::NotFoundError(fmt::format("pid {} not in drip-agent sample output", pid));
+}
+
+}  // namespace drip::testing

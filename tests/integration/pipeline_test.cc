@@ -1,0 +1,90 @@
+// The whole path on real parts: a child process allocates 200 MiB, the real agent
+// samples it, streams it over loopback gRPC to the real collector, which stores it in
+// RocksDB, and dripctl reads it back.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "fmt/format.h"
+#include "tests/integration/local_drip.h"
+
+namespace drip::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+TEST(PipelineTest, ChildAllocating200MiBShowsUpInDripctlSeriesWithinFivePercent) {
+  LocalDrip drip;
+  ASSERT_TRUE(drip.StartCollector().ok()) << drip.Logs();
+  std::string host = fmt::format("it-pipeline-{}", getpid());
+  ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
+
+  auto child = ChildProcess::Start({TestAllocBinary(), "200"}, drip.dir().File("alloc.log"));
+  ASSERT_TRUE(child.ok());
+  // Wait until the child has touched all of its memory.
+  for (int i = 0; i < 200 && (*child)->Log().find("ready") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  auto component = ComponentOfPid((*child)->pid());
+  ASSERT_TRUE(component.ok()) << component.status();
+
+  const double expected = 200.0 * 1024 * 1024;
+  std::string instance_prefix = fmt::format("{}@", (*child)->pid());
+  double seen = 0;
+  // "Within a few intervals": the agent samples every second.
+  for (int attempt = 0; attempt < 10 && seen < expected * 0.95; ++attempt) {
+    std::this_thread::sleep_for(seconds(1));
+    auto series = drip.Series(host, *component);
+    ASSERT_TRUE(series.ok()) << series.status() << drip.Logs();
+    for (const auto& s : (*series)["series"]) {
+      if (s["instance"].get<std::string>().rfind(instance_prefix, 0) != 0) continue;
+      ASSERT_FALSE(s["samples"].empty());
+      seen = s["samples"].back()["anon_rss_bytes"].get<double>();
+    }
+  }
+  EXPECT_NEAR(seen, expected, expected * 0.05) << drip.Logs();
+
+  // The host is listed with its agent's labels and as connected.
+  CommandOutput hosts = drip.Dripctl({"hosts", "--json"});
+  ASSERT_EQ(hosts.exit_code, 0) << hosts.err;
+  auto listed = nlohmann::json::parse(hosts.out);
+  bool found = false;
+  for (const auto& h : listed["hosts"]) {
+    if (h["host"] != host) continue;
+    found = true;
+    EXPECT_TRUE(h["connected"].get<bool>());
+    EXPECT_EQ(h["labels"]["env"], "integration-test");
+    EXPECT_FALSE(h["agent_version"].get<std::string>().empty());
+  }
+  EXPECT_TRUE(found) << hosts.out;
+}
+
+TEST(PipelineTest, DripctlSaysWhichCollectorItCannotReach) {
+  CommandOutput out = RunCommand({DripctlBinary(), "--collector", "127.0.0.1:1", "hosts"});
+  EXPECT_EQ(out.exit_code, 3);
+  EXPECT_NE(out.err.find("cannot reach collector at 127.0.0.1:1"), std::string::npos) << out.err;
+  EXPECT_EQ(std::count(out.err.begin(), out.err.end(), '\n'), 1) << out.err;
+}
+
+TEST(PipelineTest, CollectorWithBadConfigExitsWithOneLineNamingTheKey) {
+  TempDir dir;
+  WriteFile(dir.File("bad.yaml"), "grpc:\n  listen_adress: 127.0.0.1:0\n");
+  CommandOutput out = RunCommand({CollectorBinary(), "--config", dir.File("bad.yaml")});
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_NE(out.err.find("bad.yaml:2"), std::string::npos) << out.err;
+  EXPECT_NE(out.err.find("grpc.listen_adress"), std::string::npos) << out.err;
+}
+
+TEST(PipelineTest, AgentWithBadConfigExitsWithOneLineNamingTheKey) {
+  TempDir dir;
+  WriteFile(dir.File("bad.yaml"), "interval: often\n");
+  CommandOutput out = RunCommand({AgentBinary(), "--config", dir.File("bad.yaml")});
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_NE(out.err.find("bad.yaml:1"), std::string::npos) << out.err;
+  EXPECT_NE(out.err.find("interval"), std::string::npos) << out.err;
+}
+
+}  // namespace
+}  // namespace drip::testing
