@@ -200,13 +200,20 @@ double Percentile(std::vector<double> v, double p) {
 bool ParseArgs(int argc, char** argv, Options* opt) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--streams") opt->streams = std::stoi(value);
-    else if (flag == "--batches-per-stream") opt->batches_per_stream = std::stoi(value);
-    else if (flag == "--samples-per-batch") opt->samples_per_batch = std::stoi(value);
-    else if (flag == "--window") opt->window = std::stoi(value);
-    else if (flag == "--sync") opt->sync = value == "true";
-    else if (flag == "--dir") opt->dir = value;
-    else return false;
+    if (flag == "--streams")
+      opt->streams = std::stoi(value);
+    else if (flag == "--batches-per-stream")
+      opt->batches_per_stream = std::stoi(value);
+    else if (flag == "--samples-per-batch")
+      opt->samples_per_batch = std::stoi(value);
+    else if (flag == "--window")
+      opt->window = std::stoi(value);
+    else if (flag == "--sync")
+      opt->sync = value == "true";
+    else if (flag == "--dir")
+      opt->dir = value;
+    else
+      return false;
   }
   return (argc % 2) == 1;
 }
@@ -293,8 +300,9 @@ int main(int argc, char** argv) {
   }
   double e2e = samples / secs;
   double raw = RawRocksDbRate(opt, all);
-  std::printf("end-to-end (gRPC + drip-collector + RocksDB): %.0f samples/s (%.2f s, %d stream errors)\n",
-              e2e, secs, errors);
+  std::printf(
+      "end-to-end (gRPC + drip-collector + RocksDB): %.0f samples/s (%.2f s, %d stream errors)\n",
+      e2e, secs, errors);
   std::printf("raw RocksDB WriteBatch, same samples:        %.0f samples/s\n", raw);
   std::printf("ratio end-to-end / raw:                       %.2f\n", raw > 0 ? e2e / raw : 0);
   std::printf("ack latency p50 %.2f ms, p99 %.2f ms\n", Percentile(latencies, 0.5),

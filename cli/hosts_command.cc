@@ -45,9 +45,8 @@ void RenderHosts(const drip::v1::ListHostsResponse& response, bool json, int64_t
     out << nlohmann::json{{"hosts", hosts}}.dump(2) << "\n";
     return;
   }
-  TablePrinter table(
-      {"HOST", "STATE", "LAST SEEN", "AGENT", "SAMPLER", "MEMORY", "SAMPLES", "GAPS", "KERNEL", "OS",
-       "LABELS"});
+  TablePrinter table({"HOST", "STATE", "LAST SEEN", "AGENT", "SAMPLER", "MEMORY", "SAMPLES", "GAPS",
+                      "KERNEL", "OS", "LABELS"});
   for (const auto& h : response.hosts()) {
     std::string extra;
     for (const auto& [k, v] : h.labels()) {
@@ -58,8 +57,8 @@ void RenderHosts(const drip::v1::ListHostsResponse& response, bool json, int64_t
                   FormatAgo(h.last_seen_ms(), now_ms), h.agent_version(),
                   h.sampler().empty() ? "-" : h.sampler(),
                   h.memory_total_bytes() ? FormatBytes(h.memory_total_bytes()) : "-",
-                  std::to_string(h.samples_stored()), std::to_string(h.gaps()),
-                  Label(h, "kernel"), Label(h, "os"), extra.empty() ? "-" : extra});
+                  std::to_string(h.samples_stored()), std::to_string(h.gaps()), Label(h, "kernel"),
+                  Label(h, "os"), extra.empty() ? "-" : extra});
   }
   table.Print(out);
 }

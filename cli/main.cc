@@ -34,15 +34,17 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout_text, "how long to wait for the collector (default 10s)");
 
   bool hosts_json = false;
-  auto* hosts = app.add_subcommand("hosts", "list hosts, their agents and when they were last seen");
+  auto* hosts =
+      app.add_subcommand("hosts", "list hosts, their agents and when they were last seen");
   hosts->add_flag("--json", hosts_json, "print JSON instead of a table");
 
   drip::cli::SeriesCommandOptions series_options;
   std::string since_text;
   auto* series = app.add_subcommand("series", "print the stored samples of a component on a host");
   series->add_option("--host", series_options.host, "host name")->required();
-  series->add_option("--component", series_options.component,
-                     "component, e.g. svc:nginx.service or proc:redis-server")
+  series
+      ->add_option("--component", series_options.component,
+                   "component, e.g. svc:nginx.service or proc:redis-server")
       ->required();
   series->add_option("--since", since_text, "only samples newer than this (e.g. 30m, 6h, 2d)");
   series->add_flag("--json", series_options.json, "print JSON instead of a table");
@@ -66,7 +68,8 @@ int main(int argc, char** argv) {
   if (timeout_text) {
     auto timeout = drip::ParseDuration(*timeout_text);
     if (!timeout.ok()) {
-      return Fail(absl::InvalidArgumentError("--timeout: " + std::string(timeout.status().message())));
+      return Fail(
+          absl::InvalidArgumentError("--timeout: " + std::string(timeout.status().message())));
     }
     config->timeout = *timeout;
   }
@@ -79,7 +82,8 @@ int main(int argc, char** argv) {
     if (!since_text.empty()) {
       auto since = drip::ParseDuration(since_text);
       if (!since.ok()) {
-        return Fail(absl::InvalidArgumentError("--since: " + std::string(since.status().message())));
+        return Fail(
+            absl::InvalidArgumentError("--since: " + std::string(since.status().message())));
       }
       series_options.since = *since;
     }

@@ -24,8 +24,8 @@ absl::Status QueryClient::ToStatus(const grpc::Status& status, const char* metho
   auto code = static_cast<absl::StatusCode>(status.error_code());
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::UnavailableError(fmt::format("cannot reach collector at {}: {}", address_,
-                                              status.error_message()));
+    return absl::UnavailableError(
+        fmt::format("cannot reach collector at {}: {}", address_, status.error_message()));
   }
   return absl::Status(code, fmt::format("collector at {} refused {}: {}", address_, method,
                                         status.error_message()));

@@ -43,16 +43,16 @@ nlohmann::json SampleJson(const drip::v1::Sample& s) {
 std::string Breakdown(const drip::v1::Sample& s) {
   switch (s.memory_case()) {
     case drip::v1::Sample::kProcess:
-      return fmt::format("anon {} file {} shmem {} swap {}", FormatBytes(s.process().anon_rss_bytes()),
-                         FormatBytes(s.process().file_rss_bytes()),
-                         FormatBytes(s.process().shmem_rss_bytes()),
-                         FormatBytes(s.process().swap_bytes()));
+      return fmt::format(
+          "anon {} file {} shmem {} swap {}", FormatBytes(s.process().anon_rss_bytes()),
+          FormatBytes(s.process().file_rss_bytes()), FormatBytes(s.process().shmem_rss_bytes()),
+          FormatBytes(s.process().swap_bytes()));
     case drip::v1::Sample::kCgroup:
-      return fmt::format("current {} anon {} kernel {} slab_unreclaimable {} sock {}",
-                         FormatBytes(s.cgroup().current_bytes()), FormatBytes(s.cgroup().anon_bytes()),
-                         FormatBytes(s.cgroup().kernel_bytes()),
-                         FormatBytes(s.cgroup().slab_unreclaimable_bytes()),
-                         FormatBytes(s.cgroup().sock_bytes()));
+      return fmt::format(
+          "current {} anon {} kernel {} slab_unreclaimable {} sock {}",
+          FormatBytes(s.cgroup().current_bytes()), FormatBytes(s.cgroup().anon_bytes()),
+          FormatBytes(s.cgroup().kernel_bytes()),
+          FormatBytes(s.cgroup().slab_unreclaimable_bytes()), FormatBytes(s.cgroup().sock_bytes()));
     case drip::v1::Sample::kSlab:
       return fmt::format("{} objects x {} B", s.slab().active_objects(),
                          s.slab().object_size_bytes());

@@ -3,17 +3,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/duration.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
-#include "common/duration.h"
-#include "common/strings.h"
-#include "common/status_macros.h"
 
 namespace drip {
 
 absl::StatusOr<ConfigReader> ConfigReader::FromFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(fmt::format("{}{}", path, ": cannot open config file"));
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open config file", path));
   std::stringstream text;
   text << in.rdbuf();
   return FromString(text.str(), path);
@@ -26,12 +26,12 @@ absl::StatusOr<ConfigReader> ConfigReader::FromString(std::string_view yaml, std
   } catch (const YAML::Exception& e) {
     // yaml-cpp reports 0-based lines.
     return absl::InvalidArgumentError(
-        fmt::format("{}{}{}{}{}", source, ":", e.mark.line + 1, ": invalid YAML: ", e.msg));
+        fmt::format("{}:{}: invalid YAML: {}", source, e.mark.line + 1, e.msg));
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);  // an empty file is all defaults
   if (!root.IsMap()) {
     return absl::InvalidArgumentError(
-        fmt::format("{}{}{}{}", source, ":", root.Mark().line + 1, ": top level must be a mapping of keys"));
+        fmt::format("{}:{}: top level must be a mapping of keys", source, root.Mark().line + 1));
   }
   return ConfigReader(root, std::move(source));
 }
@@ -39,14 +39,14 @@ absl::StatusOr<ConfigReader> ConfigReader::FromString(std::string_view yaml, std
 absl::Status ConfigReader::ErrorAt(const YAML::Node& node, std::string_view key,
                                    std::string_view what) const {
   int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
-  return absl::InvalidArgumentError(fmt::format("{}{}{}{}{}{}{}", source_, ":", line, ": ", key, ": ", what));
+  return absl::InvalidArgumentError(fmt::format("{}:{}: {}: {}", source_, line, key, what));
 }
 
 absl::StatusOr<YAML::Node> ConfigReader::Find(std::string_view key, bool* found) {
   std::vector<std::string> parts = SplitString(key, '.');
   std::string prefix;
   for (const auto& part : parts) {
-    prefix = prefix.empty() ? part : fmt::format("{}{}{}", prefix, ".", part);
+    prefix = prefix.empty() ? part : fmt::format("{}.{}", prefix, part);
     known_.insert(prefix);
   }
   *found = false;
@@ -90,7 +90,7 @@ absl::Status ConfigReader::ReadBool(std::string_view key, bool* out) {
   } else if (s == "false" || s == "no" || s == "off") {
     *out = false;
   } else {
-    return ErrorAt(*node, key, fmt::format("{}{}{}", "'", s, "' is not a boolean (true or false)"));
+    return ErrorAt(*node, key, fmt::format("'{}' is not a boolean (true or false)", s));
   }
   return absl::OkStatus();
 }
@@ -104,10 +104,10 @@ absl::Status ConfigReader::ReadUint(std::string_view key, uint64_t* out, uint64_
   uint64_t value = 0;
   const std::string& s = node->IsScalar() ? node->Scalar() : "";
   if (s.empty() || s[0] == '-' || !ParseNumber(s, &value)) {
-    return ErrorAt(*node, key, fmt::format("{}{}{}", "'", s, "' is not a non-negative integer"));
+    return ErrorAt(*node, key, fmt::format("'{}' is not a non-negative integer", s));
   }
   if (value < min || value > max) {
-    return ErrorAt(*node, key, fmt::format("{}{}", value, " is out of range [", min, ", ", max, "]"));
+    return ErrorAt(*node, key, fmt::format("{} is out of range [{}, {}]", value, min, max));
   }
   *out = value;
   return absl::OkStatus();
@@ -121,10 +121,10 @@ absl::Status ConfigReader::ReadDouble(std::string_view key, double* out, double 
   double value = 0;
   const std::string& s = node->IsScalar() ? node->Scalar() : "";
   if (!ParseNumber(s, &value)) {
-    return ErrorAt(*node, key, fmt::format("{}{}{}", "'", s, "' is not a number"));
+    return ErrorAt(*node, key, fmt::format("'{}' is not a number", s));
   }
   if (value < min || value > max) {
-    return ErrorAt(*node, key, fmt::format("{}{}", value, " is out of range [", min, ", ", max, "]"));
+    return ErrorAt(*node, key, fmt::format("{} is out of range [{}, {}]", value, min, max));
   }
   *out = value;
   return absl::OkStatus();
@@ -141,7 +141,7 @@ absl::Status ConfigReader::ReadDuration(std::string_view key, std::chrono::milli
   if (!d.ok()) return ErrorAt(*node, key, std::string(d.status().message()));
   if (*d < min) {
     return ErrorAt(*node, key,
-                   fmt::format("{}{}{}", node->Scalar(), " is below the minimum ", FormatDuration(min)));
+                   fmt::format("{} is below the minimum {}", node->Scalar(), FormatDuration(min)));
   }
   *out = *d;
   return absl::OkStatus();
@@ -156,7 +156,8 @@ absl::Status ConfigReader::ReadByteSize(std::string_view key, uint64_t* out, uin
   auto bytes = ParseByteSize(node->Scalar());
   if (!bytes.ok()) return ErrorAt(*node, key, std::string(bytes.status().message()));
   if (*bytes < min) {
-    return ErrorAt(*node, key, fmt::format("{}{}{}{}", node->Scalar(), " is below the minimum ", min, " bytes"));
+    return ErrorAt(*node, key,
+                   fmt::format("{} is below the minimum {} bytes", node->Scalar(), min));
   }
   *out = *bytes;
   return absl::OkStatus();
@@ -177,7 +178,7 @@ absl::Status ConfigReader::ReadEnum(std::string_view key, const std::vector<std:
     }
   }
   return ErrorAt(*node, key,
-                 fmt::format("{}{}{}{}", "'", node->Scalar(), "' is not one of ", fmt::join(allowed, ", ")));
+                 fmt::format("'{}' is not one of {}", node->Scalar(), fmt::join(allowed, ", ")));
 }
 
 absl::Status ConfigReader::ReadStringMap(std::string_view key,
@@ -190,7 +191,7 @@ absl::Status ConfigReader::ReadStringMap(std::string_view key,
   if (!node->IsMap()) return ErrorAt(*node, key, "must be a mapping of strings");
   for (const auto& kv : *node) {
     if (!kv.second.IsScalar()) {
-      return ErrorAt(kv.second, fmt::format("{}{}{}", key, ".", kv.first.Scalar()), "must be a string");
+      return ErrorAt(kv.second, fmt::format("{}.{}", key, kv.first.Scalar()), "must be a string");
     }
     (*out)[kv.first.Scalar()] = kv.second.Scalar();
   }
@@ -216,10 +217,11 @@ absl::Status ConfigReader::CheckUnknown(const YAML::Node& node, const std::strin
   if (!node.IsMap()) return absl::OkStatus();
   for (const auto& kv : node) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-    std::string path = prefix.empty() ? key : fmt::format("{}{}{}", prefix, ".", key);
+    std::string path = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
     if (!known_.contains(path)) {
       int line = kv.first.Mark().line + 1;
-      return absl::InvalidArgumentError(fmt::format("{}{}{}{}{}{}", source_, ":", line, ": unknown key '", path, "'"));
+      return absl::InvalidArgumentError(
+          fmt::format("{}:{}: unknown key '{}'", source_, line, path));
     }
     if (!known_trees_.contains(path)) {
       absl::Status nested = CheckUnknown(kv.second, path);

@@ -16,13 +16,13 @@ absl::StatusOr<std::pair<double, std::string>> SplitNumberUnit(std::string_view 
                                                                std::string_view what) {
   std::string_view trimmed = TrimWhitespace(text);
   size_t i = 0;
-  while (i < trimmed.size() && (std::isdigit(static_cast<unsigned char>(trimmed[i])) ||
-                                trimmed[i] == '.')) {
+  while (i < trimmed.size() &&
+         (std::isdigit(static_cast<unsigned char>(trimmed[i])) || trimmed[i] == '.')) {
     ++i;
   }
   double number = 0;
   if (i == 0 || !ParseNumber(trimmed.substr(0, i), &number) || !std::isfinite(number)) {
-    return absl::InvalidArgumentError(fmt::format("{}{}{}{}", "'", text, "' is not a ", what));
+    return absl::InvalidArgumentError(fmt::format("'{}' is not a {}", text, what));
   }
   std::string unit(TrimWhitespace(trimmed.substr(i)));
   return std::make_pair(number, unit);
@@ -47,11 +47,11 @@ absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     ms_per_unit = 86'400'000;
   } else {
     return absl::InvalidArgumentError(
-        fmt::format("{}{}{}{}{}", "'", text, "' has unknown duration unit '", unit, "' (use ms, s, m, h, d)"));
+        fmt::format("'{}' has unknown duration unit '{}' (use ms, s, m, h, d)", text, unit));
   }
   double ms = number * ms_per_unit;
   if (ms > static_cast<double>(std::numeric_limits<int64_t>::max() / 2)) {
-    return absl::InvalidArgumentError(fmt::format("{}{}{}", "duration '", text, "' is too large"));
+    return absl::InvalidArgumentError(fmt::format("duration '{}' is too large", text));
   }
   return std::chrono::milliseconds(static_cast<int64_t>(std::llround(ms)));
 }
@@ -77,20 +77,21 @@ absl::StatusOr<uint64_t> ParseByteSize(std::string_view text) {
     multiplier = 1e9;
   } else {
     return absl::InvalidArgumentError(
-        fmt::format("{}{}{}{}{}", "'", text, "' has unknown size unit '", unit, "' (use B, KiB, MiB, GiB)"));
+        fmt::format("'{}' has unknown size unit '{}' (use B, KiB, MiB, GiB)", text, unit));
   }
   double bytes = number * multiplier;
-  if (bytes >= 1.8e19) return absl::InvalidArgumentError(fmt::format("{}{}{}", "size '", text, "' is too large"));
+  if (bytes >= 1.8e19)
+    return absl::InvalidArgumentError(fmt::format("size '{}' is too large", text));
   return static_cast<uint64_t>(std::llround(bytes));
 }
 
 std::string FormatDuration(std::chrono::milliseconds d) {
   int64_t ms = d.count();
-  if (ms % 86'400'000 == 0 && ms != 0) return fmt::format("{}{}", ms / 86'400'000, "d");
-  if (ms % 3'600'000 == 0 && ms != 0) return fmt::format("{}{}", ms / 3'600'000, "h");
-  if (ms % 60'000 == 0 && ms != 0) return fmt::format("{}{}", ms / 60'000, "m");
-  if (ms % 1000 == 0) return fmt::format("{}{}", ms / 1000, "s");
-  return fmt::format("{}{}", ms, "ms");
+  if (ms % 86'400'000 == 0 && ms != 0) return fmt::format("{}d", ms / 86'400'000);
+  if (ms % 3'600'000 == 0 && ms != 0) return fmt::format("{}h", ms / 3'600'000);
+  if (ms % 60'000 == 0 && ms != 0) return fmt::format("{}m", ms / 60'000);
+  if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
+  return fmt::format("{}ms", ms);
 }
 
 std::string FormatBytes(uint64_t bytes) {

@@ -26,8 +26,8 @@ absl::Status InitLogging(std::string_view level) {
   spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
   // from_str maps unknown names to "off"; only "off" itself may do so.
   if (parsed == spdlog::level::off && level != "off") {
-    return absl::InvalidArgumentError(
-        "log level '" + std::string(level) + "' is not one of trace, debug, info, warn, error, off");
+    return absl::InvalidArgumentError("log level '" + std::string(level) +
+                                      "' is not one of trace, debug, info, warn, error, off");
   }
   std::lock_guard<std::mutex> lock(LoggerMutex());
   spdlog::set_level(parsed);
@@ -38,8 +38,8 @@ absl::Status InitLogging(std::string_view level) {
 std::shared_ptr<spdlog::logger> Logger(const std::string& component) {
   std::lock_guard<std::mutex> lock(LoggerMutex());
   if (auto existing = spdlog::get(component)) return existing;
-  auto logger = std::make_shared<spdlog::logger>(
-      component, std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>(component,
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   logger->set_pattern(Pattern());
   logger->set_level(spdlog::get_level());
   spdlog::register_logger(logger);

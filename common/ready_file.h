@@ -12,7 +12,8 @@
 
 namespace drip {
 
-absl::Status WriteReadyFile(const std::string& path, const std::map<std::string, std::string>& fields);
+absl::Status WriteReadyFile(const std::string& path,
+                            const std::map<std::string, std::string>& fields);
 absl::StatusOr<std::map<std::string, std::string>> ReadReadyFile(const std::string& path);
 
 }  // namespace drip

@@ -9,10 +9,10 @@
 #define DRIP_CONCAT_(a, b) DRIP_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function when `expr` yields a non-OK absl::Status.
-#define RETURN_IF_ERROR(expr)                     \
-  do {                                            \
-    ::absl::Status drip_status_ = (expr);         \
-    if (!drip_status_.ok()) return drip_status_;  \
+#define RETURN_IF_ERROR(expr)                    \
+  do {                                           \
+    ::absl::Status drip_status_ = (expr);        \
+    if (!drip_status_.ok()) return drip_status_; \
   } while (0)
 
 // ASSIGN_OR_RETURN(auto x, MaybeX()): binds the value or returns the error.

@@ -1,29 +1,140 @@
 // RocksDbSeriesStore: SeriesStore on an embedded RocksDB (no server to run).
 // Layout and the reasons for it are in docs/storage.md.
+//
+// Column families: `series` holds sample chunks (one per series per window, key
+// be64(series_id) be64(window_start)), appended to by merges; `meta` holds the series
+// index, host records with their high-water marks, gaps and counters; `staging` holds
+// whole batches until they are folded into chunks; `reports` is reserved for leak
+// reports. Every AppendBatch is one atomic WriteBatch: the staged batch, new index
+// entries and the host's new mark together.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "collector/storage/host_state.h"
+#include "collector/storage/meta_record.h"
 #include "collector/storage/series_store.h"
+#include "collector/storage/staging_folder.h"
 #include "common/clock.h"
+
+namespace rocksdb {
+class ColumnFamilyHandle;
+class DB;
+class WriteBatch;
+}  // namespace rocksdb
 
 namespace drip::collector {
 
 struct RocksDbSeriesStoreOptions {
   std::string path;  // directory; created when missing
   std::chrono::milliseconds retention = std::chrono::hours(24 * 14);
-  // Samples of one series are grouped into one chunk per window of this length.
+  // Samples of one series are grouped into one chunk per window of this length. Fixed
+  // when the store is created: a store reopened with a different value keeps its own
+  // (and logs a warning), since the window is part of the on-disk layout.
   std::chrono::milliseconds chunk_window = std::chrono::hours(1);
   // fsync the WAL before acknowledging: survives power loss, not only process crash.
   bool sync_writes = true;
+  // A batch is written whole to a staging area and folded into per-series chunks in
+  // the background: every fold_interval, or sooner once fold_bytes were staged. Longer
+  // intervals put more points into each chunk write (cheaper); reads see staged
+  // samples either way. Zero: no background folding (FoldStaged() only).
+  std::chrono::milliseconds fold_interval = std::chrono::seconds(60);
+  uint64_t fold_bytes = 64 << 20;
   const Clock* clock = SystemClock::Get();
 };
 
-class RocksDbSeriesStore;  // defined in rocksdb_series_store.cc
+class RetentionFilterFactory;
+
+class RocksDbSeriesStore final : public SeriesStore {
+ public:
+  // See OpenRocksDbSeriesStore.
+  static absl::StatusOr<std::unique_ptr<RocksDbSeriesStore>> Open(
+      const RocksDbSeriesStoreOptions& options);
+
+  // Stops folding and closes the store; with sync_writes off, syncs the WAL first so
+  // that a clean shutdown loses nothing even on power failure. Staged batches stay
+  // staged and are folded after the next open.
+  ~RocksDbSeriesStore() override;
+
+  RocksDbSeriesStore(const RocksDbSeriesStore&) = delete;
+  RocksDbSeriesStore& operator=(const RocksDbSeriesStore&) = delete;
+
+  absl::StatusOr<AppendResult> AppendBatch(const std::string& host,
+                                           const drip::v1::SampleBatch& batch) override;
+  absl::StatusOr<uint64_t> AckedSequence(const std::string& host) override;
+  absl::Status PutHost(const drip::v1::HostInfo& info) override;
+  absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() override;
+  absl::StatusOr<std::vector<drip::v1::Series>> ReadSeries(const std::string& host,
+                                                           const std::string& component,
+                                                           int64_t since_ms,
+                                                           int64_t until_ms) override;
+  // Folds what is staged, then runs a full compaction of `series` (which drops expired
+  // chunks), but only once the cutoff has moved by an eighth of the retention since the
+  // last one: each full pass rewrites the whole store, and in between ordinary
+  // compactions drop expired chunks in whatever files they touch. Returns the chunks
+  // dropped by any compaction since the previous call.
+  absl::StatusOr<uint64_t> EnforceRetention() override;
+  uint64_t ApproximateSizeBytes() override;
+
+  // Folds every staged batch into its chunks now (the background folder does this on
+  // its own). Thread-safe.
+  absl::StatusOr<FoldStats> FoldStaged();
+
+  // Gaps recorded for `host`, oldest first. Thread-safe.
+  absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host);
+
+  // The chunk window in use (the one the store was created with).
+  std::chrono::milliseconds chunk_window() const {
+    return std::chrono::milliseconds(chunk_window_ms_);
+  }
+
+ private:
+  explicit RocksDbSeriesStore(const RocksDbSeriesStoreOptions& options);
+
+  absl::Status OpenDb();
+  absl::Status LoadStoreSettings();
+  // The state of `host`, created empty on first use; never null, never freed while the
+  // store lives.
+  HostState* StateOf(const std::string& host);
+  // Reads the host's record from meta unless already done. Requires state->mu.
+  absl::Status LoadHostLocked(const std::string& host, HostState* state);
+  // The id of (host, component, instance): from the cache, else the index, else newly
+  // allocated with its index entries added to `batch` (which is why this returns the
+  // id even though it may not be durable yet). Requires state->mu.
+  absl::StatusOr<uint64_t> SeriesIdLocked(const std::string& host, HostState* state,
+                                          const drip::v1::Sample& sample,
+                                          rocksdb::WriteBatch* batch,
+                                          std::vector<const drip::v1::Sample*>* new_series,
+                                          uint64_t* next_series_id);
+
+  const RocksDbSeriesStoreOptions options_;
+  int64_t chunk_window_ms_;
+  std::shared_ptr<RetentionFilterFactory> retention_;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned; destroyed before db_
+  rocksdb::ColumnFamilyHandle* series_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* staging_cf_ = nullptr;
+  rocksdb::ColumnFamilyHandle* reports_cf_ = nullptr;
+  std::unique_ptr<StagingFolder> folder_;  // stopped before db_ closes
+
+  std::mutex hosts_mu_;
+  std::unordered_map<std::string, std::unique_ptr<HostState>> hosts_;  // guarded by hosts_mu_
+
+  std::mutex id_mu_;
+  uint64_t next_series_id_ = 1;  // guarded by id_mu_; 0 is never a series id
+
+  std::mutex retention_mu_;
+  int64_t compacted_cutoff_ms_ = INT64_MIN;  // guarded by retention_mu_
+};
 
 // Opens (creating if needed) the store at options.path. Fails with a message naming the
 // path when the directory cannot be used (permissions, another collector holds the lock,

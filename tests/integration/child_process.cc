@@ -145,9 +145,9 @@ absl::StatusOr<std::map<std::string, std::string>> WaitForReadyFile(
           fmt::format("process exited before writing {}; its log:\n{}", path, process->Log()));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      return absl::DeadlineExceededError(fmt::format(
-          "no ready file {} after {} ms; log:\n{}", path, timeout.count(),
-          process != nullptr ? process->Log() : ""));
+      return absl::DeadlineExceededError(fmt::format("no ready file {} after {} ms; log:\n{}", path,
+                                                     timeout.count(),
+                                                     process != nullptr ? process->Log() : ""));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

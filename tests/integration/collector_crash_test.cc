@@ -63,7 +63,8 @@ TEST(CollectorCrashTest, KillNineLosesNoStoredSampleAndResendLeavesNoGapOrDuplic
   std::set<int64_t> unique(timestamps.begin(), timestamps.end());
   EXPECT_EQ(unique.size(), timestamps.size()) << "a sample was stored twice";
   for (int64_t ts : stored_before_kills) {
-    EXPECT_TRUE(unique.contains(ts)) << "sample at " << ts << " was stored before a kill and is gone";
+    EXPECT_TRUE(unique.contains(ts))
+        << "sample at " << ts << " was stored before a kill and is gone";
   }
   for (size_t i = 1; i < timestamps.size(); ++i) {
     EXPECT_GT(timestamps[i], timestamps[i - 1]);

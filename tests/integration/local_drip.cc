@@ -2,10 +2,10 @@
 
 #include <signal.h>
 
-#include "common/ready_file.h"
 #include <fstream>
 #include <sstream>
 
+#include "common/ready_file.h"
 #include "fmt/format.h"
 
 namespace drip::testing {
@@ -116,7 +116,8 @@ std::string LocalDrip::Logs() const {
 absl::StatusOr<std::string> ComponentOfPid(int pid) {
   CommandOutput out = RunCommand({AgentBinary(), "sample", "--once", "--json"});
   if (out.exit_code != 0) {
-    return absl::InternalError(fmt::format("drip-agent sample exited {}: {}", out.exit_code, out.err));
+    return absl::InternalError(
+        fmt::format("drip-agent sample exited {}: {}", out.exit_code, out.err));
   }
   auto parsed = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return absl::InternalError("drip-agent sample printed invalid JSON");

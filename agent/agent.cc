@@ -1,0 +1,150 @@
+#include "agent/agent.h"
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "agent/sampler_factory.h"
+#include "common/clock.h"
+#include "common/duration.h"
+#include "common/logging.h"
+#include "common/version.h"
+#include "fmt/format.h"
+
+namespace drip::agent {
+namespace {
+
+CollectorStreamOptions StreamOptions(const AgentConfig& config) {
+  CollectorStreamOptions options;
+  options.address = config.collector;
+  options.backoff_initial = config.backoff.initial;
+  options.backoff_max = config.backoff.max;
+  return options;
+}
+
+BatchBufferOptions BufferOptions(const AgentConfig& config) {
+  BatchBufferOptions options;
+  options.max_batches = config.buffer.max_batches;
+  options.max_bytes = config.buffer.max_bytes;
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(const AgentConfig& config) {
+  absl::StatusOr<HostFacts> facts = HostFacts::Read(config.proc_root);
+  if (!facts.ok()) return facts.status();
+  absl::StatusOr<std::unique_ptr<Sampler>> sampler = CreateSampler(config, SystemClock::Get());
+  if (!sampler.ok()) return sampler.status();
+  return std::make_unique<Agent>(config, std::move(*sampler), BuildHello(config, *facts));
+}
+
+drip::v1::Hello Agent::BuildHello(const AgentConfig& config, const HostFacts& facts) {
+  drip::v1::Hello hello;
+  hello.set_host(config.host);
+  auto& labels = *hello.mutable_labels();
+  if (!facts.kernel.empty()) labels["kernel"] = facts.kernel;
+  if (!facts.os.empty()) labels["os"] = facts.os;
+  if (!facts.arch.empty()) labels["arch"] = facts.arch;
+  for (const auto& [key, value] : config.labels) labels[key] = value;
+  hello.set_agent_version(drip::kVersion);
+  hello.set_memory_total_bytes(facts.memory_total_bytes);
+  hello.set_boot_time_ms(facts.boot_time_ms);
+  return hello;
+}
+
+Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello)
+    : config_(std::move(config)), sampler_(std::move(sampler)), buffer_(BufferOptions(config_)) {
+  stream_ = std::make_unique<CollectorStream>(StreamOptions(config_), std::move(hello), &buffer_,
+                                              [this] { return CurrentStatus(); });
+}
+
+Agent::~Agent() { stream_->Stop(); }
+
+void Agent::Start() { stream_->Start(); }
+
+void Agent::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_requested_ = true;
+  }
+  cv_.notify_all();
+}
+
+drip::v1::AgentStatus Agent::CurrentStatus() const {
+  drip::v1::AgentStatus status;
+  status.set_sampler(sampler_->name());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status.set_cpu_seconds(self_usage_.cpu_seconds);
+    status.set_rss_bytes(self_usage_.rss_bytes);
+  }
+  BatchBuffer::Stats buffered = buffer_.stats();
+  status.set_buffered_batches(buffered.buffered_batches);
+  status.set_dropped_batches(buffered.dropped_batches);
+  status.set_dropped_samples(buffered.dropped_samples);
+  return status;
+}
+
+absl::StatusOr<size_t> Agent::RunOnePass() {
+  absl::StatusOr<std::vector<drip::v1::Sample>> samples = sampler_->SampleOnce();
+  // The agent's own cost is refreshed with every pass; a failure only leaves it stale.
+  if (absl::StatusOr<SelfUsage> usage = SelfUsage::Read(config_.proc_root); usage.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    self_usage_ = *usage;
+  }
+  if (!samples.ok()) return samples.status();
+
+  const size_t total = samples->size();
+  const size_t per_batch = static_cast<size_t>(config_.max_samples_per_batch);
+  for (size_t begin = 0; begin < total; begin += per_batch) {
+    const size_t end = std::min(total, begin + per_batch);
+    drip::v1::SampleBatch batch;
+    batch.mutable_samples()->Reserve(static_cast<int>(end - begin));
+    for (size_t i = begin; i < end; ++i) {
+      *batch.add_samples() = std::move((*samples)[i]);
+    }
+    const uint64_t sequence = buffer_.Push(std::move(batch));
+    Logger("agent")->trace("buffered batch {} ({} samples)", sequence, end - begin);
+  }
+  return total;
+}
+
+void Agent::Run() {
+  Start();
+  auto log = Logger("agent");
+  log->info("sampling every {} with the {} sampler; streaming to {} as host '{}'",
+            FormatDuration(config_.interval), sampler_->name(), config_.collector, config_.host);
+  using SteadyClock = std::chrono::steady_clock;
+  const SteadyClock::duration interval = config_.interval;
+  SteadyClock::time_point next = SteadyClock::now();
+  for (;;) {
+    absl::StatusOr<size_t> pass = RunOnePass();
+    if (!pass.ok() && !sampling_failing_) {
+      sampling_failing_ = true;
+      log->error("sampling failed: {}; retrying every interval (logged again once it works)",
+                 std::string(pass.status().message()));
+    } else if (pass.ok() && sampling_failing_) {
+      sampling_failing_ = false;
+      log->info("sampling works again ({} samples)", *pass);
+    } else if (pass.ok()) {
+      log->debug("pass: {} samples buffered", *pass);
+    }
+
+    next += interval;
+    const SteadyClock::time_point now = SteadyClock::now();
+    if (next <= now) {
+      // Overran: continue on the grid from the next tick still ahead.
+      const auto missed = (now - next) / interval + 1;
+      next += missed * interval;
+      log->debug("a sampling pass took longer than the interval; skipped {} ticks", missed);
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_until(lock, next, [&] { return stop_requested_; })) break;
+  }
+  stream_->Stop();
+  log->info("stopped; {} batches the collector had not acknowledged are discarded",
+            buffer_.stats().buffered_batches);
+}
+
+}  // namespace drip::agent

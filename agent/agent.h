@@ -1,0 +1,77 @@
+// Agent: drip-agent's daemon, wired from its config — a Sampler read every interval,
+// whose samples go in batches into the BatchBuffer, from which the CollectorStream
+// sends them to the collector.
+//
+//   sampling thread (Run)            connection + reader threads (CollectorStream)
+//   Sampler::SampleOnce ─► split ─► BatchBuffer ─► Hello/batches ─► collector
+//                                        ▲                            │
+//                                        └──── Welcome / Ack ◄────────┘
+//
+// Passes are scheduled on a fixed grid (start + k × interval, steady clock) so that the
+// series does not drift; a pass that overruns skips the ticks it missed rather than
+// bunching up.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "agent/agent_config.h"
+#include "agent/batch_buffer.h"
+#include "agent/collector_stream.h"
+#include "agent/host_facts.h"
+#include "agent/sampler.h"
+#include "drip/v1/agent.pb.h"
+
+namespace drip::agent {
+
+class Agent {
+ public:
+  // The production wiring: sampler per config.sampler, host facts from config.proc_root.
+  // Fails when no sampler can run or the host facts cannot be read.
+  static absl::StatusOr<std::unique_ptr<Agent>> Create(const AgentConfig& config);
+
+  // The Hello this agent sends: host, labels (kernel, os and arch, then the configured
+  // ones, which win on a clash), version, memory size and boot time.
+  static drip::v1::Hello BuildHello(const AgentConfig& config, const HostFacts& facts);
+
+  // `hello` as from BuildHello (tests pass their own).
+  Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello);
+  ~Agent();  // stops the stream if Run() did not
+
+  // Starts streaming to the collector. Idempotent.
+  void Start();
+  // Samples every interval until RequestStop(), then stops the stream. Starts first if
+  // needed. Call from one thread.
+  void Run();
+  // Makes Run() return after the current pass. Thread-safe; callable before Run().
+  void RequestStop();
+
+  // One sampling pass into the buffer, split into batches of at most
+  // max_samples_per_batch. Returns the number of samples buffered. Run() calls it.
+  absl::StatusOr<size_t> RunOnePass();
+
+  // What the agent reports about itself in Hello and with each batch.
+  drip::v1::AgentStatus CurrentStatus() const;
+
+  const AgentConfig& config() const { return config_; }
+  const BatchBuffer& buffer() const { return buffer_; }
+  BatchBuffer* mutable_buffer() { return &buffer_; }
+  const CollectorStream& stream() const { return *stream_; }
+
+ private:
+  const AgentConfig config_;
+  const std::unique_ptr<Sampler> sampler_;
+  BatchBuffer buffer_;
+  std::unique_ptr<CollectorStream> stream_;  // after buffer_: it holds a pointer to it
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_requested_ = false;
+  SelfUsage self_usage_;  // refreshed each pass
+  bool sampling_failing_ = false;
+};
+
+}  // namespace drip::agent

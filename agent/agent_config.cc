@@ -1,0 +1,130 @@
+#include "agent/agent_config.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "common/config_reader.h"
+#include "common/duration.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "fmt/format.h"
+#include "yaml-cpp/yaml.h"
+
+namespace drip::agent {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The collector refuses batches above its ingest.max_samples_per_batch, 100 000 by
+// default; more would only produce refused batches.
+constexpr uint64_t kMaxSamplesPerBatchLimit = 100000;
+// Below this a /proc pass over a busy host would not finish before the next one.
+constexpr milliseconds kMinInterval(100);
+
+struct Problem {
+  std::string key;
+  std::string what;
+};
+
+std::string MachineHostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "";
+  return name;
+}
+
+std::optional<Problem> FindProblem(const AgentConfig& c) {
+  if (TrimWhitespace(c.host).empty()) {
+    return Problem{"host", "must not be empty (no host name could be read from the system)"};
+  }
+  if (TrimWhitespace(c.collector).empty()) return Problem{"collector", "must not be empty"};
+  if (c.proc_root.empty()) return Problem{"proc_root", "must not be empty"};
+  if (c.interval < kMinInterval) {
+    return Problem{"interval", fmt::format("{} is below the minimum {}", FormatDuration(c.interval),
+                                           FormatDuration(kMinInterval))};
+  }
+  if (c.backoff.initial > c.backoff.max) {
+    return Problem{"backoff.initial",
+                   fmt::format("{} is above backoff.max ({})", FormatDuration(c.backoff.initial),
+                               FormatDuration(c.backoff.max))};
+  }
+  for (const auto& [key, value] : c.labels) {
+    if (TrimWhitespace(key).empty()) return Problem{"labels", "a label name is empty"};
+  }
+  return std::nullopt;
+}
+
+// 1-based line of dotted `key` in `yaml`, or 0 when it is not there (the value came
+// from a default or a flag).
+int LineOf(std::string_view yaml, const std::string& key) {
+  try {
+    YAML::Node node = YAML::Load(std::string(yaml));
+    for (const std::string& part : SplitString(key, '.')) {
+      if (!node.IsMap()) return 0;
+      YAML::Node child = node[part];
+      if (!child.IsDefined()) return 0;
+      node.reset(child);
+    }
+    return node.Mark().line + 1;
+  } catch (const YAML::Exception&) {
+    return 0;  // ConfigReader already accepted this text; nothing better to report
+  }
+}
+
+absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
+  RETURN_IF_ERROR(r.ReadString("host", &c->host));
+  RETURN_IF_ERROR(r.ReadString("collector", &c->collector));
+  RETURN_IF_ERROR(r.ReadDuration("interval", &c->interval, kMinInterval));
+  RETURN_IF_ERROR(r.ReadStringMap("labels", &c->labels));
+  RETURN_IF_ERROR(r.ReadUint("buffer.max_batches", &c->buffer.max_batches, 1, 10'000'000));
+  RETURN_IF_ERROR(r.ReadByteSize("buffer.max_bytes", &c->buffer.max_bytes, 64 * 1024));
+  RETURN_IF_ERROR(r.ReadDuration("backoff.initial", &c->backoff.initial, milliseconds(10)));
+  RETURN_IF_ERROR(r.ReadDuration("backoff.max", &c->backoff.max, milliseconds(10)));
+  RETURN_IF_ERROR(
+      r.ReadUint("max_samples_per_batch", &c->max_samples_per_batch, 1, kMaxSamplesPerBatchLimit));
+  RETURN_IF_ERROR(r.ReadEnum("sampler", {"auto", "proc"}, &c->sampler));
+  RETURN_IF_ERROR(
+      r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
+  RETURN_IF_ERROR(r.ReadString("proc_root", &c->proc_root));
+  return r.CheckNoUnknownKeys();
+}
+
+}  // namespace
+
+AgentConfig AgentConfig::Defaults() {
+  AgentConfig config;
+  config.host = MachineHostName();
+  return config;
+}
+
+absl::StatusOr<AgentConfig> AgentConfig::FromFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open config file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return FromString(text.str(), path);
+}
+
+absl::StatusOr<AgentConfig> AgentConfig::FromString(std::string_view yaml, std::string source) {
+  ASSIGN_OR_RETURN(ConfigReader reader, ConfigReader::FromString(yaml, source));
+  AgentConfig config = Defaults();
+  RETURN_IF_ERROR(ReadAll(reader, &config));
+  if (std::optional<Problem> p = FindProblem(config)) {
+    // Same shape as ConfigReader's own errors: file:line: key: what.
+    return absl::InvalidArgumentError(
+        fmt::format("{}:{}: {}: {}", source, LineOf(yaml, p->key), p->key, p->what));
+  }
+  return config;
+}
+
+absl::Status AgentConfig::Validate() const {
+  if (std::optional<Problem> p = FindProblem(*this)) {
+    return absl::InvalidArgumentError(fmt::format("{}: {}", p->key, p->what));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace drip::agent

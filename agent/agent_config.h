@@ -1,0 +1,64 @@
+// AgentConfig: every option of drip-agent, read strictly from YAML. docs/agent.md says
+// what each one means and deploy/agent.example.yaml is a complete file. Nested structs
+// mirror the YAML keys: buffer.max_batches is config.buffer.max_batches.
+//
+// Loading fails on unknown keys, malformed or out-of-range values and inconsistent
+// combinations, with a message "FILE:LINE: KEY: what is wrong", because a typo in a
+// production config must not silently fall back to a default. A value type.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace drip::agent {
+
+struct AgentConfig {
+  struct Buffer {
+    // Unacknowledged batches kept while the collector is away; beyond either bound the
+    // oldest are dropped (and the collector told about the gap).
+    uint64_t max_batches = 1000;
+    uint64_t max_bytes = 64ull * 1024 * 1024;
+  };
+  struct Backoff {
+    std::chrono::milliseconds initial = std::chrono::milliseconds(500);
+    std::chrono::milliseconds max = std::chrono::seconds(30);
+  };
+  struct Log {
+    std::string level = "info";
+  };
+
+  // The host name every sample is filed under; the machine's host name by default.
+  std::string host;
+  std::string collector = "127.0.0.1:7070";
+  std::chrono::milliseconds interval = std::chrono::seconds(10);
+  // Sent in Hello next to the automatic kernel, os and arch labels (and winning over
+  // them on a clash).
+  std::map<std::string, std::string> labels;
+  Buffer buffer;
+  Backoff backoff;
+  // A pass with more entities is sent as several batches, keeping each message well
+  // under the collector's size limit.
+  uint64_t max_samples_per_batch = 10000;
+  std::string sampler = "auto";  // "auto", "proc" ("bpf" comes with the BPF sampler)
+  Log log;
+  std::string proc_root = "/proc";
+
+  // Every default, with host set to this machine's host name.
+  static AgentConfig Defaults();
+  // Reads `path`; absent keys keep their defaults.
+  static absl::StatusOr<AgentConfig> FromFile(const std::string& path);
+  // `source` names the text in error messages (a file name, "<test>").
+  static absl::StatusOr<AgentConfig> FromString(std::string_view yaml, std::string source);
+
+  // Cross-field checks that must also hold after command-line overrides. The message
+  // names the option ("host: must not be empty") but no file line.
+  absl::Status Validate() const;
+};
+
+}  // namespace drip::agent

@@ -1,0 +1,154 @@
+#include "agent/agent_config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <climits>
+
+namespace drip::agent {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string MachineHostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+TEST(AgentConfigTest, EmptyFileMeansEveryDefault) {
+  auto c = AgentConfig::FromString("", "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->host, MachineHostName());
+  EXPECT_FALSE(c->host.empty());
+  EXPECT_EQ(c->collector, "127.0.0.1:7070");
+  EXPECT_EQ(c->interval, seconds(10));
+  EXPECT_TRUE(c->labels.empty());
+  EXPECT_EQ(c->buffer.max_batches, 1000u);
+  EXPECT_EQ(c->buffer.max_bytes, 64u << 20);
+  EXPECT_EQ(c->backoff.initial, milliseconds(500));
+  EXPECT_EQ(c->backoff.max, seconds(30));
+  EXPECT_EQ(c->max_samples_per_batch, 10000u);
+  EXPECT_EQ(c->sampler, "auto");
+  EXPECT_EQ(c->log.level, "info");
+  EXPECT_EQ(c->proc_root, "/proc");
+  EXPECT_TRUE(c->Validate().ok());
+}
+
+TEST(AgentConfigTest, ReadsEveryOption) {
+  auto c = AgentConfig::FromString(R"(host: web-17
+collector: "collector.internal:7070"
+interval: 2s
+labels:
+  env: prod
+  rack: r7
+buffer:
+  max_batches: 50
+  max_bytes: 8MiB
+backoff:
+  initial: 100ms
+  max: 5s
+max_samples_per_batch: 500
+sampler: proc
+log:
+  level: debug
+proc_root: /host/proc
+)",
+                                   "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->host, "web-17");
+  EXPECT_EQ(c->collector, "collector.internal:7070");
+  EXPECT_EQ(c->interval, seconds(2));
+  EXPECT_EQ(c->labels.at("env"), "prod");
+  EXPECT_EQ(c->labels.at("rack"), "r7");
+  EXPECT_EQ(c->buffer.max_batches, 50u);
+  EXPECT_EQ(c->buffer.max_bytes, 8u << 20);
+  EXPECT_EQ(c->backoff.initial, milliseconds(100));
+  EXPECT_EQ(c->backoff.max, seconds(5));
+  EXPECT_EQ(c->max_samples_per_batch, 500u);
+  EXPECT_EQ(c->sampler, "proc");
+  EXPECT_EQ(c->log.level, "debug");
+  EXPECT_EQ(c->proc_root, "/host/proc");
+}
+
+TEST(AgentConfigTest, UnknownKeyIsAnErrorNamingFileLineAndKey) {
+  auto c = AgentConfig::FromString("interval: 5s\nbuffer:\n  max_batchs: 10\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(std::string(c.status().message()), "agent.yaml:3: unknown key 'buffer.max_batchs'");
+}
+
+TEST(AgentConfigTest, BadValueIsAnErrorNamingFileLineAndKey) {
+  auto c = AgentConfig::FromString("host: a\ninterval: often\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("agent.yaml:2: interval:"), std::string::npos) << c.status();
+
+  c = AgentConfig::FromString("sampler: bpf\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("agent.yaml:1: sampler:"), std::string::npos) << c.status();
+  EXPECT_NE(c.status().message().find("auto, proc"), std::string::npos) << c.status();
+
+  c = AgentConfig::FromString("\nbuffer:\n  max_bytes: lots\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("agent.yaml:3: buffer.max_bytes:"), std::string::npos)
+      << c.status();
+}
+
+TEST(AgentConfigTest, OutOfRangeValuesAreErrors) {
+  EXPECT_FALSE(AgentConfig::FromString("interval: 10ms\n", "a.yaml").ok());
+  EXPECT_FALSE(AgentConfig::FromString("buffer:\n  max_batches: 0\n", "a.yaml").ok());
+  EXPECT_FALSE(AgentConfig::FromString("max_samples_per_batch: 0\n", "a.yaml").ok());
+  EXPECT_FALSE(AgentConfig::FromString("max_samples_per_batch: 1000000\n", "a.yaml").ok());
+  EXPECT_FALSE(AgentConfig::FromString("log:\n  level: loud\n", "a.yaml").ok());
+}
+
+TEST(AgentConfigTest, InconsistentBackoffNamesTheLine) {
+  auto c = AgentConfig::FromString("backoff:\n  initial: 1m\n  max: 10s\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(std::string(c.status().message()),
+            "agent.yaml:2: backoff.initial: 1m is above backoff.max (10s)");
+}
+
+TEST(AgentConfigTest, EmptyHostIsAnError) {
+  auto c = AgentConfig::FromString("host: \"\"\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("agent.yaml:1: host:"), std::string::npos) << c.status();
+}
+
+TEST(AgentConfigTest, ValidateChecksFlagOverrides) {
+  AgentConfig c = AgentConfig::Defaults();
+  c.interval = milliseconds(5);
+  absl::Status status = c.Validate();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("interval:"), std::string::npos) << status;
+  c = AgentConfig::Defaults();
+  c.collector = "";
+  EXPECT_FALSE(c.Validate().ok());
+}
+
+TEST(AgentConfigTest, MissingFileIsNotFoundNamingIt) {
+  auto c = AgentConfig::FromFile("/nonexistent/agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(c.status().message().find("/nonexistent/agent.yaml"), std::string::npos);
+}
+
+TEST(AgentConfigTest, ShippedExampleParsesAndMatchesTheDefaults) {
+  auto c = AgentConfig::FromFile(DRIP_AGENT_EXAMPLE_CONFIG);
+  ASSERT_TRUE(c.ok()) << c.status();
+  AgentConfig d = AgentConfig::Defaults();
+  EXPECT_EQ(c->host, d.host);
+  EXPECT_EQ(c->collector, d.collector);
+  EXPECT_EQ(c->interval, d.interval);
+  EXPECT_EQ(c->buffer.max_batches, d.buffer.max_batches);
+  EXPECT_EQ(c->buffer.max_bytes, d.buffer.max_bytes);
+  EXPECT_EQ(c->backoff.initial, d.backoff.initial);
+  EXPECT_EQ(c->backoff.max, d.backoff.max);
+  EXPECT_EQ(c->max_samples_per_batch, d.max_samples_per_batch);
+  EXPECT_EQ(c->sampler, d.sampler);
+  EXPECT_EQ(c->log.level, d.log.level);
+  EXPECT_EQ(c->proc_root, d.proc_root);
+}
+
+}  // namespace
+}  // namespace drip::agent

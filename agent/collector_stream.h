@@ -1,0 +1,136 @@
+// CollectorStream: the agent's one long-lived drip.v1.AgentService/Connect stream to the
+// collector (protocol at the top of proto/drip/v1/agent.proto; what the collector does
+// is in docs/collector.md "Wire behaviour"). It moves batches from the BatchBuffer to
+// the collector and applies what comes back:
+//
+//   connect ─► Hello ─► Welcome{acked} ─► renumber unsent / drop acked ─► send every
+//   buffered batch in order, then each new one ─► Acks drop batches from the buffer
+//
+// On any stream end it reconnects with exponential backoff and full jitter (reset once a
+// stream got a Welcome) and resends what is still unacknowledged. A stream the collector
+// ends with INVALID_ARGUMENT, PERMISSION_DENIED or RESOURCE_EXHAUSTED and trailing
+// metadata "drip-rejected-sequence" drops the batch it names, so a batch the collector
+// will never take is not resent forever. Commands are answered "not supported" for now.
+//
+// Threads: Start() runs a connection thread (connect, Hello, then the only writer) and
+// per stream a reader thread (Welcome, Acks, Commands). The sync gRPC API keeps this
+// simple for one stream; writes never happen on two threads at once. The collector
+// being away is logged once per outage, not per retry (docs/logging.md).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "agent/batch_buffer.h"
+#include "drip/v1/agent.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace drip::agent {
+
+// Trailing metadata key with which the collector names a batch it refuses for good.
+inline constexpr const char* kRejectedSequenceKey = "drip-rejected-sequence";
+
+struct CollectorStreamOptions {
+  std::string address;  // HOST:PORT or any gRPC target ("dns:///collector:7070")
+  std::chrono::milliseconds backoff_initial = std::chrono::milliseconds(500);
+  std::chrono::milliseconds backoff_max = std::chrono::seconds(30);
+  // HTTP/2 pings on the connection so that a collector that vanished without closing
+  // it (power loss, network partition) is noticed within time + timeout. The collector
+  // accepts pings no more often than every 10 s.
+  std::chrono::milliseconds keepalive_time = std::chrono::seconds(30);
+  std::chrono::milliseconds keepalive_timeout = std::chrono::seconds(10);
+  // A collector that accepted the stream but sends no Welcome is treated as down.
+  std::chrono::milliseconds welcome_timeout = std::chrono::seconds(60);
+  // On Stop(), how long to wait for the collector to finish the stream after the
+  // agent's half-close before cancelling it.
+  std::chrono::milliseconds goodbye_timeout = std::chrono::seconds(1);
+};
+
+class CollectorStream {
+ public:
+  // Fresh agent status (sampler, own cost, buffer counters) for Hello and each batch.
+  using StatusProvider = std::function<drip::v1::AgentStatus()>;
+
+  struct Stats {
+    uint64_t streams_started = 0;   // connection attempts
+    uint64_t streams_welcomed = 0;  // attempts that got a Welcome
+    uint64_t rejected_batches = 0;  // dropped because the collector refused them
+    uint64_t commands_refused = 0;
+    bool connected = false;  // a stream is welcomed and open right now
+  };
+
+  // `hello` is sent at the start of every stream with its status filled from `status`.
+  // `buffer` must outlive this object.
+  CollectorStream(CollectorStreamOptions options, drip::v1::Hello hello, BatchBuffer* buffer,
+                  StatusProvider status);
+  ~CollectorStream();  // Stop()s
+  CollectorStream(const CollectorStream&) = delete;
+  CollectorStream& operator=(const CollectorStream&) = delete;
+
+  // Starts connecting in the background. Call at most once.
+  void Start();
+
+  // Ends the stream and joins the threads. A welcomed stream says goodbye (half-close,
+  // so the collector logs a clean end) and is cancelled after goodbye_timeout; any
+  // other state (connecting, backing off, a write stuck on flow control) is cancelled
+  // with ClientContext::TryCancel at once. Unacknowledged batches stay in the buffer.
+  // Idempotent; thread-safe.
+  void Stop();
+
+  Stats stats() const;
+
+ private:
+  using Stream = grpc::ClientReaderWriter<drip::v1::AgentMessage, drip::v1::CollectorMessage>;
+
+  // What became of one stream.
+  struct Outcome {
+    bool welcomed = false;
+    grpc::Status status;
+    std::optional<uint64_t> rejected_sequence;
+  };
+
+  void Run();
+  Outcome RunStream();
+  // Sends queued command results and buffered batches until the stream ends or Stop().
+  // Returns true when it stopped because Stop() was called.
+  bool WriteLoop(Stream* stream, grpc::ClientContext* context, uint64_t acked_at_welcome);
+  void ReadLoop(Stream* stream);
+  void HandleEnd(const Outcome& outcome);
+  std::shared_ptr<grpc::Channel> MakeChannel() const;
+
+  const CollectorStreamOptions options_;
+  const drip::v1::Hello hello_;
+  BatchBuffer* const buffer_;
+  const StatusProvider status_;
+
+  std::mutex stop_mu_;  // serializes Stop() calls
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  bool started_ = false;
+  bool run_done_ = false;
+  std::atomic<bool> stopping_{false};
+  // The current stream, so that Stop() can cancel it; null between streams.
+  std::shared_ptr<grpc::ClientContext> context_;
+  // Per-stream state, reset by RunStream.
+  bool welcomed_ = false;
+  uint64_t acked_at_welcome_ = 0;
+  std::atomic<bool> reader_done_{false};
+  bool data_ready_ = false;  // the buffer got a batch since the writer last looked
+  std::deque<drip::v1::AgentMessage> outbox_;  // command results, written by the writer
+  // Outage bookkeeping, for logging once per outage.
+  bool in_outage_ = false;
+  uint64_t outage_attempts_ = 0;
+  Stats stats_;
+};
+
+}  // namespace drip::agent

@@ -1,0 +1,109 @@
+#include "agent/component_namer.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "common/strings.h"
+#include "fmt/format.h"
+
+namespace drip::agent {
+namespace {
+
+constexpr std::string_view kServiceSuffix = ".service";
+constexpr std::string_view kScopeSuffix = ".scope";
+constexpr std::string_view kDeletedSuffix = " (deleted)";
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+ComponentNamer::ComponentNamer(std::string proc_root) : proc_root_(std::move(proc_root)) {}
+
+std::string ComponentNamer::ServiceUnitOf(std::string_view cgroup_path) {
+  std::vector<std::string> parts = SplitString(TrimWhitespace(cgroup_path), '/');
+  // Innermost first: a service may contain delegated sub-cgroups ("nginx.service/worker")
+  // and a user manager contains its own services and scopes.
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    const std::string& part = *it;
+    // A scope groups processes systemd did not start (logins, containers, the user
+    // manager's own init.scope); its name says nothing stable across hosts.
+    if (EndsWith(part, kScopeSuffix)) return "";
+    if (EndsWith(part, kServiceSuffix) && part.size() > kServiceSuffix.size()) return part;
+  }
+  return "";
+}
+
+std::string ComponentNamer::ExecutableName(std::string_view exe_target) {
+  std::string_view path = exe_target;
+  if (EndsWith(path, kDeletedSuffix)) path.remove_suffix(kDeletedSuffix.size());
+  size_t slash = path.rfind('/');
+  if (slash != std::string_view::npos) path.remove_prefix(slash + 1);
+  return std::string(path);
+}
+
+std::string ComponentNamer::ToValidUtf8(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  size_t i = 0;
+  while (i < name.size()) {
+    const auto byte = static_cast<unsigned char>(name[i]);
+    // Length of the sequence `byte` starts and the smallest code point it may encode
+    // (to refuse overlong forms).
+    size_t length = 0;
+    uint32_t code_point = 0;
+    uint32_t minimum = 0;
+    if (byte < 0x80) {
+      out += static_cast<char>(byte);
+      ++i;
+      continue;
+    } else if ((byte & 0xE0) == 0xC0) {
+      length = 2, code_point = byte & 0x1F, minimum = 0x80;
+    } else if ((byte & 0xF0) == 0xE0) {
+      length = 3, code_point = byte & 0x0F, minimum = 0x800;
+    } else if ((byte & 0xF8) == 0xF0) {
+      length = 4, code_point = byte & 0x07, minimum = 0x10000;
+    }
+    bool valid = length > 0 && i + length <= name.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(name[i + k]);
+      valid = (next & 0xC0) == 0x80;
+      code_point = (code_point << 6) | (next & 0x3F);
+    }
+    valid = valid && code_point >= minimum && code_point <= 0x10FFFF &&
+            !(code_point >= 0xD800 && code_point <= 0xDFFF);
+    if (valid) {
+      out.append(name.substr(i, length));
+      i += length;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string ComponentNamer::ComponentOf(int pid, std::string_view cgroup_path,
+                                        std::string_view comm) const {
+  std::string unit = ServiceUnitOf(cgroup_path);
+  if (!unit.empty()) return fmt::format("svc:{}", ToValidUtf8(unit));
+
+  // comm is cut at 15 characters and can be changed by the process; the executable's
+  // name is what operators know the program by. Unreadable for other users' processes
+  // when not root, and for some processes in other mount namespaces.
+  std::string name;
+  char target[PATH_MAX];
+  std::string link = fmt::format("{}/{}/exe", proc_root_, pid);
+  ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+  if (n > 0) name = ExecutableName(std::string_view(target, static_cast<size_t>(n)));
+  if (name.empty()) name = std::string(comm);
+  if (name.empty()) name = "unknown";
+  return fmt::format("proc:{}", ToValidUtf8(name));
+}
+
+}  // namespace drip::agent

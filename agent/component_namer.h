@@ -1,0 +1,43 @@
+// ComponentNamer: gives a process the leak entity ("component") it belongs to, the name
+// under which its memory is compared across the fleet (DESIGN.md):
+//   - a process in a systemd service's cgroup is "svc:<unit>.service", so that every
+//     host's nginx is one component whatever its PIDs and helper processes;
+//   - anything else (sessions, containers, *.scope units, no systemd) is
+//     "proc:<executable name>", from /proc/PID/exe, or comm when exe is unreadable.
+// Stateless apart from the proc root; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace drip::agent {
+
+class ComponentNamer {
+ public:
+  // `proc_root` is where PID directories live ("/proc", or a fake tree in tests).
+  explicit ComponentNamer(std::string proc_root);
+
+  // The component of process `pid`, whose cgroup path (as /proc/PID/cgroup gives it;
+  // may be empty) and comm are already known. Reads /proc/PID/exe only when the cgroup
+  // does not name a service.
+  std::string ComponentOf(int pid, std::string_view cgroup_path, std::string_view comm) const;
+
+  // The systemd service unit a cgroup path belongs to ("nginx.service"), or "" when the
+  // innermost unit on the path is a scope, a slice only, or absent. Nested units (user
+  // managers, delegated subtrees) resolve to the innermost service.
+  static std::string ServiceUnitOf(std::string_view cgroup_path);
+
+  // The executable name for a /proc/PID/exe link target: its basename, without the
+  // " (deleted)" suffix the kernel adds once the file was replaced (package upgrades).
+  static std::string ExecutableName(std::string_view exe_target);
+
+  // `name` with every byte that is not part of valid UTF-8 replaced by '?'. Executable
+  // names and comm are arbitrary bytes, while proto3 strings must be UTF-8: one bad name
+  // would make the collector fail to parse every batch that carries it.
+  static std::string ToValidUtf8(std::string_view name);
+
+ private:
+  std::string proc_root_;
+};
+
+}  // namespace drip::agent

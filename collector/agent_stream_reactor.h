@@ -1,0 +1,131 @@
+// AgentStreamReactor: one agent's Connect stream (drip.v1.AgentService), from Hello to
+// the final status. The wire protocol is specified at the top of agent.proto; what this
+// collector does on each step is in docs/collector.md ("Wire behaviour").
+//
+// Flow control: the reactor reads one message, hands it to a storage worker, and reads
+// the next only once that message is durable (or refused). A slow disk therefore slows
+// the agents, which buffer, instead of growing queues in the collector; at most one
+// message per stream is held in memory.
+//
+// Outbound: one gRPC write at a time. Welcome and commands queue in order; acks
+// coalesce into the highest durable sequence while a write is in flight, since an ack
+// covers every batch below it.
+//
+// Ending: a refusal, a store failure, shutdown or the agent's half-close "close" the
+// stream: queued messages are sent first, then the status. Supersession, cancellation
+// and a failed write finish it at once. Exactly one Finish either way.
+//
+// Threading and lifetime: gRPC reactions, a storage worker and other streams (via
+// ConnectedHosts) call in concurrently; all state is guarded by mu_, and gRPC
+// operations are started under it (they never run reactions inline). The reactor
+// deletes itself once gRPC's OnDone has run and no storage task is using it; before
+// that it unregisters from ConnectedHosts and from its owner (env.on_destroy).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collector/collector_metrics.h"
+#include "collector/connected_hosts.h"
+#include "collector/sample_validator.h"
+#include "collector/storage/series_store.h"
+#include "collector/storage_health.h"
+#include "collector/worker_pool.h"
+#include "common/clock.h"
+#include "drip/v1/agent.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace drip::collector {
+
+// Trailing metadata key naming the batch a refusal is about; the agent must drop that
+// batch rather than resend it.
+inline constexpr const char* kRejectedSequenceKey = "drip-rejected-sequence";
+
+class AgentStreamReactor;
+
+// What every stream shares; owned by IngestService, outlives every stream.
+struct AgentStreamEnv {
+  SeriesStore* store = nullptr;
+  const SampleValidator* validator = nullptr;
+  CollectorMetrics* metrics = nullptr;
+  ConnectedHosts* hosts = nullptr;
+  StorageHealth* health = nullptr;
+  WorkerPool* writers = nullptr;  // runs every store call a stream makes
+  const Clock* clock = nullptr;
+  // Runs once, from whichever thread ends the reactor, just before it deletes itself.
+  std::function<void(AgentStreamReactor*)> on_destroy;
+};
+
+class AgentStreamReactor final
+    : public grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>,
+      public ConnectedHosts::Stream {
+ public:
+  // Starts reading the first message. `context` and `env` must outlive the reactor
+  // (gRPC guarantees the former until OnDone).
+  AgentStreamReactor(grpc::CallbackServerContext* context, const AgentStreamEnv* env);
+
+  // Ends the stream with UNAVAILABLE once the message being stored and every queued
+  // ack are out, so that the agent reconnects to a collector that is up. For shutdown.
+  void FinishForShutdown();
+
+  // ConnectedHosts::Stream.
+  void Supersede() override;
+  bool IsOpen() override;
+  bool SendCommand(const drip::v1::Command& command) override;
+
+  // gRPC reactions.
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  ~AgentStreamReactor() override = default;  // only DestroySelf() deletes
+
+  // Storage tasks: run on env_->writers while no read is outstanding, so in_ is stable.
+  void HandleHello();
+  void HandleBatch(size_t wire_bytes);
+  // Ends a storage task: runs `then` under mu_, then deletes the reactor if gRPC
+  // finished with it meanwhile.
+  void EndStorageTask(const std::function<void()>& then);
+  void DestroySelf();
+
+  // Hands the current message (in_) to a storage task.
+  void SubmitLocked(std::function<void()> task);
+  void StartReadLocked();
+  void FlushLocked();
+  void CloseLocked(grpc::Status status, std::string_view outcome);
+  void MaybeFinishLocked();
+  void FinishNowLocked(grpc::Status status, std::string_view outcome);
+  void RejectLocked(const Verdict& verdict, std::optional<uint64_t> sequence);
+  void StorageFailedLocked(const absl::Status& error, std::string_view what);
+  void SetOutcomeLocked(std::string_view outcome);
+
+  grpc::CallbackServerContext* const context_;
+  const AgentStreamEnv* const env_;
+  const std::string peer_;
+
+  std::mutex mu_;
+  drip::v1::AgentMessage in_;       // read target; owned by gRPC while a read is outstanding
+  drip::v1::CollectorMessage out_;  // write source; owned by gRPC while a write is outstanding
+  std::deque<drip::v1::CollectorMessage> outbox_;  // Welcome, commands
+  std::optional<uint64_t> pending_ack_;
+  std::string host_;  // set by Hello; fixed afterwards
+  bool hello_seen_ = false;
+  bool registered_ = false;  // in ConnectedHosts under host_
+  bool storage_busy_ = false;
+  bool write_in_flight_ = false;
+  std::optional<grpc::Status> closing_;  // finish with this once drained
+  bool finish_called_ = false;
+  bool done_ = false;  // OnDone ran
+  std::string_view outcome_;
+  uint64_t batches_stored_ = 0;
+};
+
+}  // namespace drip::collector

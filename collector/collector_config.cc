@@ -1,0 +1,138 @@
+#include "collector/collector_config.h"
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+#include "collector/listen_address.h"
+#include "common/config_reader.h"
+#include "common/duration.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "fmt/format.h"
+#include "yaml-cpp/yaml.h"
+
+namespace drip::collector {
+namespace {
+
+// gRPC takes message limits as int, and the server's own receive limit is set to twice
+// this plus headroom (see CollectorServer), which must still fit.
+constexpr uint64_t kMaxMessageBytesLimit = 512ull * 1024 * 1024;
+constexpr uint64_t kMinMessageBytes = 4 * 1024;
+constexpr uint64_t kMaxSamplesPerBatchLimit = 10'000'000;
+constexpr uint64_t kMaxWriteThreads = 256;
+
+struct Problem {
+  std::string key;
+  std::string what;
+};
+
+// Checks that ConfigReader cannot express: formats, upper bounds, combinations.
+std::optional<Problem> FindProblem(const CollectorConfig& c) {
+  if (auto a = ListenAddress::Parse(c.grpc.listen_address); !a.ok()) {
+    return Problem{"grpc.listen_address", std::string(a.status().message())};
+  }
+  if (!c.metrics.listen_address.empty()) {
+    if (auto a = ListenAddress::Parse(c.metrics.listen_address); !a.ok()) {
+      return Problem{"metrics.listen_address", std::string(a.status().message())};
+    }
+  }
+  if (c.grpc.max_message_bytes < kMinMessageBytes ||
+      c.grpc.max_message_bytes > kMaxMessageBytesLimit) {
+    return Problem{"grpc.max_message_bytes",
+                   fmt::format("{} is out of range [{}, {}]", FormatBytes(c.grpc.max_message_bytes),
+                               FormatBytes(kMinMessageBytes), FormatBytes(kMaxMessageBytesLimit))};
+  }
+  if (c.storage.path.empty()) return Problem{"storage.path", "must not be empty"};
+  if (c.storage.chunk_window > c.storage.retention) {
+    return Problem{"storage.chunk_window", fmt::format("{} is longer than storage.retention ({})",
+                                                       FormatDuration(c.storage.chunk_window),
+                                                       FormatDuration(c.storage.retention))};
+  }
+  if (c.storage.write_threads < 1 || c.storage.write_threads > kMaxWriteThreads) {
+    return Problem{"storage.write_threads", fmt::format("{} is out of range [1, {}]",
+                                                        c.storage.write_threads, kMaxWriteThreads)};
+  }
+  if (c.ingest.max_samples_per_batch < 1 ||
+      c.ingest.max_samples_per_batch > kMaxSamplesPerBatchLimit) {
+    return Problem{"ingest.max_samples_per_batch",
+                   fmt::format("{} is out of range [1, {}]", c.ingest.max_samples_per_batch,
+                               kMaxSamplesPerBatchLimit)};
+  }
+  return std::nullopt;
+}
+
+// 1-based line of dotted `key` in `yaml`, or 0 when it is not there (the value came
+// from a default).
+int LineOf(std::string_view yaml, const std::string& key) {
+  try {
+    YAML::Node node = YAML::Load(std::string(yaml));
+    for (const std::string& part : SplitString(key, '.')) {
+      if (!node.IsMap()) return 0;
+      YAML::Node child = node[part];
+      if (!child.IsDefined()) return 0;
+      node.reset(child);
+    }
+    return node.Mark().line + 1;
+  } catch (const YAML::Exception&) {
+    return 0;  // ConfigReader already accepted this text; nothing better to report
+  }
+}
+
+absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  RETURN_IF_ERROR(r.ReadString("grpc.listen_address", &c->grpc.listen_address));
+  RETURN_IF_ERROR(r.ReadByteSize("grpc.max_message_bytes", &c->grpc.max_message_bytes));
+  RETURN_IF_ERROR(r.ReadDuration("grpc.keepalive_time", &c->grpc.keepalive_time, seconds(1)));
+  RETURN_IF_ERROR(r.ReadDuration("grpc.keepalive_timeout", &c->grpc.keepalive_timeout, seconds(1)));
+  RETURN_IF_ERROR(r.ReadString("storage.path", &c->storage.path));
+  RETURN_IF_ERROR(
+      r.ReadDuration("storage.retention", &c->storage.retention, std::chrono::hours(1)));
+  RETURN_IF_ERROR(r.ReadBool("storage.sync_writes", &c->storage.sync_writes));
+  RETURN_IF_ERROR(
+      r.ReadDuration("storage.chunk_window", &c->storage.chunk_window, std::chrono::minutes(1)));
+  RETURN_IF_ERROR(r.ReadDuration("storage.retention_check_interval",
+                                 &c->storage.retention_check_interval, seconds(1)));
+  RETURN_IF_ERROR(r.ReadUint("storage.write_threads", &c->storage.write_threads));
+  RETURN_IF_ERROR(r.ReadString("metrics.listen_address", &c->metrics.listen_address));
+  RETURN_IF_ERROR(
+      r.ReadDuration("ingest.max_future_skew", &c->ingest.max_future_skew, milliseconds(0)));
+  RETURN_IF_ERROR(r.ReadUint("ingest.max_samples_per_batch", &c->ingest.max_samples_per_batch));
+  RETURN_IF_ERROR(
+      r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
+  return r.CheckNoUnknownKeys();
+}
+
+}  // namespace
+
+absl::StatusOr<CollectorConfig> CollectorConfig::FromFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open config file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return FromString(text.str(), path);
+}
+
+absl::StatusOr<CollectorConfig> CollectorConfig::FromString(std::string_view yaml,
+                                                            std::string source) {
+  ASSIGN_OR_RETURN(ConfigReader reader, ConfigReader::FromString(yaml, source));
+  CollectorConfig config;
+  RETURN_IF_ERROR(ReadAll(reader, &config));
+  if (std::optional<Problem> p = FindProblem(config)) {
+    // Same shape as ConfigReader's own errors: file:line: key: what.
+    return absl::InvalidArgumentError(
+        fmt::format("{}:{}: {}: {}", source, LineOf(yaml, p->key), p->key, p->what));
+  }
+  return config;
+}
+
+absl::Status CollectorConfig::Validate() const {
+  if (std::optional<Problem> p = FindProblem(*this)) {
+    return absl::InvalidArgumentError(fmt::format("{}: {}", p->key, p->what));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace drip::collector

@@ -1,0 +1,68 @@
+// CollectorConfig: every option of drip-collector, read strictly from YAML (see
+// docs/collector.md for what each one means and deploy/collector.example.yaml for a
+// complete file). The nesting mirrors the YAML keys: grpc.listen_address is
+// config.grpc.listen_address.
+//
+// Loading fails on unknown keys, malformed values and inconsistent combinations, with a
+// message naming file:line:key, because a typo in a production config must not
+// silently fall back to a default. A value type; not shared between threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace drip::collector {
+
+struct CollectorConfig {
+  struct Grpc {
+    std::string listen_address = "0.0.0.0:7070";
+    // Largest AgentMessage the collector accepts; larger batches are rejected (and
+    // counted) with RESOURCE_EXHAUSTED.
+    uint64_t max_message_bytes = 16 * 1024 * 1024;
+    std::chrono::milliseconds keepalive_time = std::chrono::seconds(30);
+    std::chrono::milliseconds keepalive_timeout = std::chrono::seconds(10);
+  };
+  struct Storage {
+    std::string path = "/var/lib/drip";
+    std::chrono::milliseconds retention = std::chrono::hours(24 * 14);
+    bool sync_writes = true;
+    std::chrono::milliseconds chunk_window = std::chrono::hours(1);
+    std::chrono::milliseconds retention_check_interval = std::chrono::minutes(10);
+    // Threads that run store writes, so that gRPC's threads never block on fsync.
+    // RocksDB commits concurrent writers in one group, so more threads mean fewer
+    // fsyncs per batch under load.
+    uint64_t write_threads = 4;
+  };
+  struct Metrics {
+    std::string listen_address = "0.0.0.0:9464";  // empty: no metrics endpoint
+  };
+  struct Ingest {
+    std::chrono::milliseconds max_future_skew = std::chrono::minutes(5);
+    uint64_t max_samples_per_batch = 100000;
+  };
+  struct Log {
+    std::string level = "info";
+  };
+
+  Grpc grpc;
+  Storage storage;
+  Metrics metrics;
+  Ingest ingest;
+  Log log;
+
+  // Reads `path`; absent keys keep their defaults.
+  static absl::StatusOr<CollectorConfig> FromFile(const std::string& path);
+  // `source` names the text in error messages (a file name, "<test>").
+  static absl::StatusOr<CollectorConfig> FromString(std::string_view yaml, std::string source);
+
+  // Cross-field and format checks that also apply after command-line overrides. The
+  // message names the option ("grpc.listen_address: ...") but no file line.
+  absl::Status Validate() const;
+};
+
+}  // namespace drip::collector

@@ -1,0 +1,193 @@
+#include "collector/collector_config.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace drip::collector {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+TEST(CollectorConfigTest, EmptyFileGivesDocumentedDefaults) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString("", "<test>");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->grpc.listen_address, "0.0.0.0:7070");
+  EXPECT_EQ(c->grpc.max_message_bytes, 16u * 1024 * 1024);
+  EXPECT_EQ(c->grpc.keepalive_time, seconds(30));
+  EXPECT_EQ(c->grpc.keepalive_timeout, seconds(10));
+  EXPECT_EQ(c->storage.path, "/var/lib/drip");
+  EXPECT_EQ(c->storage.retention, hours(24 * 14));
+  EXPECT_TRUE(c->storage.sync_writes);
+  EXPECT_EQ(c->storage.chunk_window, hours(1));
+  EXPECT_EQ(c->storage.retention_check_interval, minutes(10));
+  EXPECT_EQ(c->storage.write_threads, 4u);
+  EXPECT_EQ(c->metrics.listen_address, "0.0.0.0:9464");
+  EXPECT_EQ(c->ingest.max_future_skew, minutes(5));
+  EXPECT_EQ(c->ingest.max_samples_per_batch, 100000u);
+  EXPECT_EQ(c->log.level, "info");
+}
+
+TEST(CollectorConfigTest, EveryOptionCanBeOverridden) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(R"(
+grpc:
+  listen_address: "127.0.0.1:0"
+  max_message_bytes: 4MiB
+  keepalive_time: 1m
+  keepalive_timeout: 20s
+storage:
+  path: /tmp/drip-store
+  retention: 30d
+  sync_writes: false
+  chunk_window: 30m
+  retention_check_interval: 1h
+  write_threads: 8
+metrics:
+  listen_address: ""
+ingest:
+  max_future_skew: 30s
+  max_samples_per_batch: 5000
+log:
+  level: debug
+)",
+                                                                  "<test>");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->grpc.listen_address, "127.0.0.1:0");
+  EXPECT_EQ(c->grpc.max_message_bytes, 4u * 1024 * 1024);
+  EXPECT_EQ(c->grpc.keepalive_time, minutes(1));
+  EXPECT_EQ(c->grpc.keepalive_timeout, seconds(20));
+  EXPECT_EQ(c->storage.path, "/tmp/drip-store");
+  EXPECT_EQ(c->storage.retention, hours(24 * 30));
+  EXPECT_FALSE(c->storage.sync_writes);
+  EXPECT_EQ(c->storage.chunk_window, minutes(30));
+  EXPECT_EQ(c->storage.retention_check_interval, hours(1));
+  EXPECT_EQ(c->storage.write_threads, 8u);
+  EXPECT_EQ(c->metrics.listen_address, "");
+  EXPECT_EQ(c->ingest.max_future_skew, seconds(30));
+  EXPECT_EQ(c->ingest.max_samples_per_batch, 5000u);
+  EXPECT_EQ(c->log.level, "debug");
+}
+
+TEST(CollectorConfigTest, UnknownKeyIsAnErrorNamingFileLineAndKey) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
+      "grpc:\n  listen_address: 0.0.0.0:7070\nstorage:\n  retension: 7d\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("collector.yaml:4"));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("storage.retension"));
+}
+
+TEST(CollectorConfigTest, MalformedDurationIsAnErrorNamingFileLineAndKey) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("ingest:\n  max_future_skew: soon\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("collector.yaml:2"));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("ingest.max_future_skew"));
+}
+
+TEST(CollectorConfigTest, MalformedBoolIsAnErrorNamingFileLineAndKey) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
+      "storage:\n  path: /x\n  sync_writes: sometimes\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("collector.yaml:3"));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("storage.sync_writes"));
+}
+
+TEST(CollectorConfigTest, ListenAddressWithoutPortIsAnErrorNamingFileLineAndKey) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("\ngrpc:\n  listen_address: localhost\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("collector.yaml:3: grpc.listen_address: 'localhost' is not HOST:PORT"));
+}
+
+TEST(CollectorConfigTest, MaxMessageBytesAboveLimitIsAnErrorNamingFileLineAndKey) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("grpc:\n  max_message_bytes: 4GiB\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("collector.yaml:2: grpc.max_message_bytes: "));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("out of range"));
+}
+
+TEST(CollectorConfigTest, ChunkWindowLongerThanRetentionIsAnError) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
+      "storage:\n  retention: 2h\n  chunk_window: 3h\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("collector.yaml:3: storage.chunk_window: 3h is longer than "
+                        "storage.retention (2h)"));
+}
+
+TEST(CollectorConfigTest, ZeroSamplesPerBatchIsAnError) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("ingest:\n  max_samples_per_batch: 0\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("collector.yaml:2: ingest.max_samples_per_batch: 0 is out of range"));
+}
+
+TEST(CollectorConfigTest, UnknownLogLevelIsAnError) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("log:\n  level: loud\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("collector.yaml:2"));
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("log.level"));
+}
+
+TEST(CollectorConfigTest, MissingFileIsAnErrorNamingThePath) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromFile("/nonexistent/collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("/nonexistent/collector.yaml"));
+}
+
+TEST(CollectorConfigTest, FileErrorsNameTheFile) {
+  std::string path = ::testing::TempDir() + "/collector_config_test.yaml";
+  {
+    std::ofstream out(path);
+    out << "metrics:\n  listen_address: \"9464\"\n";
+  }
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromFile(path);
+  std::remove(path.c_str());
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr(path + ":2: metrics.listen_address: '9464' is not HOST:PORT"));
+}
+
+TEST(CollectorConfigTest, ShippedExampleConfigParsesAndMatchesTheDefaults) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromFile(DRIP_EXAMPLE_CONFIG);
+  ASSERT_TRUE(c.ok()) << c.status();
+  CollectorConfig d;
+  EXPECT_EQ(c->grpc.listen_address, d.grpc.listen_address);
+  EXPECT_EQ(c->grpc.max_message_bytes, d.grpc.max_message_bytes);
+  EXPECT_EQ(c->grpc.keepalive_time, d.grpc.keepalive_time);
+  EXPECT_EQ(c->grpc.keepalive_timeout, d.grpc.keepalive_timeout);
+  EXPECT_EQ(c->storage.path, d.storage.path);
+  EXPECT_EQ(c->storage.retention, d.storage.retention);
+  EXPECT_EQ(c->storage.sync_writes, d.storage.sync_writes);
+  EXPECT_EQ(c->storage.chunk_window, d.storage.chunk_window);
+  EXPECT_EQ(c->storage.retention_check_interval, d.storage.retention_check_interval);
+  EXPECT_EQ(c->storage.write_threads, d.storage.write_threads);
+  EXPECT_EQ(c->metrics.listen_address, d.metrics.listen_address);
+  EXPECT_EQ(c->ingest.max_future_skew, d.ingest.max_future_skew);
+  EXPECT_EQ(c->ingest.max_samples_per_batch, d.ingest.max_samples_per_batch);
+  EXPECT_EQ(c->log.level, d.log.level);
+}
+
+TEST(CollectorConfigTest, ValidateNamesTheOptionAfterOverrides) {
+  CollectorConfig c;
+  c.grpc.listen_address = "nonsense";
+  absl::Status s = c.Validate();
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("grpc.listen_address: 'nonsense'"));
+}
+
+}  // namespace
+}  // namespace drip::collector

@@ -1,0 +1,86 @@
+#include "collector/collector_metrics.h"
+
+#include <string>
+
+#include "collector/sample_validator.h"
+
+namespace drip::collector {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+prometheus::Counter& Counter(prometheus::Registry& r, const char* name, const char* help) {
+  return BuildCounter().Name(name).Help(help).Register(r).Add({});
+}
+
+prometheus::Gauge& Gauge(prometheus::Registry& r, const char* name, const char* help) {
+  return BuildGauge().Name(name).Help(help).Register(r).Add({});
+}
+
+// 100µs (a WAL append without fsync) to 1s (a stalled disk), roughly x2.5 per bucket.
+prometheus::Histogram::BucketBoundaries WriteLatencyBuckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
+}
+
+}  // namespace
+
+CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
+    : rejected_family(BuildCounter()
+                          .Name("drip_ingest_rejected_total")
+                          .Help("Agent messages refused by validation, by reason; each ends its "
+                                "stream")
+                          .Register(r)),
+      streams_family(BuildCounter()
+                         .Name("drip_agent_streams_total")
+                         .Help("Agent streams that ended, by how they ended")
+                         .Register(r)),
+      ingest_batches(Counter(r, "drip_ingest_batches_total",
+                             "Sample batches stored durably (duplicates excluded)")),
+      ingest_samples(Counter(r, "drip_ingest_samples_total", "Samples stored durably")),
+      ingest_bytes(
+          Counter(r, "drip_ingest_bytes_total", "Serialized bytes of the sample batches stored")),
+      ingest_duplicate_batches(
+          Counter(r, "drip_ingest_duplicate_batches_total",
+                  "Resent batches at or below the host's stored sequence: acked, not stored")),
+      ingest_gap_batches(Counter(r, "drip_ingest_gap_batches_total",
+                                 "Batches agents dropped before sending (sequence gaps)")),
+      agents_connected(
+          Gauge(r, "drip_agents_connected", "Hosts with an open agent stream that said hello")),
+      storage_size_bytes(
+          Gauge(r, "drip_storage_size_bytes", "Approximate size of the sample store on disk")),
+      storage_write_seconds(BuildHistogram()
+                                .Name("drip_storage_write_seconds")
+                                .Help("Time to store one batch durably")
+                                .Register(r)
+                                .Add({}, WriteLatencyBuckets())),
+      storage_write_errors(Counter(r, "drip_storage_write_errors_total",
+                                   "Store writes that failed; the batch was not acked")),
+      retention_deleted_chunks(Counter(r, "drip_storage_retention_deleted_chunks_total",
+                                       "Sample chunks deleted for being older than retention")),
+      retention_errors(
+          Counter(r, "drip_storage_retention_errors_total", "Retention passes that failed")),
+      healthy(Gauge(r, "drip_collector_healthy",
+                    "1 while the store accepts writes, 0 after a failed write until one "
+                    "succeeds")) {
+  // Every label value exists from the start so that rate() and alerts see a 0 rather
+  // than a missing series before the first occurrence.
+  for (std::string_view reason : reject_reason::All()) Rejected(reason);
+  for (std::string_view outcome :
+       {stream_outcome::kClosed, stream_outcome::kCancelled, stream_outcome::kRejected,
+        stream_outcome::kSuperseded, stream_outcome::kStorageError, stream_outcome::kShutdown}) {
+    StreamEnded(outcome);
+  }
+  healthy.Set(1);
+}
+
+prometheus::Counter& CollectorMetrics::Rejected(std::string_view reason) {
+  return rejected_family.Add({{"reason", std::string(reason)}});
+}
+
+prometheus::Counter& CollectorMetrics::StreamEnded(std::string_view outcome) {
+  return streams_family.Add({{"outcome", std::string(outcome)}});
+}
+
+}  // namespace drip::collector

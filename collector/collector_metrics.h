@@ -1,0 +1,57 @@
+// CollectorMetrics: every Prometheus metric drip-collector exports, declared once.
+// Each member is a handle into the registry passed in (the server's, or a test's own),
+// so code increments `metrics.ingest_batches.Increment()` without lookups. Names follow
+// Prometheus conventions (counters end in _total, base units: bytes, seconds); the
+// meaning of each is in docs/collector.md.
+//
+// Thread-safe: prometheus-cpp handles are atomic, and the labelled lookups below go
+// through prometheus-cpp's locked families.
+#pragma once
+
+#include <string_view>
+
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace drip::collector {
+
+// Values of drip_agent_streams_total's "outcome" label: how a stream ended.
+namespace stream_outcome {
+inline constexpr std::string_view kClosed = "closed";          // the agent half-closed
+inline constexpr std::string_view kCancelled = "cancelled";    // connection lost or cancelled
+inline constexpr std::string_view kRejected = "rejected";      // a message failed validation
+inline constexpr std::string_view kSuperseded = "superseded";  // the host opened a newer stream
+inline constexpr std::string_view kStorageError = "storage_error";  // a store write failed
+inline constexpr std::string_view kShutdown = "shutdown";           // the collector stopped
+}  // namespace stream_outcome
+
+struct CollectorMetrics {
+  // Registers every family on `registry`, which must outlive this object.
+  explicit CollectorMetrics(prometheus::Registry& registry);
+
+  // drip_ingest_rejected_total{reason}; `reason` is one of reject_reason::k*.
+  prometheus::Counter& Rejected(std::string_view reason);
+  // drip_agent_streams_total{outcome}; `outcome` is one of stream_outcome::k*.
+  prometheus::Counter& StreamEnded(std::string_view outcome);
+
+  prometheus::Family<prometheus::Counter>& rejected_family;
+  prometheus::Family<prometheus::Counter>& streams_family;
+
+  prometheus::Counter& ingest_batches;            // drip_ingest_batches_total
+  prometheus::Counter& ingest_samples;            // drip_ingest_samples_total
+  prometheus::Counter& ingest_bytes;              // drip_ingest_bytes_total
+  prometheus::Counter& ingest_duplicate_batches;  // drip_ingest_duplicate_batches_total
+  prometheus::Counter& ingest_gap_batches;        // drip_ingest_gap_batches_total
+  prometheus::Gauge& agents_connected;            // drip_agents_connected
+  prometheus::Gauge& storage_size_bytes;          // drip_storage_size_bytes
+  prometheus::Histogram& storage_write_seconds;   // drip_storage_write_seconds
+  prometheus::Counter& storage_write_errors;      // drip_storage_write_errors_total
+  prometheus::Counter& retention_deleted_chunks;  // drip_storage_retention_deleted_chunks_total
+  prometheus::Counter& retention_errors;          // drip_storage_retention_errors_total
+  prometheus::Gauge& healthy;                     // drip_collector_healthy
+};
+
+}  // namespace drip::collector

@@ -1,0 +1,178 @@
+#include "collector/collector_server.h"
+
+#include <exception>
+#include <utility>
+
+#include "collector/listen_address.h"
+#include "common/duration.h"
+#include "common/logging.h"
+#include "fmt/format.h"
+#include "grpcpp/health_check_service_interface.h"
+
+namespace drip::collector {
+namespace {
+
+// Agents may send keepalive pings this often on an idle connection; more often and
+// gRPC answers with GOAWAY (ENHANCE_YOUR_CALM). Documented for agent authors.
+constexpr int kMinAgentPingIntervalMs = 10'000;
+// Query calls are few and read-only; two threads keep one slow series from blocking
+// dripctl hosts.
+constexpr size_t kQueryThreads = 2;
+
+SampleValidatorOptions ValidatorOptions(const CollectorConfig& c) {
+  SampleValidatorOptions o;
+  o.max_message_bytes = c.grpc.max_message_bytes;
+  o.max_samples_per_batch = c.ingest.max_samples_per_batch;
+  o.max_future_skew = c.ingest.max_future_skew;
+  o.retention = c.storage.retention;
+  return o;
+}
+
+int ToInt(std::chrono::milliseconds d) {
+  return static_cast<int>(std::min<int64_t>(d.count(), INT32_MAX));
+}
+
+}  // namespace
+
+CollectorServer::CollectorServer(CollectorConfig config, const Clock* clock, StoreOpener open_store)
+    : config_(std::move(config)),
+      clock_(clock),
+      open_store_(std::move(open_store)),
+      registry_(std::make_shared<prometheus::Registry>()),
+      metrics_(*registry_),
+      health_(&metrics_.healthy),
+      hosts_(&metrics_.agents_connected),
+      validator_(ValidatorOptions(config_), clock) {}
+
+CollectorServer::~CollectorServer() { Shutdown(); }
+
+absl::StatusOr<ServingAddresses> CollectorServer::Start() {
+  auto log = Logger("collector");
+  ServingAddresses bound;
+
+  RocksDbSeriesStoreOptions store_options;
+  store_options.path = config_.storage.path;
+  store_options.retention = config_.storage.retention;
+  store_options.chunk_window = config_.storage.chunk_window;
+  store_options.sync_writes = config_.storage.sync_writes;
+  store_options.clock = clock_;
+  absl::StatusOr<std::unique_ptr<SeriesStore>> store = open_store_(store_options);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+
+  writers_ = std::make_unique<WorkerPool>("drip-write", config_.storage.write_threads);
+  readers_ = std::make_unique<WorkerPool>("drip-query", kQueryThreads);
+  ingest_ = std::make_unique<IngestService>(store_.get(), &validator_, &metrics_, &hosts_, &health_,
+                                            writers_.get(), clock_);
+  query_ = std::make_unique<QueryServiceImpl>(store_.get(), &hosts_, readers_.get());
+
+  if (!config_.metrics.listen_address.empty()) {
+    absl::StatusOr<ListenAddress> address = ListenAddress::Parse(config_.metrics.listen_address);
+    if (!address.ok()) {
+      TearDown();
+      return absl::InvalidArgumentError(
+          fmt::format("metrics.listen_address: {}", std::string(address.status().message())));
+    }
+    try {
+      // civetweb wants IPv6 hosts in brackets, as operators write them.
+      exposer_ = std::make_unique<prometheus::Exposer>(config_.metrics.listen_address);
+    } catch (const std::exception& e) {
+      TearDown();
+      return absl::UnavailableError(fmt::format("metrics.listen_address {}: cannot listen: {}",
+                                                config_.metrics.listen_address, e.what()));
+    }
+    exposer_->RegisterCollectable(registry_);
+    std::vector<int> ports = exposer_->GetListeningPorts();
+    bound.metrics_port = ports.empty() ? address->port : ports.front();
+    bound.metrics = address->LocalDialAddress(bound.metrics_port);
+  }
+
+  absl::StatusOr<ListenAddress> grpc_address = ListenAddress::Parse(config_.grpc.listen_address);
+  if (!grpc_address.ok()) {
+    TearDown();
+    return absl::InvalidArgumentError(
+        fmt::format("grpc.listen_address: {}", std::string(grpc_address.status().message())));
+  }
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int grpc_port = 0;
+  builder.AddListeningPort(config_.grpc.listen_address, grpc::InsecureServerCredentials(),
+                           &grpc_port);
+  // gRPC's own limit is set above ours so that an oversized batch reaches the
+  // validator, which refuses it with the batch's sequence and counts it, instead of
+  // gRPC failing the stream anonymously.
+  const int max_bytes = static_cast<int>(config_.grpc.max_message_bytes);
+  builder.SetMaxReceiveMessageSize(2 * max_bytes + 1024 * 1024);
+  builder.SetMaxSendMessageSize(max_bytes);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToInt(config_.grpc.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToInt(config_.grpc.keepalive_timeout));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kMinAgentPingIntervalMs);
+  // Agent streams are quiet between batches; keep pinging them regardless so that a
+  // dead host is noticed within keepalive_time + keepalive_timeout.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // gRPC enables SO_REUSEPORT by default, which would let a second collector bind the
+  // same port and silently take half the agents; a busy port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(ingest_.get());
+  builder.RegisterService(query_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || grpc_port == 0) {
+    TearDown();
+    return absl::UnavailableError(
+        fmt::format("grpc.listen_address {}: cannot listen (address in use, or not an address "
+                    "of this machine)",
+                    config_.grpc.listen_address));
+  }
+  bound.grpc_port = grpc_port;
+  bound.grpc = grpc_address->LocalDialAddress(grpc_port);
+  health_.AttachHealthService(server_->GetHealthCheckService());
+
+  maintenance_ = std::make_unique<StorageMaintenance>(store_.get(), &metrics_,
+                                                      config_.storage.retention_check_interval);
+  maintenance_->Start();
+
+  log->info(
+      "serving agents and queries on {} (port {}), metrics on {}; store {} (retention {}, "
+      "sync_writes {})",
+      config_.grpc.listen_address, grpc_port,
+      exposer_ ? fmt::format("{} (port {})", config_.metrics.listen_address, bound.metrics_port)
+               : std::string("(disabled)"),
+      config_.storage.path, FormatDuration(config_.storage.retention), config_.storage.sync_writes);
+  return bound;
+}
+
+void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
+  if (server_ != nullptr) {
+    Logger("collector")
+        ->info("shutting down: ending agent streams (grace {})", FormatDuration(grace));
+    ingest_->FinishAllStreams();
+    // Waits for every call to end; those still open at the deadline are cancelled.
+    server_->Shutdown(std::chrono::system_clock::now() + grace);
+    server_->Wait();
+  }
+  TearDown();
+}
+
+void CollectorServer::TearDown() {
+  // Workers may still report store health; they must stop touching the server first.
+  health_.AttachHealthService(nullptr);
+  if (maintenance_) maintenance_->Stop();
+  // Runs queued tasks, which only finish already-ended calls now.
+  if (writers_) writers_->Stop();
+  if (readers_) readers_->Stop();
+  exposer_.reset();
+  server_.reset();
+  query_.reset();
+  ingest_.reset();
+  maintenance_.reset();
+  writers_.reset();
+  readers_.reset();
+  if (store_) {
+    store_.reset();
+    Logger("collector")->info("store closed");
+  }
+}
+
+}  // namespace drip::collector

@@ -1,0 +1,650 @@
+// In-process tests of the whole collector: the real RocksDB store in a temp dir, the
+// real gRPC server on 127.0.0.1:0, and real gRPC clients playing agent and dripctl.
+// Nothing here measures time; deadlines only keep a broken build from hanging.
+#include "collector/collector_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collector/agent_stream_reactor.h"
+#include "collector/storage/rocksdb_series_store.h"
+#include "common/clock.h"
+#include "drip/v1/agent.grpc.pb.h"
+#include "drip/v1/query.grpc.pb.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+
+namespace drip::collector {
+namespace {
+
+using drip::v1::AgentMessage;
+using drip::v1::CollectorMessage;
+using ::testing::HasSubstr;
+
+constexpr auto kRpcDeadline = std::chrono::seconds(30);
+
+int64_t NowMs() { return SystemClock::Get()->NowMs(); }
+
+// ---- Messages ----
+
+AgentMessage Hello(const std::string& host) {
+  AgentMessage m;
+  m.mutable_hello()->set_host(host);
+  m.mutable_hello()->set_agent_version("test-1.0");
+  m.mutable_hello()->set_memory_total_bytes(8ull << 30);
+  (*m.mutable_hello()->mutable_labels())["kernel"] = "6.1.0";
+  m.mutable_hello()->mutable_status()->set_sampler("bpf");
+  return m;
+}
+
+AgentMessage Batch(uint64_t sequence, int samples, const std::string& component = "svc:app") {
+  AgentMessage m;
+  drip::v1::SampleBatch* b = m.mutable_batch();
+  b->set_sequence(sequence);
+  int64_t now = NowMs();
+  for (int i = 0; i < samples; ++i) {
+    drip::v1::Sample* s = b->add_samples();
+    s->set_component(component);
+    s->set_instance("100@1");
+    // Distinct timestamps per batch and sample, all in the recent past.
+    s->set_timestamp_ms(now - 60'000 + static_cast<int64_t>(sequence) * 100 + i);
+    s->mutable_process()->set_anon_rss_bytes(1000 * sequence + i);
+  }
+  return m;
+}
+
+// ---- A test agent: one Connect stream on the synchronous client API ----
+
+class TestAgent {
+ public:
+  explicit TestAgent(drip::v1::AgentService::Stub* stub) {
+    context_.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+    stream_ = stub->Connect(&context_);
+  }
+
+  bool Send(const AgentMessage& m) { return stream_->Write(m); }
+
+  std::optional<CollectorMessage> Read() {
+    CollectorMessage m;
+    if (!stream_->Read(&m)) return std::nullopt;
+    return m;
+  }
+
+  // Sends Hello and returns the Welcome's acked_sequence, or nullopt.
+  std::optional<uint64_t> SayHello(const std::string& host) {
+    if (!Send(Hello(host))) return std::nullopt;
+    std::optional<CollectorMessage> m = Read();
+    if (!m || !m->has_welcome()) return std::nullopt;
+    return m->welcome().acked_sequence();
+  }
+
+  // Reads until an ack covering `sequence`; false if the stream ends first.
+  bool AwaitAck(uint64_t sequence) {
+    while (std::optional<CollectorMessage> m = Read()) {
+      if (m->has_ack() && m->ack().sequence() >= sequence) return true;
+    }
+    return false;
+  }
+
+  // Reads what is left and returns the stream's status (the server ends it).
+  grpc::Status AwaitEnd() {
+    while (Read()) {
+    }
+    return stream_->Finish();
+  }
+
+  // The agent's clean goodbye: half-close, drain, status.
+  grpc::Status Close() {
+    stream_->WritesDone();
+    return AwaitEnd();
+  }
+
+  std::string Trailer(const std::string& key) const {
+    const auto& md = context_.GetServerTrailingMetadata();
+    auto it = md.find(key);
+    return it == md.end() ? "" : std::string(it->second.data(), it->second.size());
+  }
+
+ private:
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CollectorMessage>> stream_;
+};
+
+// ---- A store wrapper whose appends can be made to fail ----
+
+class FlakyStore final : public SeriesStore {
+ public:
+  FlakyStore(std::unique_ptr<SeriesStore> real, std::atomic<bool>* fail_appends)
+      : real_(std::move(real)), fail_appends_(fail_appends) {}
+
+  absl::StatusOr<AppendResult> AppendBatch(const std::string& host,
+                                           const drip::v1::SampleBatch& batch) override {
+    if (fail_appends_->load()) return absl::UnavailableError("injected: disk full");
+    return real_->AppendBatch(host, batch);
+  }
+  absl::StatusOr<uint64_t> AckedSequence(const std::string& host) override {
+    return real_->AckedSequence(host);
+  }
+  absl::Status PutHost(const drip::v1::HostInfo& info) override { return real_->PutHost(info); }
+  absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() override {
+    return real_->ListHosts();
+  }
+  absl::StatusOr<std::vector<drip::v1::Series>> ReadSeries(const std::string& host,
+                                                           const std::string& component,
+                                                           int64_t since_ms,
+                                                           int64_t until_ms) override {
+    return real_->ReadSeries(host, component, since_ms, until_ms);
+  }
+  absl::StatusOr<uint64_t> EnforceRetention() override { return real_->EnforceRetention(); }
+  uint64_t ApproximateSizeBytes() override { return real_->ApproximateSizeBytes(); }
+
+ private:
+  std::unique_ptr<SeriesStore> real_;
+  std::atomic<bool>* fail_appends_;
+};
+
+// ---- Fixture ----
+
+class CollectorServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "/drip-collector-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    config_.grpc.listen_address = "127.0.0.1:0";
+    config_.grpc.max_message_bytes = 64 * 1024;
+    // Off except where a test serves /metrics: stopping civetweb takes up to 2s.
+    config_.metrics.listen_address = "";
+    config_.storage.path = dir_ + "/db";
+    config_.storage.write_threads = 2;
+  }
+
+  void TearDown() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartServer() {
+    auto opener = [this](const RocksDbSeriesStoreOptions& options)
+        -> absl::StatusOr<std::unique_ptr<SeriesStore>> {
+      absl::StatusOr<std::unique_ptr<SeriesStore>> real = OpenRocksDbSeriesStore(options);
+      if (!real.ok()) return real.status();
+      return std::unique_ptr<SeriesStore>(new FlakyStore(std::move(*real), &fail_appends_));
+    };
+    server_ = std::make_unique<CollectorServer>(config_, SystemClock::Get(), opener);
+    absl::StatusOr<ServingAddresses> bound = server_->Start();
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    bound_ = *bound;
+    channel_ = grpc::CreateChannel(bound_.grpc, grpc::InsecureChannelCredentials());
+    agents_ = drip::v1::AgentService::NewStub(channel_);
+    query_ = drip::v1::QueryService::NewStub(channel_);
+  }
+
+  std::unique_ptr<TestAgent> NewAgent() { return std::make_unique<TestAgent>(agents_.get()); }
+
+  grpc::Status GetSeries(const std::string& host, const std::string& component,
+                         drip::v1::GetSeriesResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+    drip::v1::GetSeriesRequest request;
+    request.set_host(host);
+    request.set_component(component);
+    return query_->GetSeries(&context, request, response);
+  }
+
+  int StoredSamples(const std::string& host, const std::string& component) {
+    drip::v1::GetSeriesResponse response;
+    grpc::Status s = GetSeries(host, component, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    int n = 0;
+    for (const auto& series : response.series()) n += series.samples_size();
+    return n;
+  }
+
+  std::optional<drip::v1::HostInfo> ListedHost(const std::string& host) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+    drip::v1::ListHostsResponse response;
+    grpc::Status s = query_->ListHosts(&context, drip::v1::ListHostsRequest(), &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    for (const auto& h : response.hosts()) {
+      if (h.host() == host) return h;
+    }
+    return std::nullopt;
+  }
+
+  // Value of a counter or gauge in the server's registry; -1 when absent.
+  double Metric(const std::string& name, const std::string& label = "",
+                const std::string& value = "") {
+    for (const prometheus::MetricFamily& family : server_->registry().Collect()) {
+      if (family.name != name) continue;
+      for (const prometheus::ClientMetric& m : family.metric) {
+        bool match = label.empty();
+        for (const prometheus::ClientMetric::Label& l : m.label) {
+          if (l.name == label && l.value == value) match = true;
+        }
+        if (!match) continue;
+        return family.type == prometheus::MetricType::Gauge ? m.gauge.value : m.counter.value;
+      }
+    }
+    return -1;
+  }
+
+  // grpc.health.v1.Health/Check for the whole server, without generated health stubs:
+  // the request is empty and the response is field 1 (varint): 1 SERVING, 2 NOT_SERVING.
+  int HealthStatus() {
+    grpc::GenericStub stub(channel_);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+    grpc::Slice empty("");
+    grpc::ByteBuffer request(&empty, 1);  // a default ByteBuffer is "no message", not empty
+    grpc::ByteBuffer response;
+    std::promise<grpc::Status> done;
+    stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
+                   &response, [&](grpc::Status s) { done.set_value(s); });
+    grpc::Status status = done.get_future().get();
+    if (!status.ok()) return -1;
+    std::vector<grpc::Slice> slices;
+    if (!response.Dump(&slices).ok()) return -1;
+    std::string bytes;
+    for (const grpc::Slice& s : slices)
+      bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    return bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : 0;
+  }
+
+  std::string dir_;
+  CollectorConfig config_;
+  std::atomic<bool> fail_appends_{false};
+  std::unique_ptr<CollectorServer> server_;
+  ServingAddresses bound_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<drip::v1::AgentService::Stub> agents_;
+  std::unique_ptr<drip::v1::QueryService::Stub> query_;
+};
+
+// A minimal HTTP/1.0 GET over a socket, so the test needs no HTTP client library.
+std::string HttpGet(int port, const std::string& path) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    std::string request = fmt::format("GET {} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof(buf))) > 0) response.append(buf, static_cast<size_t>(n));
+    }
+  }
+  close(fd);
+  return response;
+}
+
+// ---- Protocol ----
+
+TEST_F(CollectorServerTest, HelloIsAnsweredWithWelcomeCarryingTheDurableSequence) {
+  StartServer();
+  {
+    auto agent = NewAgent();
+    EXPECT_EQ(agent->SayHello("web-1"), 0u);
+    ASSERT_TRUE(agent->Send(Batch(1, 2)));
+    ASSERT_TRUE(agent->Send(Batch(2, 2)));
+    ASSERT_TRUE(agent->AwaitAck(2));
+    EXPECT_TRUE(agent->Close().ok());
+  }
+  auto again = NewAgent();
+  EXPECT_EQ(again->SayHello("web-1"), 2u);
+  EXPECT_TRUE(again->Close().ok());
+}
+
+TEST_F(CollectorServerTest, AckedBatchIsStoredAndReadableThroughGetSeries) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 3)));
+  std::optional<CollectorMessage> ack = agent->Read();
+  ASSERT_TRUE(ack && ack->has_ack());
+  EXPECT_EQ(ack->ack().sequence(), 1u);
+  // The ack means durable: readable at once, with no waiting.
+  drip::v1::GetSeriesResponse response;
+  ASSERT_TRUE(GetSeries("web-1", "svc:app", &response).ok());
+  ASSERT_EQ(response.series_size(), 1);
+  EXPECT_EQ(response.series(0).instance(), "100@1");
+  EXPECT_EQ(response.series(0).samples_size(), 3);
+  EXPECT_EQ(Metric("drip_ingest_batches_total"), 1);
+  EXPECT_EQ(Metric("drip_ingest_samples_total"), 3);
+  EXPECT_GT(Metric("drip_ingest_bytes_total"), 0);
+  EXPECT_TRUE(agent->Close().ok());
+}
+
+TEST_F(CollectorServerTest, PipelinedBatchesAreAllStoredAndAckedInOrder) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  // Sent without waiting, as an agent catching up after an outage does.
+  for (uint64_t seq = 1; seq <= 20; ++seq) ASSERT_TRUE(agent->Send(Batch(seq, 2)));
+  uint64_t last = 0;
+  while (last < 20) {
+    std::optional<CollectorMessage> m = agent->Read();
+    ASSERT_TRUE(m && m->has_ack());
+    // Acks may be coalesced but never go backwards.
+    EXPECT_GT(m->ack().sequence(), last);
+    last = m->ack().sequence();
+  }
+  EXPECT_EQ(StoredSamples("web-1", "svc:app"), 40);
+  EXPECT_TRUE(agent->Close().ok());
+}
+
+TEST_F(CollectorServerTest, ResentBatchIsAckedButNotStoredTwice) {
+  StartServer();
+  {
+    auto agent = NewAgent();
+    ASSERT_EQ(agent->SayHello("web-1"), 0u);
+    ASSERT_TRUE(agent->Send(Batch(1, 3)));
+    ASSERT_TRUE(agent->AwaitAck(1));
+    EXPECT_TRUE(agent->Close().ok());
+  }
+  // The agent missed the ack (say) and resends after reconnecting.
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 1u);
+  ASSERT_TRUE(agent->Send(Batch(1, 3)));
+  std::optional<CollectorMessage> ack = agent->Read();
+  ASSERT_TRUE(ack && ack->has_ack());
+  EXPECT_EQ(ack->ack().sequence(), 1u);
+  EXPECT_EQ(StoredSamples("web-1", "svc:app"), 3);
+  EXPECT_EQ(Metric("drip_ingest_duplicate_batches_total"), 1);
+  EXPECT_EQ(Metric("drip_ingest_batches_total"), 1);
+  EXPECT_TRUE(agent->Close().ok());
+}
+
+TEST_F(CollectorServerTest, SequenceJumpIsCountedAsGap) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 1)));
+  ASSERT_TRUE(agent->AwaitAck(1));
+  AgentMessage after_drop = Batch(5, 1);
+  after_drop.mutable_batch()->set_first_dropped_sequence(2);
+  ASSERT_TRUE(agent->Send(after_drop));
+  ASSERT_TRUE(agent->AwaitAck(5));
+  EXPECT_EQ(Metric("drip_ingest_gap_batches_total"), 3);
+  EXPECT_EQ(StoredSamples("web-1", "svc:app"), 2);
+  EXPECT_TRUE(agent->Close().ok());
+}
+
+// ---- Refusals ----
+
+TEST_F(CollectorServerTest, EmptyHostInHelloIsRejectedWithInvalidArgument) {
+  StartServer();
+  auto bad = NewAgent();
+  ASSERT_TRUE(bad->Send(Hello("")));
+  grpc::Status status = bad->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("host is empty"));
+  EXPECT_EQ(bad->Trailer(kRejectedSequenceKey), "");  // no batch to drop
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", "reason", "empty_host"), 1);
+  EXPECT_EQ(Metric("drip_agent_streams_total", "outcome", "rejected"), 1);
+
+  // Everyone else is still served.
+  auto good = NewAgent();
+  ASSERT_EQ(good->SayHello("web-1"), 0u);
+  ASSERT_TRUE(good->Send(Batch(1, 1)));
+  EXPECT_TRUE(good->AwaitAck(1));
+  EXPECT_TRUE(good->Close().ok());
+}
+
+TEST_F(CollectorServerTest, FutureTimestampIsRejectedNamingTheBatchInTrailingMetadata) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 1)));
+  ASSERT_TRUE(agent->AwaitAck(1));
+  AgentMessage future = Batch(2, 4);
+  future.mutable_batch()->mutable_samples(3)->set_timestamp_ms(2208988800000);  // 2040
+  ASSERT_TRUE(agent->Send(future));
+  grpc::Status status = agent->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("batch 2 sample 3: timestamp 2040-01-01T00:00:00Z is "));
+  EXPECT_THAT(status.error_message(), HasSubstr("max skew 5m"));
+  EXPECT_EQ(agent->Trailer(kRejectedSequenceKey), "2");
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", "reason", "future_timestamp"), 1);
+  EXPECT_EQ(StoredSamples("web-1", "svc:app"), 1);  // nothing of batch 2
+}
+
+TEST_F(CollectorServerTest, OversizedBatchIsRejectedWithResourceExhaustedAndCounted) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  AgentMessage big = Batch(1, 10, std::string(20 * 1024, 'x'));  // ~200 KiB > 64 KiB
+  ASSERT_GT(big.ByteSizeLong(), config_.grpc.max_message_bytes);
+  ASSERT_TRUE(agent->Send(big));
+  grpc::Status status = agent->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("exceeds grpc.max_message_bytes"));
+  EXPECT_EQ(agent->Trailer(kRejectedSequenceKey), "1");
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", "reason", "oversized"), 1);
+}
+
+TEST_F(CollectorServerTest, SampleClaimingAnotherHostIsRejectedWithPermissionDenied) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  AgentMessage batch = Batch(7, 2);
+  batch.mutable_batch()->mutable_samples(1)->set_host("db-1");
+  ASSERT_TRUE(agent->Send(batch));
+  grpc::Status status = agent->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("host 'db-1' is not this stream's host 'web-1'"));
+  EXPECT_EQ(agent->Trailer(kRejectedSequenceKey), "7");
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", "reason", "host_mismatch"), 1);
+  drip::v1::GetSeriesResponse response;
+  EXPECT_EQ(GetSeries("db-1", "svc:app", &response).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CollectorServerTest, BatchBeforeHelloIsRejectedWithoutDroppingTheBatch) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Send(Batch(1, 1)));
+  grpc::Status status = agent->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("before hello"));
+  EXPECT_EQ(agent->Trailer(kRejectedSequenceKey), "");
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", "reason", "hello_missing"), 1);
+}
+
+// ---- Streams and hosts ----
+
+TEST_F(CollectorServerTest, SecondStreamForTheSameHostSupersedesTheFirst) {
+  StartServer();
+  auto first = NewAgent();
+  ASSERT_EQ(first->SayHello("web-1"), 0u);
+  auto second = NewAgent();
+  ASSERT_EQ(second->SayHello("web-1"), 0u);
+  grpc::Status status = first->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_EQ(status.error_message(), "superseded by a new stream from the same host");
+  // The newer stream is unaffected and the host still counts as connected.
+  ASSERT_TRUE(second->Send(Batch(1, 1)));
+  EXPECT_TRUE(second->AwaitAck(1));
+  std::optional<drip::v1::HostInfo> host = ListedHost("web-1");
+  ASSERT_TRUE(host);
+  EXPECT_TRUE(host->connected());
+  EXPECT_TRUE(second->Close().ok());
+}
+
+TEST_F(CollectorServerTest, ListHostsShowsConnectedOnlyWhileTheStreamIsOpen) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  std::optional<drip::v1::HostInfo> host = ListedHost("web-1");
+  ASSERT_TRUE(host);
+  EXPECT_TRUE(host->connected());
+  EXPECT_EQ(host->agent_version(), "test-1.0");
+  EXPECT_EQ(host->sampler(), "bpf");
+  EXPECT_EQ(host->memory_total_bytes(), 8ull << 30);
+  EXPECT_EQ(host->labels().at("kernel"), "6.1.0");
+  EXPECT_EQ(Metric("drip_agents_connected"), 1);
+
+  ASSERT_TRUE(agent->Close().ok());
+  host = ListedHost("web-1");
+  ASSERT_TRUE(host);
+  EXPECT_FALSE(host->connected());
+}
+
+TEST_F(CollectorServerTest, GetSeriesNamesMissingFieldsAndUnknownHosts) {
+  StartServer();
+  drip::v1::GetSeriesResponse response;
+  grpc::Status s = GetSeries("", "svc:app", &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "host is required");
+  s = GetSeries("web-1", "", &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "component is required");
+  s = GetSeries("nobody", "svc:app", &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), HasSubstr("'nobody'"));
+}
+
+TEST_F(CollectorServerTest, KnownHostWithoutTheComponentGivesAnEmptyAnswer) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  drip::v1::GetSeriesResponse response;
+  EXPECT_TRUE(GetSeries("web-1", "svc:other", &response).ok());
+  EXPECT_EQ(response.series_size(), 0);
+  EXPECT_TRUE(agent->Close().ok());
+}
+
+// ---- Storage failure and health ----
+
+TEST_F(CollectorServerTest,
+       StoreWriteFailureEndsStreamUnavailableAndMarksUnhealthyUntilAWriteSucceeds) {
+  StartServer();
+  EXPECT_EQ(HealthStatus(), 1);  // SERVING
+  fail_appends_ = true;
+  {
+    auto agent = NewAgent();
+    ASSERT_EQ(agent->SayHello("web-1"), 0u);
+    ASSERT_TRUE(agent->Send(Batch(1, 1)));
+    std::optional<CollectorMessage> m = agent->Read();
+    EXPECT_FALSE(m.has_value()) << "no ack for a batch that is not durable";
+    grpc::Status status = agent->AwaitEnd();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_THAT(status.error_message(), HasSubstr("injected: disk full"));
+    EXPECT_EQ(agent->Trailer(kRejectedSequenceKey), "");  // resend it, do not drop it
+  }
+  EXPECT_EQ(Metric("drip_storage_write_errors_total"), 1);
+  EXPECT_EQ(Metric("drip_collector_healthy"), 0);
+  EXPECT_EQ(HealthStatus(), 2);  // NOT_SERVING
+
+  fail_appends_ = false;
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 1)));
+  EXPECT_TRUE(agent->AwaitAck(1));
+  EXPECT_EQ(Metric("drip_collector_healthy"), 1);
+  EXPECT_EQ(HealthStatus(), 1);
+  EXPECT_TRUE(agent->Close().ok());
+}
+
+// ---- Metrics endpoint ----
+
+TEST_F(CollectorServerTest, MetricsEndpointServesTheCounters) {
+  config_.metrics.listen_address = "127.0.0.1:0";
+  StartServer();
+  ASSERT_GT(bound_.metrics_port, 0);
+  EXPECT_EQ(bound_.metrics, fmt::format("127.0.0.1:{}", bound_.metrics_port));
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 5)));
+  ASSERT_TRUE(agent->AwaitAck(1));
+  ASSERT_TRUE(agent->Close().ok());
+
+  std::string page = HttpGet(bound_.metrics_port, "/metrics");
+  EXPECT_THAT(page, HasSubstr("200 OK"));
+  EXPECT_THAT(page, HasSubstr("drip_ingest_batches_total 1"));
+  EXPECT_THAT(page, HasSubstr("drip_ingest_samples_total 5"));
+  EXPECT_THAT(page, HasSubstr("drip_ingest_rejected_total{reason=\"empty_host\"} 0"));
+  EXPECT_THAT(page, HasSubstr("drip_storage_write_seconds_bucket{le=\"0.0001\"}"));
+  EXPECT_THAT(page, HasSubstr("drip_storage_write_seconds_count 1"));
+  EXPECT_THAT(page, HasSubstr("drip_collector_healthy 1"));
+  EXPECT_THAT(page, HasSubstr("drip_agents_connected"));
+  EXPECT_THAT(page, HasSubstr("drip_storage_size_bytes"));
+  EXPECT_THAT(page, HasSubstr("drip_storage_retention_deleted_chunks_total"));
+}
+
+// ---- Lifecycle ----
+
+TEST_F(CollectorServerTest, ShutdownEndsOpenStreamsWithUnavailable) {
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 1)));
+  ASSERT_TRUE(agent->AwaitAck(1));
+  std::thread stopper([this] { server_->Shutdown(); });
+  grpc::Status status = agent->AwaitEnd();
+  stopper.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("shutting down"));
+}
+
+TEST_F(CollectorServerTest, DataSurvivesARestartOnTheSameStore) {
+  StartServer();
+  {
+    auto agent = NewAgent();
+    ASSERT_EQ(agent->SayHello("web-1"), 0u);
+    ASSERT_TRUE(agent->Send(Batch(1, 2)));
+    ASSERT_TRUE(agent->AwaitAck(1));
+    ASSERT_TRUE(agent->Close().ok());
+  }
+  server_->Shutdown();
+  server_.reset();
+  StartServer();
+  auto agent = NewAgent();
+  EXPECT_EQ(agent->SayHello("web-1"), 1u);
+  EXPECT_EQ(StoredSamples("web-1", "svc:app"), 2);
+  EXPECT_TRUE(agent->Close().ok());
+}
+
+TEST_F(CollectorServerTest, UnusableStorePathFailsStartNamingThePath) {
+  config_.storage.path = "/proc/drip-cannot-create-this";
+  CollectorServer server(config_);
+  absl::StatusOr<ServingAddresses> bound = server.Start();
+  ASSERT_FALSE(bound.ok());
+  EXPECT_THAT(std::string(bound.status().message()), HasSubstr("/proc/drip-cannot-create-this"));
+}
+
+TEST_F(CollectorServerTest, AddressInUseFailsStartNamingTheAddress) {
+  StartServer();
+  CollectorConfig other = config_;
+  other.storage.path = dir_ + "/db2";
+  other.grpc.listen_address = fmt::format("127.0.0.1:{}", bound_.grpc_port);
+  CollectorServer second(other);
+  absl::StatusOr<ServingAddresses> bound = second.Start();
+  ASSERT_FALSE(bound.ok());
+  EXPECT_THAT(std::string(bound.status().message()), HasSubstr(other.grpc.listen_address));
+}
+
+}  // namespace
+}  // namespace drip::collector

@@ -1,0 +1,117 @@
+// drip-collector: receives agents' sample streams, stores them, and serves the query
+// API and /metrics. This file only parses flags, loads the config and runs
+// CollectorServer until SIGTERM or SIGINT; see docs/collector.md.
+//
+// Exit codes: 0 clean shutdown, 1 runtime failure (store or address unusable),
+// 2 bad flags or config.
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "collector/collector_config.h"
+#include "collector/collector_server.h"
+#include "collector/listen_address.h"
+#include "common/logging.h"
+#include "common/ready_file.h"
+#include "common/shutdown_signal.h"
+#include "common/version.h"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+// Bad flags or config: one line on stderr.
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "drip-collector: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any thread exists, so that every thread inherits the mask and the signal
+  // reaches only WaitForShutdownSignal.
+  drip::BlockShutdownSignals();
+
+  CLI::App app{"drip-collector: stores Drip agents' memory samples and serves the query API"};
+  app.set_version_flag("--version", drip::kVersion);
+  std::string config_path;
+  std::optional<std::string> listen;
+  std::optional<std::string> storage_path;
+  std::optional<std::string> metrics_listen;
+  std::string ready_file;
+  app.add_option("--config", config_path, "collector YAML config (docs/collector.md)")->required();
+  app.add_option("--listen", listen, "gRPC HOST:PORT for agents and queries (grpc.listen_address)");
+  app.add_option("--storage-path", storage_path, "store directory (storage.path)");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "/metrics HOST:PORT, empty to disable (metrics.listen_address)");
+  app.add_option("--ready-file", ready_file,
+                 "once serving, write the bound addresses here as JSON");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    std::printf("%s\n", drip::kVersion);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    return Usage(std::string(e.what()) + " (see drip-collector --help)");
+  }
+
+  absl::StatusOr<drip::collector::CollectorConfig> config =
+      drip::collector::CollectorConfig::FromFile(config_path);
+  if (!config.ok()) return Usage(std::string(config.status().message()));
+  if (listen) {
+    if (auto a = drip::collector::ListenAddress::Parse(*listen); !a.ok()) {
+      return Usage("--listen: " + std::string(a.status().message()));
+    }
+    config->grpc.listen_address = *listen;
+  }
+  if (storage_path) {
+    if (storage_path->empty()) return Usage("--storage-path: must not be empty");
+    config->storage.path = *storage_path;
+  }
+  if (metrics_listen) {
+    if (!metrics_listen->empty()) {
+      if (auto a = drip::collector::ListenAddress::Parse(*metrics_listen); !a.ok()) {
+        return Usage("--metrics-listen: " + std::string(a.status().message()));
+      }
+    }
+    config->metrics.listen_address = *metrics_listen;
+  }
+  if (absl::Status valid = config->Validate(); !valid.ok()) {
+    return Usage(std::string(valid.message()));
+  }
+  if (absl::Status logging = drip::InitLogging(config->log.level); !logging.ok()) {
+    return Usage("log.level: " + std::string(logging.message()));
+  }
+  auto log = drip::Logger("collector");
+
+  drip::collector::CollectorServer server(*config);
+  absl::StatusOr<drip::collector::ServingAddresses> bound = server.Start();
+  if (!bound.ok()) {
+    log->error("cannot start: {}", std::string(bound.status().message()));
+    return kExitRuntime;
+  }
+  if (!ready_file.empty()) {
+    std::map<std::string, std::string> fields = {{"grpc", bound->grpc}};
+    if (!bound->metrics.empty()) fields["metrics"] = bound->metrics;
+    if (absl::Status written = drip::WriteReadyFile(ready_file, fields); !written.ok()) {
+      log->error("cannot write ready file: {}", std::string(written.message()));
+      server.Shutdown();
+      return kExitRuntime;
+    }
+  }
+
+  int signal = drip::WaitForShutdownSignal();
+  log->info("received {}; shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  server.Shutdown();
+  log->info("stopped");
+  return kExitOk;
+}

@@ -1,0 +1,174 @@
+#include "collector/sample_validator.h"
+
+#include <ctime>
+
+#include "common/duration.h"
+#include "fmt/chrono.h"
+#include "fmt/format.h"
+
+namespace drip::collector {
+namespace reject_reason {
+
+const std::vector<std::string_view>& All() {
+  static const std::vector<std::string_view> all = {
+      kEmptyHost,     kHostMismatch,   kFutureTimestamp, kExpiredTimestamp, kEmptyComponent,
+      kMissingMemory, kTooManySamples, kZeroSequence,    kInvalidGap,       kOversized,
+      kHelloMissing,  kDuplicateHello, kEmptyMessage};
+  return all;
+}
+
+}  // namespace reject_reason
+
+namespace {
+
+// Year 9999's last millisecond: beyond it (and before the epoch) a calendar date says
+// less than the raw number does.
+constexpr int64_t kMaxFormattableMs = 253402300799999;
+
+std::string FormatTimestamp(int64_t ms) {
+  if (ms < 0 || ms > kMaxFormattableMs) return fmt::format("{}ms since the epoch", ms);
+  std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", tm);
+}
+
+// "4000 days", "3 hours", "12 seconds": how far off a timestamp is, rounded down.
+// Takes a double because the distance between two arbitrary int64 timestamps may not
+// fit in an int64.
+std::string HumanSpan(double ms) {
+  struct Unit {
+    double ms;
+    const char* one;
+    const char* many;
+  };
+  static constexpr Unit kUnits[] = {{86'400'000.0, "day", "days"},
+                                    {3'600'000.0, "hour", "hours"},
+                                    {60'000.0, "minute", "minutes"},
+                                    {1000.0, "second", "seconds"}};
+  for (const Unit& u : kUnits) {
+    if (ms >= u.ms) {
+      double n = static_cast<double>(static_cast<uint64_t>(ms / u.ms));
+      return fmt::format("{:.0f} {}", n, n == 1 ? u.one : u.many);
+    }
+  }
+  return fmt::format("{:.0f} ms", ms);
+}
+
+Verdict Reject(absl::StatusCode code, std::string_view reason, std::string message) {
+  return Verdict{absl::Status(code, message), reason};
+}
+
+}  // namespace
+
+SampleValidator::SampleValidator(SampleValidatorOptions options, const Clock* clock)
+    : options_(options), clock_(clock) {}
+
+Verdict SampleValidator::CheckOrder(const drip::v1::AgentMessage& message, bool hello_seen) const {
+  using drip::v1::AgentMessage;
+  switch (message.body_case()) {
+    case AgentMessage::kHello:
+      if (hello_seen) {
+        return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kDuplicateHello,
+                      "a second hello on one stream; open a new stream to say hello again");
+      }
+      return Verdict::Accept();
+    case AgentMessage::kBatch:
+    case AgentMessage::kCommandResult:
+      if (!hello_seen) {
+        return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kHelloMissing,
+                      message.has_batch()
+                          ? fmt::format("batch {} arrived before hello; the first message on "
+                                        "a stream must be a hello",
+                                        message.batch().sequence())
+                          : "a command result arrived before hello; the first message on a "
+                            "stream must be a hello");
+      }
+      return Verdict::Accept();
+    case AgentMessage::BODY_NOT_SET:
+      break;
+  }
+  return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kEmptyMessage,
+                "message has no body (hello, batch or command_result)");
+}
+
+Verdict SampleValidator::ValidateHello(const drip::v1::Hello& hello) const {
+  if (hello.host().empty()) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kEmptyHost,
+                  "hello: host is empty; set the agent's host name");
+  }
+  return Verdict::Accept();
+}
+
+Verdict SampleValidator::ValidateBatch(const drip::v1::SampleBatch& batch,
+                                       const std::string& stream_host, size_t wire_bytes) const {
+  // Size first: the cheapest check, and the one that matters most for memory.
+  if (wire_bytes > options_.max_message_bytes) {
+    return Reject(absl::StatusCode::kResourceExhausted, reject_reason::kOversized,
+                  fmt::format("batch {}: {} ({} bytes) exceeds grpc.max_message_bytes ({}); "
+                              "send smaller batches",
+                              batch.sequence(), FormatBytes(wire_bytes), wire_bytes,
+                              FormatBytes(options_.max_message_bytes)));
+  }
+  if (batch.sequence() == 0) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kZeroSequence,
+                  "batch with sequence 0: sequences start at 1 (0 means \"nothing stored\")");
+  }
+  if (batch.first_dropped_sequence() != 0 && batch.first_dropped_sequence() >= batch.sequence()) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kInvalidGap,
+                  fmt::format("batch {}: first_dropped_sequence {} is not below the batch's "
+                              "own sequence",
+                              batch.sequence(), batch.first_dropped_sequence()));
+  }
+  if (static_cast<uint64_t>(batch.samples_size()) > options_.max_samples_per_batch) {
+    return Reject(
+        absl::StatusCode::kResourceExhausted, reject_reason::kTooManySamples,
+        fmt::format("batch {}: {} samples exceed ingest.max_samples_per_batch ({})",
+                    batch.sequence(), batch.samples_size(), options_.max_samples_per_batch));
+  }
+  int64_t now_ms = clock_->NowMs();
+  for (int i = 0; i < batch.samples_size(); ++i) {
+    Verdict v = ValidateSample(batch, i, stream_host, now_ms);
+    if (!v.ok()) return v;
+  }
+  return Verdict::Accept();
+}
+
+Verdict SampleValidator::ValidateSample(const drip::v1::SampleBatch& batch, int index,
+                                        const std::string& stream_host, int64_t now_ms) const {
+  const drip::v1::Sample& s = batch.samples(index);
+  std::string where = fmt::format("batch {} sample {}", batch.sequence(), index);
+  if (!s.host().empty() && s.host() != stream_host) {
+    return Reject(absl::StatusCode::kPermissionDenied, reject_reason::kHostMismatch,
+                  fmt::format("{}: host '{}' is not this stream's host '{}'; an agent may only "
+                              "send its own host's samples",
+                              where, s.host(), stream_host));
+  }
+  if (s.component().empty()) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kEmptyComponent,
+                  fmt::format("{}: component is empty", where));
+  }
+  if (s.memory_case() == drip::v1::Sample::MEMORY_NOT_SET) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kMissingMemory,
+                  fmt::format("{} (component '{}'): no memory figures (process, cgroup or slab)",
+                              where, s.component()));
+  }
+  const int64_t ts = s.timestamp_ms();
+  const double delta_ms = static_cast<double>(ts) - static_cast<double>(now_ms);
+  if (delta_ms > static_cast<double>(options_.max_future_skew.count())) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kFutureTimestamp,
+                  fmt::format("{}: timestamp {} is {} ahead of the collector's clock (max skew "
+                              "{}); check the host's clock",
+                              where, FormatTimestamp(ts), HumanSpan(delta_ms),
+                              FormatDuration(options_.max_future_skew)));
+  }
+  if (-delta_ms > static_cast<double>(options_.retention.count())) {
+    return Reject(
+        absl::StatusCode::kInvalidArgument, reject_reason::kExpiredTimestamp,
+        fmt::format("{}: timestamp {} is {} old, beyond the retention of {}", where,
+                    FormatTimestamp(ts), HumanSpan(-delta_ms), FormatDuration(options_.retention)));
+  }
+  return Verdict::Accept();
+}
+
+}  // namespace drip::collector

@@ -1,0 +1,81 @@
+#include "collector/storage_maintenance.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <string>
+
+#include "common/duration.h"
+#include "common/logging.h"
+
+namespace drip::collector {
+
+StorageMaintenance::StorageMaintenance(SeriesStore* store, CollectorMetrics* metrics,
+                                       std::chrono::milliseconds retention_interval,
+                                       std::chrono::milliseconds size_interval)
+    : store_(store),
+      metrics_(metrics),
+      retention_interval_(retention_interval),
+      size_interval_(size_interval) {}
+
+StorageMaintenance::~StorageMaintenance() { Stop(); }
+
+void StorageMaintenance::Start() {
+  if (thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = false;
+  }
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "drip-maint");
+    Run();
+  });
+}
+
+void StorageMaintenance::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StorageMaintenance::Run() {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point next_retention = Clock::now();
+  Clock::time_point next_size = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    Clock::time_point now = Clock::now();
+    if (now >= next_retention) {
+      lock.unlock();
+      EnforceRetention();
+      lock.lock();
+      // From the end of the pass: a slow pass must not make the next start at once.
+      next_retention = Clock::now() + retention_interval_;
+    }
+    if (now >= next_size) {
+      lock.unlock();
+      metrics_->storage_size_bytes.Set(static_cast<double>(store_->ApproximateSizeBytes()));
+      lock.lock();
+      next_size = Clock::now() + size_interval_;
+    }
+    cv_.wait_until(lock, std::min(next_retention, next_size), [this] { return stop_; });
+  }
+}
+
+void StorageMaintenance::EnforceRetention() {
+  absl::StatusOr<uint64_t> deleted = store_->EnforceRetention();
+  if (!deleted.ok()) {
+    metrics_->retention_errors.Increment();
+    Logger("collector")
+        ->warn("retention pass failed (retrying in {}): {}", FormatDuration(retention_interval_),
+               std::string(deleted.status().message()));
+    return;
+  }
+  metrics_->retention_deleted_chunks.Increment(static_cast<double>(*deleted));
+  if (*deleted > 0) Logger("collector")->info("retention deleted {} chunks", *deleted);
+}
+
+}  // namespace drip::collector
