@@ -34,9 +34,16 @@ BatchBufferOptions BufferOptions(const AgentConfig& config) {
 absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(const AgentConfig& config) {
   absl::StatusOr<HostFacts> facts = HostFacts::Read(config.proc_root);
   if (!facts.ok()) return facts.status();
-  absl::StatusOr<std::unique_ptr<Sampler>> sampler = CreateSampler(config, SystemClock::Get());
+  absl::StatusOr<std::unique_ptr<HostSampler>> sampler = CreateSampler(config, SystemClock::Get());
   if (!sampler.ok()) return sampler.status();
-  return std::make_unique<Agent>(config, std::move(*sampler), BuildHello(config, *facts));
+  absl::StatusOr<std::unique_ptr<AgentMetrics>> metrics = AgentMetrics::Create(
+      config.metrics.listen_address, (*sampler)->name(), (*sampler)->fallback_reason());
+  if (!metrics.ok()) return metrics.status();
+  if ((*metrics)->port() != 0) {
+    Logger("agent")->info("serving the agent's own metrics on port {}", (*metrics)->port());
+  }
+  return std::make_unique<Agent>(config, std::move(*sampler), BuildHello(config, *facts),
+                                 std::move(*metrics));
 }
 
 drip::v1::Hello Agent::BuildHello(const AgentConfig& config, const HostFacts& facts) {
@@ -53,8 +60,12 @@ drip::v1::Hello Agent::BuildHello(const AgentConfig& config, const HostFacts& fa
   return hello;
 }
 
-Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello)
-    : config_(std::move(config)), sampler_(std::move(sampler)), buffer_(BufferOptions(config_)) {
+Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello,
+             std::unique_ptr<AgentMetrics> metrics)
+    : config_(std::move(config)),
+      sampler_(std::move(sampler)),
+      metrics_(std::move(metrics)),
+      buffer_(BufferOptions(config_)) {
   stream_ = std::make_unique<CollectorStream>(StreamOptions(config_), std::move(hello), &buffer_,
                                               [this] { return CurrentStatus(); });
 }
@@ -78,7 +89,11 @@ drip::v1::AgentStatus Agent::CurrentStatus() const {
     std::lock_guard<std::mutex> lock(mu_);
     status.set_cpu_seconds(self_usage_.cpu_seconds);
     status.set_rss_bytes(self_usage_.rss_bytes);
+    status.set_processes(last_pass_.processes);
+    status.set_pass_seconds(std::chrono::duration<double>(last_pass_.duration).count());
+    status.set_skipped_entities(skipped_entities_);
   }
+  status.set_sampler_fallback_reason(sampler_->fallback_reason());
   BatchBuffer::Stats buffered = buffer_.stats();
   status.set_buffered_batches(buffered.buffered_batches);
   status.set_dropped_batches(buffered.dropped_batches);
@@ -87,12 +102,44 @@ drip::v1::AgentStatus Agent::CurrentStatus() const {
 }
 
 absl::StatusOr<size_t> Agent::RunOnePass() {
+  const auto started = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<drip::v1::Sample>> samples = sampler_->SampleOnce();
-  // The agent's own cost is refreshed with every pass; a failure only leaves it stale.
-  if (absl::StatusOr<SelfUsage> usage = SelfUsage::Read(config_.proc_root); usage.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    self_usage_ = *usage;
+  AgentMetrics::Pass pass;
+  pass.duration = std::chrono::steady_clock::now() - started;
+  if (samples.ok()) {
+    for (const drip::v1::Sample& s : *samples) {
+      switch (s.memory_case()) {
+        case drip::v1::Sample::kProcess:
+          ++pass.processes;
+          break;
+        case drip::v1::Sample::kCgroup:
+          ++pass.units;
+          break;
+        case drip::v1::Sample::kSlab:
+          ++pass.slab_caches;
+          break;
+        case drip::v1::Sample::kProcessExit:
+          ++pass.exits;
+          break;
+        case drip::v1::Sample::MEMORY_NOT_SET:
+          break;
+      }
+    }
   }
+  const uint64_t skipped_total = sampler_->skipped_entities();
+  // The agent's own cost is refreshed with every pass; a failure only leaves it stale.
+  SelfUsage usage_now;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::StatusOr<SelfUsage> usage = SelfUsage::Read(config_.proc_root); usage.ok()) {
+      self_usage_ = *usage;
+    }
+    pass.skipped = skipped_total - skipped_entities_;
+    skipped_entities_ = skipped_total;
+    if (samples.ok()) last_pass_ = pass;
+    usage_now = self_usage_;
+  }
+  if (metrics_) metrics_->RecordPass(pass, usage_now, buffer_.stats());
   if (!samples.ok()) return samples.status();
 
   const size_t total = samples->size();

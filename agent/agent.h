@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/agent_config.h"
+#include "agent/agent_metrics.h"
 #include "agent/batch_buffer.h"
 #include "agent/collector_stream.h"
 #include "agent/host_facts.h"
@@ -37,8 +38,9 @@ class Agent {
   // ones, which win on a clash), version, memory size and boot time.
   static drip::v1::Hello BuildHello(const AgentConfig& config, const HostFacts& facts);
 
-  // `hello` as from BuildHello (tests pass their own).
-  Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello);
+  // `hello` as from BuildHello (tests pass their own); `metrics` may be null.
+  Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello,
+        std::unique_ptr<AgentMetrics> metrics = nullptr);
   ~Agent();  // stops the stream if Run() did not
 
   // Starts streaming to the collector. Idempotent.
@@ -60,10 +62,14 @@ class Agent {
   const BatchBuffer& buffer() const { return buffer_; }
   BatchBuffer* mutable_buffer() { return &buffer_; }
   const CollectorStream& stream() const { return *stream_; }
+  const Sampler& sampler() const { return *sampler_; }
+  // Null when the agent serves no metrics.
+  AgentMetrics* metrics() const { return metrics_.get(); }
 
  private:
   const AgentConfig config_;
   const std::unique_ptr<Sampler> sampler_;
+  const std::unique_ptr<AgentMetrics> metrics_;
   BatchBuffer buffer_;
   std::unique_ptr<CollectorStream> stream_;  // after buffer_: it holds a pointer to it
 
@@ -71,6 +77,8 @@ class Agent {
   std::condition_variable cv_;
   bool stop_requested_ = false;
   SelfUsage self_usage_;  // refreshed each pass
+  AgentMetrics::Pass last_pass_;
+  uint64_t skipped_entities_ = 0;
   bool sampling_failing_ = false;
 };
 

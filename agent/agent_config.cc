@@ -9,6 +9,7 @@
 
 #include "common/config_reader.h"
 #include "common/duration.h"
+#include "common/listen_address.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "fmt/format.h"
@@ -42,6 +43,11 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
   }
   if (TrimWhitespace(c.collector).empty()) return Problem{"collector", "must not be empty"};
   if (c.proc_root.empty()) return Problem{"proc_root", "must not be empty"};
+  if (!c.metrics.listen_address.empty()) {
+    if (auto a = ListenAddress::Parse(c.metrics.listen_address); !a.ok()) {
+      return Problem{"metrics.listen_address", std::string(a.status().message())};
+    }
+  }
   if (c.interval < kMinInterval) {
     return Problem{"interval", fmt::format("{} is below the minimum {}", FormatDuration(c.interval),
                                            FormatDuration(kMinInterval))};
@@ -85,7 +91,11 @@ absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(r.ReadDuration("backoff.max", &c->backoff.max, milliseconds(10)));
   RETURN_IF_ERROR(
       r.ReadUint("max_samples_per_batch", &c->max_samples_per_batch, 1, kMaxSamplesPerBatchLimit));
-  RETURN_IF_ERROR(r.ReadEnum("sampler", {"auto", "proc"}, &c->sampler));
+  RETURN_IF_ERROR(r.ReadEnum("sampler", {"auto", "bpf", "proc"}, &c->sampler));
+  RETURN_IF_ERROR(r.ReadBool("sample_units", &c->sample_units));
+  RETURN_IF_ERROR(r.ReadBool("sample_slab", &c->sample_slab));
+  RETURN_IF_ERROR(r.ReadUint("max_entities", &c->max_entities, 1, 10'000'000));
+  RETURN_IF_ERROR(r.ReadString("metrics.listen_address", &c->metrics.listen_address));
   RETURN_IF_ERROR(
       r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
   RETURN_IF_ERROR(r.ReadString("proc_root", &c->proc_root));

@@ -45,7 +45,22 @@ struct AgentConfig {
   // A pass with more entities is sent as several batches, keeping each message well
   // under the collector's size limit.
   uint64_t max_samples_per_batch = 10000;
-  std::string sampler = "auto";  // "auto", "proc" ("bpf" comes with the BPF sampler)
+  struct Metrics {
+    // Where the agent serves its own Prometheus metrics (cost, passes, fallback);
+    // "" turns them off. Loopback by default: node-local scrapers only.
+    std::string listen_address = "127.0.0.1:9102";
+  };
+
+  // "auto" (BPF, falling back to /proc with a logged reason), "bpf" (fail to start
+  // without it) or "proc".
+  std::string sampler = "auto";
+  // Per-unit cgroup memory and kernel slab caches, next to the processes.
+  bool sample_units = true;
+  bool sample_slab = true;
+  // At most this many entities per pass; beyond it the smallest processes are left out
+  // and counted, so a host with a runaway fork count cannot make the agent expensive.
+  uint64_t max_entities = 50000;
+  Metrics metrics;
   Log log;
   std::string proc_root = "/proc";
 

@@ -83,10 +83,20 @@ TEST(AgentConfigTest, BadValueIsAnErrorNamingFileLineAndKey) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:2: interval:"), std::string::npos) << c.status();
 
-  c = AgentConfig::FromString("sampler: bpf\n", "agent.yaml");
+  c = AgentConfig::FromString("sampler: ebpf\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:1: sampler:"), std::string::npos) << c.status();
-  EXPECT_NE(c.status().message().find("auto, proc"), std::string::npos) << c.status();
+  EXPECT_NE(c.status().message().find("auto, bpf, proc"), std::string::npos) << c.status();
+
+  c = AgentConfig::FromString("metrics:\n  listen_address: localhost\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("agent.yaml:2: metrics.listen_address:"), std::string::npos)
+      << c.status();
+
+  c = AgentConfig::FromString("max_entities: 0\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("agent.yaml:1: max_entities:"), std::string::npos)
+      << c.status();
 
   c = AgentConfig::FromString("\nbuffer:\n  max_bytes: lots\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
@@ -146,6 +156,10 @@ TEST(AgentConfigTest, ShippedExampleParsesAndMatchesTheDefaults) {
   EXPECT_EQ(c->backoff.max, d.backoff.max);
   EXPECT_EQ(c->max_samples_per_batch, d.max_samples_per_batch);
   EXPECT_EQ(c->sampler, d.sampler);
+  EXPECT_EQ(c->sample_units, d.sample_units);
+  EXPECT_EQ(c->sample_slab, d.sample_slab);
+  EXPECT_EQ(c->max_entities, d.max_entities);
+  EXPECT_EQ(c->metrics.listen_address, d.metrics.listen_address);
   EXPECT_EQ(c->log.level, d.log.level);
   EXPECT_EQ(c->proc_root, d.proc_root);
 }

@@ -93,16 +93,23 @@ std::string ComponentNamer::ComponentOf(int pid, std::string_view cgroup_path,
   std::string unit = ServiceUnitOf(cgroup_path);
   if (!unit.empty()) return fmt::format("svc:{}", ToValidUtf8(unit));
 
-  // comm is cut at 15 characters and can be changed by the process; the executable's
-  // name is what operators know the program by. Unreadable for other users' processes
-  // when not root, and for some processes in other mount namespaces.
+  // Unreadable for other users' processes when not root, and for some processes in
+  // other mount namespaces; comm stands in then.
   std::string name;
   char target[PATH_MAX];
   std::string link = fmt::format("{}/{}/exe", proc_root_, pid);
   ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
   if (n > 0) name = ExecutableName(std::string_view(target, static_cast<size_t>(n)));
-  if (name.empty()) name = std::string(comm);
-  if (name.empty()) name = "unknown";
+  return ComponentFromNames(cgroup_path, name, comm);
+}
+
+std::string ComponentNamer::ComponentFromNames(std::string_view cgroup_path,
+                                               std::string_view exe_name, std::string_view comm) {
+  std::string unit = ServiceUnitOf(cgroup_path);
+  if (!unit.empty()) return fmt::format("svc:{}", ToValidUtf8(unit));
+  // comm is cut at 15 characters and can be changed by the process; the executable's
+  // name is what operators know the program by.
+  std::string_view name = !exe_name.empty() ? exe_name : !comm.empty() ? comm : "unknown";
   return fmt::format("proc:{}", ToValidUtf8(name));
 }
 

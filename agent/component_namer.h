@@ -22,6 +22,11 @@ class ComponentNamer {
   // does not name a service.
   std::string ComponentOf(int pid, std::string_view cgroup_path, std::string_view comm) const;
 
+  // The same naming from names already read (the BPF sampler gets them from the
+  // kernel): `exe_name` is the executable's basename, empty when unknown.
+  static std::string ComponentFromNames(std::string_view cgroup_path, std::string_view exe_name,
+                                        std::string_view comm);
+
   // The systemd service unit a cgroup path belongs to ("nginx.service"), or "" when the
   // innermost unit on the path is a scope, a slice only, or absent. Nested units (user
   // managers, delegated subtrees) resolve to the innermost service.

@@ -3,12 +3,13 @@
 // docs/agent.md describes every flag and option.
 //
 //   drip-agent --config FILE [--collector HOST:PORT] [--host NAME] [--interval DUR]
-//              [--ready-file PATH]                       the daemon, until SIGTERM/SIGINT
-//   drip-agent sample --once [--json] [--config FILE]    one pass, printed; no collector
+//              [--sampler auto|bpf|proc] [--ready-file PATH]   the daemon, until SIGTERM/SIGINT
+//   drip-agent sample --once [--json] [--sampler S] [--config FILE]   one pass, printed
 //
 // Exit codes: 0 success or clean shutdown, 1 runtime failure, 2 bad flags or config.
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "common/shutdown_signal.h"
 #include "common/status_macros.h"
 #include "common/version.h"
+#include "fmt/format.h"
 
 namespace {
 
@@ -48,21 +50,25 @@ absl::StatusOr<drip::agent::AgentConfig> LoadConfig(const std::string& path) {
   return drip::agent::AgentConfig::FromFile(path);
 }
 
-int RunSampleOnce(const std::string& config_path, bool json) {
-  // Only problems on stderr: stdout is the result, and scripts parse it.
-  drip::IgnoreError(drip::InitLogging("warn"));
+int RunSampleOnce(const std::string& config_path, const std::optional<std::string>& sampler_flag,
+                  bool json) {
+  // Only problems on stderr: stdout is the result, and scripts parse it. The fallback
+  // warning is not needed there: the output's first line (or "fallback_reason") says it.
+  drip::IgnoreError(drip::InitLogging("error"));
   absl::StatusOr<drip::agent::AgentConfig> config = LoadConfig(config_path);
   if (!config.ok()) return Usage(std::string(config.status().message()));
+  if (sampler_flag) config->sampler = *sampler_flag;
   auto sampler = drip::agent::CreateSampler(*config, drip::SystemClock::Get());
-  if (!sampler.ok()) return Usage(std::string(sampler.status().message()));
+  if (!sampler.ok()) return RuntimeFailure(std::string(sampler.status().message()));
   auto samples = (*sampler)->SampleOnce();
   if (!samples.ok()) {
     return RuntimeFailure("sample: " + std::string(samples.status().message()));
   }
   drip::agent::SortByUnreclaimable(&*samples);
   const std::string name = (*sampler)->name();
-  std::string out = json ? drip::agent::RenderSampleJson(name, *samples)
-                         : drip::agent::RenderSampleTable(name, *samples);
+  const std::string fallback = (*sampler)->fallback_reason();
+  std::string out = json ? drip::agent::RenderSampleJson(name, fallback, *samples)
+                         : drip::agent::RenderSampleTable(name, fallback, *samples);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? kExitOk : kExitRuntime;
 }
@@ -83,12 +89,17 @@ int main(int argc, char** argv) {
   std::optional<std::string> host;
   std::optional<std::string> interval_text;
   std::string ready_file;
+  std::optional<std::string> sampler_flag;
+  const auto samplers = CLI::IsMember({"auto", "bpf", "proc"});
   app.add_option("--config", config_path, "agent YAML config (required for the daemon)");
+  app.add_option("--sampler", sampler_flag,
+                 "process sampler: auto, bpf or proc (overrides 'sampler')")
+      ->check(samplers);
   app.add_option("--collector", collector, "collector HOST:PORT (overrides 'collector')");
   app.add_option("--host", host, "host name samples are filed under (overrides 'host')");
   app.add_option("--interval", interval_text, "sampling interval, e.g. 10s (overrides 'interval')");
   app.add_option("--ready-file", ready_file,
-                 "once running, write {\"host\": NAME} there (atomically)");
+                 "once running, write {\"host\", \"sampler\", \"metrics\"} there (atomically)");
 
   bool once = false;
   bool json = false;
@@ -97,6 +108,8 @@ int main(int argc, char** argv) {
       app.add_subcommand("sample", "print what one sampling pass sees (no collector needed)");
   sample->add_flag("--once", once, "sample once and exit (required)");
   sample->add_flag("--json", json, "print JSON instead of a table");
+  sample->add_option("--sampler", sampler_flag, "process sampler: auto, bpf or proc")
+      ->check(samplers);
   sample->add_option("--config", sample_config_path,
                      "agent YAML config (sampler, proc_root); defaults without it");
 
@@ -114,7 +127,8 @@ int main(int argc, char** argv) {
 
   if (sample->parsed()) {
     if (!once) return Usage("sample: --once is required (continuous sampling is the daemon)");
-    return RunSampleOnce(sample_config_path.empty() ? config_path : sample_config_path, json);
+    return RunSampleOnce(sample_config_path.empty() ? config_path : sample_config_path,
+                         sampler_flag, json);
   }
 
   if (config_path.empty()) return Usage("--config is required (see drip-agent --help)");
@@ -122,6 +136,7 @@ int main(int argc, char** argv) {
   if (!config.ok()) return Usage(std::string(config.status().message()));
   if (collector) config->collector = *collector;
   if (host) config->host = *host;
+  if (sampler_flag) config->sampler = *sampler_flag;
   if (interval_text) {
     absl::StatusOr<std::chrono::milliseconds> interval = drip::ParseDuration(*interval_text);
     if (!interval.ok()) return Usage("--interval: " + std::string(interval.status().message()));
@@ -149,8 +164,12 @@ int main(int argc, char** argv) {
 
   (*agent)->Start();
   if (!ready_file.empty()) {
-    if (absl::Status written = drip::WriteReadyFile(ready_file, {{"host", config->host}});
-        !written.ok()) {
+    std::map<std::string, std::string> fields = {{"host", config->host},
+                                                 {"sampler", (*agent)->sampler().name()}};
+    if (drip::agent::AgentMetrics* metrics = (*agent)->metrics(); metrics && metrics->port()) {
+      fields["metrics"] = fmt::format("127.0.0.1:{}", metrics->port());
+    }
+    if (absl::Status written = drip::WriteReadyFile(ready_file, fields); !written.ok()) {
       log->error("cannot write ready file: {}", std::string(written.message()));
       return kExitRuntime;
     }

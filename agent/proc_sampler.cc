@@ -39,18 +39,32 @@ ProcSampler::ProcSampler(std::string proc_root, const Clock* clock)
       namer_(proc_root_),
       ticks_per_second_(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100) {}
 
-absl::StatusOr<std::vector<drip::v1::Sample>> ProcSampler::SampleOnce() {
-  if (boot_time_s_ == 0) {
-    std::string text;
-    absl::Status read = ReadProcFile(proc_root_ + "/stat", &text);
-    if (!read.ok()) return read;
-    absl::StatusOr<int64_t> btime = ParseBootTime(text);
-    if (!btime.ok()) {
-      return absl::InternalError(
-          fmt::format("{}/stat: {}", proc_root_, std::string(btime.status().message())));
-    }
-    boot_time_s_ = *btime;
+absl::Status ProcSampler::EnsureBootTime() {
+  if (boot_time_s_ != 0) return absl::OkStatus();
+  std::string text;
+  absl::Status read = ReadProcFile(proc_root_ + "/stat", &text);
+  if (!read.ok()) return read;
+  absl::StatusOr<int64_t> btime = ParseBootTime(text);
+  if (!btime.ok()) {
+    return absl::InternalError(
+        fmt::format("{}/stat: {}", proc_root_, std::string(btime.status().message())));
   }
+  boot_time_s_ = *btime;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ProcSampler::SamplePid(int pid, int64_t timestamp_ms,
+                                            std::vector<drip::v1::Sample>* out) {
+  if (absl::Status boot = EnsureBootTime(); !boot.ok()) return boot;
+  PassStats stats;
+  std::string error;
+  SampleProcess(pid, timestamp_ms, boot_time_s_, out, &stats, &error);
+  if (stats.errors > 0) return absl::InternalError(error);
+  return stats.sampled > 0;
+}
+
+absl::StatusOr<std::vector<drip::v1::Sample>> ProcSampler::SampleOnce() {
+  if (absl::Status boot = EnsureBootTime(); !boot.ok()) return boot;
 
   absl::StatusOr<std::vector<int>> pids = ListPids(proc_root_);
   if (!pids.ok()) return pids.status();

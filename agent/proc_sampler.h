@@ -39,10 +39,15 @@ class ProcSampler final : public Sampler {
   absl::StatusOr<std::vector<drip::v1::Sample>> SampleOnce() override;
   std::string name() const override { return "proc"; }
 
+  // Samples one process into `out` (false when it has exited or has no mm). For the
+  // BPF sampler, which reads the few processes its iterator cannot see from here.
+  absl::StatusOr<bool> SamplePid(int pid, int64_t timestamp_ms, std::vector<drip::v1::Sample>* out);
+
   const PassStats& last_pass() const { return last_pass_; }
   uint64_t errors_total() const { return errors_total_; }
 
  private:
+  absl::Status EnsureBootTime();  // reads btime on first use; it does not change
   // Appends pid's sample to `out`, or counts why there is none.
   void SampleProcess(int pid, int64_t now_ms, int64_t boot_time_s,
                      std::vector<drip::v1::Sample>* out, PassStats* stats,

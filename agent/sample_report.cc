@@ -20,47 +20,44 @@ void SortByUnreclaimable(std::vector<drip::v1::Sample>* samples) {
             });
 }
 
-std::string RenderSampleTable(std::string_view sampler,
+std::string RenderSampleTable(std::string_view sampler, std::string_view fallback_reason,
                               const std::vector<drip::v1::Sample>& samples) {
   size_t component_width = std::string_view("COMPONENT").size();
   size_t instance_width = std::string_view("INSTANCE").size();
+  size_t processes = 0;
   for (const auto& s : samples) {
     component_width = std::max(component_width, s.component().size());
     instance_width = std::max(instance_width, s.instance().size());
+    processes += s.memory_case() == drip::v1::Sample::kProcess;
   }
-  std::string out = fmt::format("sampler: {} ({} processes)\n", sampler, samples.size());
+  std::string out = fmt::format("sampler: {}{} ({} processes, {} entities)\n", sampler,
+                                fallback_reason.empty()
+                                    ? std::string()
+                                    : fmt::format(", falling back from BPF: {}", fallback_reason),
+                                processes, samples.size());
   constexpr size_t kNumberWidth = 13;
-  out += fmt::format("{:<{}}  {:<{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}\n", "COMPONENT",
-                     component_width, "INSTANCE", instance_width, "UNRECLAIMABLE", kNumberWidth,
-                     "ANON", kNumberWidth, "FILE", kNumberWidth, "SHMEM", kNumberWidth, "SWAP",
-                     kNumberWidth);
+  out += fmt::format("{:<{}}  {:<{}}  {:<7}  {:>{}}  {}\n", "COMPONENT", component_width,
+                     "INSTANCE", instance_width, "KIND", "UNRECLAIMABLE", kNumberWidth, "FIGURES");
   for (const auto& s : samples) {
-    const drip::v1::ProcessMemory& m = s.process();
-    out += fmt::format(
-        "{:<{}}  {:<{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}\n", s.component(), component_width,
-        s.instance(), instance_width, FormatBytes(UnreclaimableBytes(s)), kNumberWidth,
-        FormatBytes(m.anon_rss_bytes()), kNumberWidth, FormatBytes(m.file_rss_bytes()),
-        kNumberWidth, FormatBytes(m.shmem_rss_bytes()), kNumberWidth, FormatBytes(m.swap_bytes()),
-        kNumberWidth);
+    out += fmt::format("{:<{}}  {:<{}}  {:<7}  {:>{}}  {}\n", s.component(), component_width,
+                       s.instance(), instance_width, SampleKind(s),
+                       FormatBytes(UnreclaimableBytes(s)), kNumberWidth, DescribeFigures(s));
   }
   return out;
 }
 
-std::string RenderSampleJson(std::string_view sampler,
+std::string RenderSampleJson(std::string_view sampler, std::string_view fallback_reason,
                              const std::vector<drip::v1::Sample>& samples) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& s : samples) {
-    const drip::v1::ProcessMemory& m = s.process();
-    list.push_back({{"component", s.component()},
-                    {"instance", s.instance()},
-                    {"timestamp_ms", s.timestamp_ms()},
-                    {"anon_rss_bytes", m.anon_rss_bytes()},
-                    {"file_rss_bytes", m.file_rss_bytes()},
-                    {"shmem_rss_bytes", m.shmem_rss_bytes()},
-                    {"swap_bytes", m.swap_bytes()},
-                    {"unreclaimable_bytes", UnreclaimableBytes(s)}});
+    nlohmann::json j = SampleFiguresJson(s);
+    j["component"] = s.component();
+    j["instance"] = s.instance();
+    list.push_back(std::move(j));
   }
-  nlohmann::json out = {{"sampler", std::string(sampler)}, {"samples", std::move(list)}};
+  nlohmann::json out = {{"sampler", std::string(sampler)},
+                        {"fallback_reason", std::string(fallback_reason)},
+                        {"samples", std::move(list)}};
   // Component names come from executables and cgroups; replace invalid UTF-8 rather
   // than fail the whole output.
   return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

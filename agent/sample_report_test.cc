@@ -33,8 +33,10 @@ TEST(SampleReportTest, JsonHasTheDocumentedShape) {
   std::vector<drip::v1::Sample> samples = {
       ProcessSample("svc:nginx.service", "42@1700000000", 4096, 1024, 2048)};
   samples[0].mutable_process()->set_shmem_rss_bytes(512);
-  nlohmann::json out = nlohmann::json::parse(RenderSampleJson("proc", samples));
+  nlohmann::json out = nlohmann::json::parse(RenderSampleJson("proc", "", samples));
   EXPECT_EQ(out["sampler"], "proc");
+  EXPECT_EQ(out["fallback_reason"], "");
+  EXPECT_EQ(out["samples"][0]["kind"], "process");
   ASSERT_EQ(out["samples"].size(), 1u);
   const auto& s = out["samples"][0];
   EXPECT_EQ(s["component"], "svc:nginx.service");
@@ -49,18 +51,28 @@ TEST(SampleReportTest, JsonHasTheDocumentedShape) {
 
 TEST(SampleReportTest, JsonSurvivesInvalidUtf8) {
   std::vector<drip::v1::Sample> samples = {ProcessSample("proc:bad\xff", "1@1", 1, 0)};
-  EXPECT_FALSE(nlohmann::json::parse(RenderSampleJson("proc", samples)).is_discarded());
+  EXPECT_FALSE(nlohmann::json::parse(RenderSampleJson("proc", "", samples)).is_discarded());
 }
 
 TEST(SampleReportTest, TableSaysWhichSamplerAndListsEveryProcess) {
   std::vector<drip::v1::Sample> samples = {ProcessSample("proc:redis-server", "7@1", 200 << 20, 0),
                                            ProcessSample("proc:bash", "8@1", 1 << 20, 0)};
-  std::string table = RenderSampleTable("proc", samples);
-  EXPECT_EQ(table.rfind("sampler: proc (2 processes)\n", 0), 0u) << table;
+  std::string table = RenderSampleTable("proc", "", samples);
+  EXPECT_EQ(table.rfind("sampler: proc (2 processes, 2 entities)\n", 0), 0u) << table;
   EXPECT_NE(table.find("COMPONENT"), std::string::npos);
   EXPECT_NE(table.find("proc:redis-server"), std::string::npos);
   EXPECT_NE(table.find("200.0 MiB"), std::string::npos);
   EXPECT_LT(table.find("proc:redis-server"), table.find("proc:bash"));
+}
+
+TEST(SampleReportTest, TableSaysWhyTheSamplerFellBackFromBpf) {
+  std::vector<drip::v1::Sample> samples = {ProcessSample("proc:bash", "8@1", 1 << 20, 0)};
+  std::string table = RenderSampleTable("proc", "BPF: the kernel refused", samples);
+  EXPECT_EQ(table.rfind("sampler: proc, falling back from BPF: BPF: the kernel refused (1 "
+                        "processes, 1 entities)\n",
+                        0),
+            0u)
+      << table;
 }
 
 }  // namespace

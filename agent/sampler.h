@@ -1,7 +1,8 @@
 // Sampler: what the agent reads each interval — one memory sample per entity (process,
-// and later cgroup and slab cache) that the host has right now. Implementations: the
-// /proc reader (ProcSampler) and, later, the BPF task iterator; the agent picks one
-// at start (agent/sampler_factory.h) and never mixes them.
+// systemd unit, slab cache) that the host has right now. Process samplers: the BPF task
+// iterator (BpfSampler) and the /proc reader (ProcSampler); HostSampler adds units and
+// slab caches to whichever the factory (agent/sampler_factory.h) picked at start. The
+// agent never mixes the two process samplers.
 #pragma once
 
 #include <string>
@@ -28,6 +29,14 @@ class Sampler {
   // Constant for the sampler's lifetime and thread-safe: the stream threads read it
   // while a pass runs.
   virtual std::string name() const = 0;
+
+  // Why this is not the sampler that was asked for ("" when it is): reported with the
+  // agent's status so that a fallback is never silent. Constant, thread-safe.
+  virtual std::string fallback_reason() const { return ""; }
+
+  // Entities left out by a per-pass cap since the sampler started. Call from the thread
+  // that runs SampleOnce.
+  virtual uint64_t skipped_entities() const { return 0; }
 };
 
 }  // namespace drip::agent

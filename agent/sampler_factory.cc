@@ -1,26 +1,85 @@
 #include "agent/sampler_factory.h"
 
+#include <optional>
+
+#include "agent/bpf_sampler.h"
+#include "agent/proc_files.h"
 #include "agent/proc_sampler.h"
 #include "common/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
+namespace {
 
-absl::StatusOr<std::unique_ptr<Sampler>> CreateSampler(const AgentConfig& config,
-                                                       const Clock* clock) {
-  if (config.sampler == "proc") {
-    Logger("agent")->info("sampler: proc (reading {}, as configured)", config.proc_root);
-    return std::make_unique<ProcSampler>(config.proc_root, clock);
+std::unique_ptr<CgroupUnitSampler> CreateUnitSampler(const AgentConfig& config) {
+  if (!config.sample_units) return nullptr;
+  std::string mountinfo;
+  if (absl::Status read = ReadProcFile(config.proc_root + "/self/mountinfo", &mountinfo);
+      !read.ok()) {
+    Logger("agent")->warn("systemd units are not sampled: {}", std::string(read.message()));
+    return nullptr;
   }
-  if (config.sampler == "auto") {
-    Logger("agent")->info(
-        "sampler: proc (auto: this agent version has no BPF sampler yet; reading {})",
-        config.proc_root);
-    return std::make_unique<ProcSampler>(config.proc_root, clock);
+  absl::StatusOr<CgroupMount> hierarchy =
+      FindMemoryHierarchy(mountinfo, [](const std::string& path) -> std::optional<std::string> {
+        std::string text;
+        if (!ReadProcFile(path, &text).ok()) return std::nullopt;
+        return text;
+      });
+  if (!hierarchy.ok()) {
+    Logger("agent")->warn("systemd units are not sampled: {}",
+                          std::string(hierarchy.status().message()));
+    return nullptr;
   }
-  // AgentConfig refuses other values; reaching here means a caller built one by hand.
-  return absl::InvalidArgumentError(
-      fmt::format("sampler: '{}' is not one of auto, proc", config.sampler));
+  Logger("agent")->info("systemd units: memory from cgroup {} at {}", hierarchy->v2 ? "v2" : "v1",
+                        hierarchy->path);
+  return std::make_unique<CgroupUnitSampler>(*hierarchy);
+}
+
+std::unique_ptr<SlabSampler> CreateSlabSampler(const AgentConfig& config) {
+  if (!config.sample_slab) return nullptr;
+  std::string text;
+  absl::StatusOr<int64_t> boot_time = absl::UnavailableError("unread");
+  if (ReadProcFile(config.proc_root + "/stat", &text).ok()) boot_time = ParseBootTime(text);
+  if (!boot_time.ok()) {
+    Logger("agent")->warn("slab caches are not sampled: no boot time in {}/stat", config.proc_root);
+    return nullptr;
+  }
+  return std::make_unique<SlabSampler>(config.proc_root + "/slabinfo", *boot_time);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HostSampler>> CreateSampler(const AgentConfig& config,
+                                                           const Clock* clock) {
+  auto log = Logger("agent");
+  std::unique_ptr<Sampler> processes;
+  std::string fallback_reason;
+  if (config.sampler == "bpf" || config.sampler == "auto") {
+    BpfSampler::Options options;
+    options.proc_root = config.proc_root;
+    absl::StatusOr<std::unique_ptr<BpfSampler>> bpf = BpfSampler::Create(options, clock);
+    if (bpf.ok()) {
+      log->info("sampler: bpf (task iterator and sched_process tracepoints attached)");
+      processes = std::move(*bpf);
+    } else if (config.sampler == "bpf") {
+      return absl::UnavailableError(fmt::format(
+          "sampler: bpf was asked for but cannot run: {} (sampler: auto falls back to /proc)",
+          std::string(bpf.status().message())));
+    } else {
+      fallback_reason = std::string(bpf.status().message());
+      log->warn("sampler: proc, falling back from BPF: {}", fallback_reason);
+    }
+  } else if (config.sampler != "proc") {
+    // AgentConfig refuses other values; reaching here means a caller built one by hand.
+    return absl::InvalidArgumentError(
+        fmt::format("sampler: '{}' is not one of auto, bpf, proc", config.sampler));
+  } else {
+    log->info("sampler: proc (reading {}, as configured)", config.proc_root);
+  }
+  if (!processes) processes = std::make_unique<ProcSampler>(config.proc_root, clock);
+  return std::make_unique<HostSampler>(std::move(processes), std::move(fallback_reason),
+                                       CreateUnitSampler(config), CreateSlabSampler(config),
+                                       config.max_entities, clock);
 }
 
 }  // namespace drip::agent

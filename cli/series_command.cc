@@ -7,69 +7,13 @@
 #include "nlohmann/json.hpp"
 
 namespace drip::cli {
-namespace {
-
-nlohmann::json SampleJson(const drip::v1::Sample& s) {
-  nlohmann::json j = {{"timestamp_ms", s.timestamp_ms()},
-                      {"kind", SampleKind(s)},
-                      {"unreclaimable_bytes", UnreclaimableBytes(s)}};
-  switch (s.memory_case()) {
-    case drip::v1::Sample::kProcess:
-      j["anon_rss_bytes"] = s.process().anon_rss_bytes();
-      j["file_rss_bytes"] = s.process().file_rss_bytes();
-      j["shmem_rss_bytes"] = s.process().shmem_rss_bytes();
-      j["swap_bytes"] = s.process().swap_bytes();
-      break;
-    case drip::v1::Sample::kCgroup:
-      j["current_bytes"] = s.cgroup().current_bytes();
-      j["anon_bytes"] = s.cgroup().anon_bytes();
-      j["kernel_bytes"] = s.cgroup().kernel_bytes();
-      j["slab_unreclaimable_bytes"] = s.cgroup().slab_unreclaimable_bytes();
-      j["sock_bytes"] = s.cgroup().sock_bytes();
-      j["shmem_bytes"] = s.cgroup().shmem_bytes();
-      j["swap_bytes"] = s.cgroup().swap_bytes();
-      break;
-    case drip::v1::Sample::kSlab:
-      j["active_objects"] = s.slab().active_objects();
-      j["object_size_bytes"] = s.slab().object_size_bytes();
-      break;
-    case drip::v1::Sample::MEMORY_NOT_SET:
-      break;
-  }
-  return j;
-}
-
-// The figures that explain the unreclaimable total, in the sample's own terms.
-std::string Breakdown(const drip::v1::Sample& s) {
-  switch (s.memory_case()) {
-    case drip::v1::Sample::kProcess:
-      return fmt::format(
-          "anon {} file {} shmem {} swap {}", FormatBytes(s.process().anon_rss_bytes()),
-          FormatBytes(s.process().file_rss_bytes()), FormatBytes(s.process().shmem_rss_bytes()),
-          FormatBytes(s.process().swap_bytes()));
-    case drip::v1::Sample::kCgroup:
-      return fmt::format(
-          "current {} anon {} kernel {} slab_unreclaimable {} sock {}",
-          FormatBytes(s.cgroup().current_bytes()), FormatBytes(s.cgroup().anon_bytes()),
-          FormatBytes(s.cgroup().kernel_bytes()),
-          FormatBytes(s.cgroup().slab_unreclaimable_bytes()), FormatBytes(s.cgroup().sock_bytes()));
-    case drip::v1::Sample::kSlab:
-      return fmt::format("{} objects x {} B", s.slab().active_objects(),
-                         s.slab().object_size_bytes());
-    case drip::v1::Sample::MEMORY_NOT_SET:
-      break;
-  }
-  return "-";
-}
-
-}  // namespace
 
 void RenderSeries(const drip::v1::GetSeriesResponse& response, bool json, std::ostream& out) {
   if (json) {
     nlohmann::json series = nlohmann::json::array();
     for (const auto& s : response.series()) {
       nlohmann::json samples = nlohmann::json::array();
-      for (const auto& sample : s.samples()) samples.push_back(SampleJson(sample));
+      for (const auto& sample : s.samples()) samples.push_back(SampleFiguresJson(sample));
       series.push_back({{"host", s.host()},
                         {"component", s.component()},
                         {"instance", s.instance()},
@@ -83,7 +27,7 @@ void RenderSeries(const drip::v1::GetSeriesResponse& response, bool json, std::o
     for (const auto& sample : s.samples()) {
       uint64_t bytes = UnreclaimableBytes(sample);
       table.AddRow({FormatTimestamp(sample.timestamp_ms()), s.instance(), FormatBytes(bytes),
-                    std::to_string(bytes), Breakdown(sample)});
+                    std::to_string(bytes), DescribeFigures(sample)});
     }
   }
   table.Print(out);

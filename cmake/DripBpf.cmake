@@ -23,7 +23,7 @@ endif()
 set(DRIP_BPF_GEN_DIR ${CMAKE_BINARY_DIR}/gen/bpf)
 file(MAKE_DIRECTORY ${DRIP_BPF_GEN_DIR})
 set(DRIP_VMLINUX_H ${DRIP_BPF_GEN_DIR}/vmlinux.h)
-set(DRIP_VMLINUX_FALLBACK ${PROJECT_SOURCE_DIR}/agent/bpf/vmlinux/vmlinux_${DRIP_BPF_ARCH}.h)
+set(DRIP_VMLINUX_FALLBACK ${PROJECT_SOURCE_DIR}/agent/bpf/vmlinux_fallback.h)
 add_custom_command(
   OUTPUT ${DRIP_VMLINUX_H}
   COMMAND sh -c "if [ -r /sys/kernel/btf/vmlinux ]; then ${DRIP_BPFTOOL} btf dump file /sys/kernel/btf/vmlinux format c > ${DRIP_VMLINUX_H}.tmp && mv ${DRIP_VMLINUX_H}.tmp ${DRIP_VMLINUX_H}; else cp ${DRIP_VMLINUX_FALLBACK} ${DRIP_VMLINUX_H}; fi"
@@ -32,7 +32,9 @@ add_custom_command(
 add_custom_target(drip_vmlinux_h DEPENDS ${DRIP_VMLINUX_H})
 
 # drip_bpf_skeleton(NAME): agent/bpf/NAME.bpf.c -> NAME.bpf.o -> NAME.skel.h in the build
-# tree; defines target drip_bpf_skel_NAME to depend on.
+# tree; defines target drip_bpf_skel_NAME to depend on. The program is also compiled
+# against the checked-in fallback vmlinux.h (NAME.fallback.bpf.o, built with ALL), so a
+# build on a machine with BTF still proves the fallback compiles; a test loads it.
 function(drip_bpf_skeleton name)
   set(src ${CMAKE_CURRENT_SOURCE_DIR}/${name}.bpf.c)
   set(obj ${DRIP_BPF_GEN_DIR}/${name}.bpf.o)
@@ -52,4 +54,18 @@ function(drip_bpf_skeleton name)
     COMMENT "Generating BPF skeleton ${name}.skel.h"
     VERBATIM)
   add_custom_target(drip_bpf_skel_${name} DEPENDS ${skel})
+
+  set(fallback_dir ${DRIP_BPF_GEN_DIR}/fallback)
+  set(fallback_obj ${DRIP_BPF_GEN_DIR}/${name}.fallback.bpf.o)
+  add_custom_command(
+    OUTPUT ${fallback_obj}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${fallback_dir}
+    COMMAND ${CMAKE_COMMAND} -E copy ${DRIP_VMLINUX_FALLBACK} ${fallback_dir}/vmlinux.h
+    COMMAND ${DRIP_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DRIP_BPF_ARCH}
+            -I${fallback_dir} -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}
+            -c ${src} -o ${fallback_obj}
+    DEPENDS ${src} ${DRIP_VMLINUX_FALLBACK} ${ARGN}
+    COMMENT "Compiling BPF program ${name}.bpf.c against the fallback vmlinux.h"
+    VERBATIM)
+  add_custom_target(drip_bpf_fallback_${name} ALL DEPENDS ${fallback_obj})
 endfunction()

@@ -5,9 +5,9 @@
 #include <sstream>
 #include <utility>
 
-#include "collector/listen_address.h"
 #include "common/config_reader.h"
 #include "common/duration.h"
+#include "common/listen_address.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "fmt/format.h"

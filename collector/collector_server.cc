@@ -3,8 +3,8 @@
 #include <exception>
 #include <utility>
 
-#include "collector/listen_address.h"
 #include "common/duration.h"
+#include "common/listen_address.h"
 #include "common/logging.h"
 #include "fmt/format.h"
 #include "grpcpp/health_check_service_interface.h"

@@ -13,7 +13,7 @@
 #include "CLI/CLI.hpp"
 #include "collector/collector_config.h"
 #include "collector/collector_server.h"
-#include "collector/listen_address.h"
+#include "common/listen_address.h"
 #include "common/logging.h"
 #include "common/ready_file.h"
 #include "common/shutdown_signal.h"
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
       drip::collector::CollectorConfig::FromFile(config_path);
   if (!config.ok()) return Usage(std::string(config.status().message()));
   if (listen) {
-    if (auto a = drip::collector::ListenAddress::Parse(*listen); !a.ok()) {
+    if (auto a = drip::ListenAddress::Parse(*listen); !a.ok()) {
       return Usage("--listen: " + std::string(a.status().message()));
     }
     config->grpc.listen_address = *listen;
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   }
   if (metrics_listen) {
     if (!metrics_listen->empty()) {
-      if (auto a = drip::collector::ListenAddress::Parse(*metrics_listen); !a.ok()) {
+      if (auto a = drip::ListenAddress::Parse(*metrics_listen); !a.ok()) {
         return Usage("--metrics-listen: " + std::string(a.status().message()));
       }
     }

@@ -4,18 +4,28 @@
 //   process: anon RSS + swap (file pages and shmem are reclaimable or shared)
 //   cgroup:  anon + swap + shmem + unreclaimable slab + socket buffers
 //   slab:    active objects x object size
+//   exit:    0 (a process exit: its memory went with it)
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "drip/v1/sample.pb.h"
+#include "nlohmann/json.hpp"
 
 namespace drip {
 
 uint64_t UnreclaimableBytes(const drip::v1::Sample& sample);
 
-// "process", "cgroup", "slab" or "none".
+// "process", "cgroup", "slab", "exit" or "none".
 std::string SampleKind(const drip::v1::Sample& sample);
+
+// The sample as JSON: timestamp_ms, kind, unreclaimable_bytes and every raw figure of
+// its kind under the proto's field names.
+nlohmann::json SampleFiguresJson(const drip::v1::Sample& sample);
+
+// The figures that explain the unreclaimable total, in the sample's own terms, on one
+// line ("anon 12 MiB file 3 MiB shmem 0 B swap 0 B").
+std::string DescribeFigures(const drip::v1::Sample& sample);
 
 }  // namespace drip

@@ -55,12 +55,14 @@ collector: "$collector"
 interval: 2s
 labels:
   env: demo
+metrics:
+  listen_address: "127.0.0.1:0"
 YAML
 "$bin/agent/drip-agent" --config "$work/agent.yaml" --ready-file "$work/agent.ready" \
   >"$work/agent.log" 2>&1 &
 pids+=($!)
 wait_ready "$work/agent.ready" "${pids[-1]}" agent
-echo "== agent streaming this host ($host) every 2s =="
+echo "== agent streaming this host ($host) every 2s with the $(field "$work/agent.ready" sampler) sampler; its own metrics on http://$(field "$work/agent.ready" metrics)/metrics =="
 
 "$bin/tests/programs/drip-leaky-example" --leak-kib-per-s 2048 >"$work/leaky.log" 2>&1 &
 leaky=$!

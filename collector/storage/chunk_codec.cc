@@ -25,6 +25,8 @@ int FigureCount(uint8_t tag) {
       return 7;
     case PointKind::kSlab:
       return 2;
+    case PointKind::kProcessExit:
+      return 2;
   }
   return -1;
 }
@@ -63,6 +65,13 @@ void AppendPoint(const drip::v1::Sample& sample, int64_t window_start_ms, std::s
       *p++ = static_cast<char>(Tag(PointKind::kSlab));
       p = EncodeVarint64(m.active_objects(), p);
       p = EncodeVarint64(m.object_size_bytes(), p);
+      break;
+    }
+    case drip::v1::Sample::kProcessExit: {
+      const auto& m = sample.process_exit();
+      *p++ = static_cast<char>(Tag(PointKind::kProcessExit));
+      p = EncodeVarint64(m.peak_rss_bytes(), p);
+      p = EncodeVarint64(m.wait_status(), p);
       break;
     }
     case drip::v1::Sample::MEMORY_NOT_SET:
@@ -145,6 +154,13 @@ absl::Status DecodeChunk(std::string_view chunk, int64_t window_start_ms,
         auto* m = sample.mutable_slab();
         m->set_active_objects(f[0]);
         m->set_object_size_bytes(f[1]);
+        break;
+      }
+      case PointKind::kProcessExit: {
+        if (!read_figures(2)) return error("truncated process exit figures");
+        auto* m = sample.mutable_process_exit();
+        m->set_peak_rss_bytes(f[0]);
+        m->set_wait_status(static_cast<uint32_t>(f[1]));
         break;
       }
       case PointKind::kNone:

@@ -23,7 +23,13 @@
 
 namespace drip::collector {
 
-enum class PointKind : uint8_t { kNone = 0, kProcess = 1, kCgroup = 2, kSlab = 3 };
+enum class PointKind : uint8_t {
+  kNone = 0,
+  kProcess = 1,
+  kCgroup = 2,
+  kSlab = 3,
+  kProcessExit = 4
+};
 
 // Appends `sample`'s point to `chunk`. The sample's timestamp must lie in
 // [window_start_ms, window_start_ms + chunk window); names are not encoded (the key

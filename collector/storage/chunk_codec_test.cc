@@ -17,7 +17,7 @@ using google::protobuf::util::MessageDifferencer;
 constexpr int64_t kWindow = 1'700'000'400'000;  // a window start
 
 std::vector<drip::v1::Sample> EveryKind() {
-  std::vector<drip::v1::Sample> samples(5);
+  std::vector<drip::v1::Sample> samples(6);
   samples[0].set_timestamp_ms(kWindow);
   auto* p = samples[0].mutable_process();
   p->set_anon_rss_bytes(52'428'800);
@@ -39,6 +39,9 @@ std::vector<drip::v1::Sample> EveryKind() {
   samples[3].set_timestamp_ms(kWindow + 20);  // no memory set
   samples[4].set_timestamp_ms(kWindow + 30);
   samples[4].mutable_process();  // all zero
+  samples[5].set_timestamp_ms(kWindow + 40);
+  samples[5].mutable_process_exit()->set_peak_rss_bytes(157'286'400);
+  samples[5].mutable_process_exit()->set_wait_status(9);
   return samples;
 }
 

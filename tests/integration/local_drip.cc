@@ -40,6 +40,8 @@ storage:
   path: "{}"
 metrics:
   listen_address: "127.0.0.1:0"
+metrics:
+  listen_address: "127.0.0.1:0"
 log:
   level: debug
 )",
@@ -58,7 +60,8 @@ log:
   return absl::OkStatus();
 }
 
-absl::Status LocalDrip::StartAgent(const std::string& host, std::chrono::milliseconds interval) {
+absl::Status LocalDrip::StartAgent(const std::string& host, std::chrono::milliseconds interval,
+                                   const std::vector<std::string>& extra_args) {
   WriteFile(dir_.File("agent.yaml"), fmt::format(R"(host: "{}"
 collector: "{}"
 interval: {}ms
@@ -67,18 +70,24 @@ labels:
 backoff:
   initial: 100ms
   max: 1s
+metrics:
+  listen_address: "127.0.0.1:0"
 log:
   level: debug
 )",
                                                  host, grpc_address_, interval.count()));
   std::string ready = dir_.File("agent.ready");
-  auto process = ChildProcess::Start(
-      {AgentBinary(), "--config", dir_.File("agent.yaml"), "--ready-file", ready},
-      dir_.File("agent.log"));
+  std::vector<std::string> argv = {AgentBinary(), "--config", dir_.File("agent.yaml"),
+                                   "--ready-file", ready};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  auto process = ChildProcess::Start(argv, dir_.File("agent.log"));
   if (!process.ok()) return process.status();
   agent_ = std::move(*process);
   auto fields = WaitForReadyFile(ready, agent_.get());
-  return fields.ok() ? absl::OkStatus() : fields.status();
+  if (!fields.ok()) return fields.status();
+  agent_sampler_ = (*fields)["sampler"];
+  agent_metrics_address_ = (*fields)["metrics"];
+  return absl::OkStatus();
 }
 
 void LocalDrip::KillCollector(int sig) {

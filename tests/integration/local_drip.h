@@ -28,11 +28,16 @@ class LocalDrip {
 
   // Starts the collector; on restart, reuses the storage dir and the gRPC port.
   absl::Status StartCollector();
-  absl::Status StartAgent(const std::string& host, std::chrono::milliseconds interval);
+  // `extra_args` go on drip-agent's command line (e.g. {"--sampler", "proc"}).
+  absl::Status StartAgent(const std::string& host, std::chrono::milliseconds interval,
+                          const std::vector<std::string>& extra_args = {});
   void KillCollector(int sig);
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }
+  // From the agent's ready file: the process sampler it runs and its metrics address.
+  const std::string& agent_sampler() const { return agent_sampler_; }
+  const std::string& agent_metrics_address() const { return agent_metrics_address_; }
   ChildProcess* collector() { return collector_.get(); }
   ChildProcess* agent() { return agent_.get(); }
   TempDir& dir() { return dir_; }
@@ -51,6 +56,8 @@ class LocalDrip {
   std::unique_ptr<ChildProcess> agent_;
   std::string grpc_address_;
   std::string metrics_address_;
+  std::string agent_sampler_;
+  std::string agent_metrics_address_;
   int collector_starts_ = 0;
 };
 

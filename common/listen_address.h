@@ -1,5 +1,5 @@
-// ListenAddress: the "host:port" strings that grpc.listen_address and
-// metrics.listen_address hold, parsed once so that a typo is reported when the config is
+// ListenAddress: the "host:port" strings that the daemons' listen_address options
+// hold, parsed once so that a typo is reported when the config is
 // read rather than as a bind failure later, and so that the ready file can name an
 // address a local client can dial.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace drip::collector {
+namespace drip {
 
 struct ListenAddress {
   std::string host;  // "0.0.0.0", "127.0.0.1", "::" (without brackets), "collector.internal"
@@ -24,4 +24,4 @@ struct ListenAddress {
   std::string LocalDialAddress(int bound_port) const;
 };
 
-}  // namespace drip::collector
+}  // namespace drip

@@ -1,9 +1,9 @@
-#include "collector/listen_address.h"
+#include "common/listen_address.h"
 
 #include "common/strings.h"
 #include "fmt/format.h"
 
-namespace drip::collector {
+namespace drip {
 
 absl::StatusOr<ListenAddress> ListenAddress::Parse(std::string_view text) {
   auto invalid = [&](std::string_view why) {
@@ -34,4 +34,4 @@ std::string ListenAddress::LocalDialAddress(int bound_port) const {
   return fmt::format("{}:{}", host, bound_port);
 }
 
-}  // namespace drip::collector
+}  // namespace drip
