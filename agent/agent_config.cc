@@ -63,23 +63,6 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
   return std::nullopt;
 }
 
-// 1-based line of dotted `key` in `yaml`, or 0 when it is not there (the value came
-// from a default or a flag).
-int LineOf(std::string_view yaml, const std::string& key) {
-  try {
-    YAML::Node node = YAML::Load(std::string(yaml));
-    for (const std::string& part : SplitString(key, '.')) {
-      if (!node.IsMap()) return 0;
-      YAML::Node child = node[part];
-      if (!child.IsDefined()) return 0;
-      node.reset(child);
-    }
-    return node.Mark().line + 1;
-  } catch (const YAML::Exception&) {
-    return 0;  // ConfigReader already accepted this text; nothing better to report
-  }
-}
-
 absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(r.ReadString("host", &c->host));
   RETURN_IF_ERROR(r.ReadString("collector", &c->collector));
@@ -125,7 +108,7 @@ absl::StatusOr<AgentConfig> AgentConfig::FromString(std::string_view yaml, std::
   if (std::optional<Problem> p = FindProblem(config)) {
     // Same shape as ConfigReader's own errors: file:line: key: what.
     return absl::InvalidArgumentError(
-        fmt::format("{}:{}: {}: {}", source, LineOf(yaml, p->key), p->key, p->what));
+        fmt::format("{}:{}: {}: {}", source, LineOfKey(yaml, p->key), p->key, p->what));
   }
   return config;
 }

@@ -1,6 +1,7 @@
 #include "common/config_reader.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common/duration.h"
@@ -10,6 +11,34 @@
 #include "fmt/ranges.h"
 
 namespace drip {
+namespace {
+
+// yaml-cpp keeps the last of two equal keys in a mapping; a config where an option is
+// set twice is a mistake to report, not to resolve silently.
+absl::Status CheckNoDuplicateKeys(const YAML::Node& node, const std::string& prefix,
+                                  const std::string& source) {
+  if (node.IsSequence()) {
+    for (const YAML::Node& item : node) {
+      if (absl::Status s = CheckNoDuplicateKeys(item, prefix, source); !s.ok()) return s;
+    }
+  }
+  if (!node.IsMap()) return absl::OkStatus();
+  std::map<std::string, int> first_line;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    const std::string path = prefix.empty() ? key : fmt::format("{}.{}", prefix, key);
+    const int line = kv.first.Mark().line + 1;
+    auto [it, inserted] = first_line.emplace(key, line);
+    if (!inserted) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}:{}: {}: set twice (first at line {})", source, line, path, it->second));
+    }
+    if (absl::Status s = CheckNoDuplicateKeys(kv.second, path, source); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<ConfigReader> ConfigReader::FromFile(const std::string& path) {
   std::ifstream in(path);
@@ -33,6 +62,7 @@ absl::StatusOr<ConfigReader> ConfigReader::FromString(std::string_view yaml, std
     return absl::InvalidArgumentError(
         fmt::format("{}:{}: top level must be a mapping of keys", source, root.Mark().line + 1));
   }
+  if (absl::Status s = CheckNoDuplicateKeys(root, "", source); !s.ok()) return s;
   return ConfigReader(root, std::move(source));
 }
 
@@ -232,5 +262,20 @@ absl::Status ConfigReader::CheckUnknown(const YAML::Node& node, const std::strin
 }
 
 absl::Status ConfigReader::CheckNoUnknownKeys() const { return CheckUnknown(root_, ""); }
+
+int LineOfKey(std::string_view yaml, const std::string& key) {
+  try {
+    YAML::Node node = YAML::Load(std::string(yaml));
+    for (const std::string& part : SplitString(key, '.')) {
+      if (!node.IsMap()) return 0;
+      YAML::Node child = node[part];
+      if (!child.IsDefined()) return 0;
+      node.reset(child);
+    }
+    return node.Mark().line + 1;
+  } catch (const YAML::Exception&) {
+    return 0;  // ConfigReader already accepted this text; nothing better to report
+  }
+}
 
 }  // namespace drip

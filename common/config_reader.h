@@ -21,6 +21,11 @@
 
 namespace drip {
 
+// 1-based line of dotted `key` ("buffer.max_bytes") in `yaml`, or 0 when it is not there
+// (the value came from a default or a flag). For errors found after reading, by checks
+// across fields, that must still name the line like ConfigReader's own errors do.
+int LineOfKey(std::string_view yaml, const std::string& key);
+
 class ConfigReader {
  public:
   static absl::StatusOr<ConfigReader> FromFile(const std::string& path);

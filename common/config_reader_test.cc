@@ -33,6 +33,12 @@ TEST(ConfigReaderTest, UnknownKeyIsAnErrorNamingFileLineAndKey) {
   EXPECT_EQ(std::string(status.message()), "collector.yaml:2: unknown key 'grpc.listen_adress'");
 }
 
+TEST(ConfigReaderTest, KeySetTwiceIsAnErrorNamingBothLines) {
+  auto reader = ConfigReader::FromString("a: 1\nb:\n  c: 2\n  c: 3\n", "x.yaml");
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.status().message(), "x.yaml:4: b.c: set twice (first at line 3)");
+}
+
 TEST(ConfigReaderTest, BadValueIsAnErrorNamingFileLineAndKey) {
   auto reader = ConfigReader::FromString("interval: soon\nmax: -3\n", "agent.yaml");
   ASSERT_TRUE(reader.ok());

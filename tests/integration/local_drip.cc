@@ -40,8 +40,6 @@ storage:
   path: "{}"
 metrics:
   listen_address: "127.0.0.1:0"
-metrics:
-  listen_address: "127.0.0.1:0"
 log:
   level: debug
 )",
