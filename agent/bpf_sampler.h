@@ -7,10 +7,11 @@
 //   - fork and exec events name those short-lived processes (their executable) and
 //     let a restart between two passes show as two instances.
 //
-// Components and instances are exactly the ProcSampler's (same naming, same
-// "PID@START" from the same kernel start time), so switching samplers keeps every
-// series. The task iterator of some kernels skips the pid namespace's init (pid 1);
-// it is read from /proc instead.
+// Components and instances are the ProcSampler's (same naming, same "PID@START" from
+// the same kernel start time), so switching samplers keeps every series — except for
+// executable names over 47 bytes (cut in the kernel record) and hosts without a cgroup2
+// mount (no unit names: the kernel gives v2 cgroup ids only). The task iterator of some kernels
+// skips the pid namespace's init (pid 1); it is read from /proc instead.
 #pragma once
 
 #include <cstdint>

@@ -50,7 +50,7 @@ absl::StatusOr<std::unique_ptr<BpfTaskMonitor>> BpfTaskMonitor::Open(const Optio
   if (int err = task_memory_bpf__load(monitor->skel_); err != 0) {
     return absl::UnavailableError(fmt::format(
         "BPF: the kernel refused to load the task_memory programs: {} (needs BTF, "
-        "CAP_BPF+CAP_PERFMON or root, and Linux 5.8+; --log-level debug shows libbpf's log)",
+        "CAP_BPF+CAP_PERFMON or root, and Linux 5.8+; log.level: debug shows libbpf's log)",
         ErrnoText(err)));
   }
   if (int err = task_memory_bpf__attach(monitor->skel_); err != 0) {

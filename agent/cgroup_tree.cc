@@ -74,7 +74,6 @@ absl::StatusOr<CgroupMount> FindMemoryHierarchy(
     std::string_view mountinfo,
     const std::function<std::optional<std::string>(const std::string&)>& read_file) {
   const std::vector<MountLine> mounts = ParseMountinfo(mountinfo);
-  std::string looked_at;
   for (const MountLine& m : mounts) {
     if (m.fs_type != "cgroup2") continue;
     std::optional<std::string> controllers = read_file(m.mount_point + "/cgroup.controllers");
@@ -83,16 +82,19 @@ absl::StatusOr<CgroupMount> FindMemoryHierarchy(
         if (c == "memory") return CgroupMount{m.mount_point, true};
       }
     }
-    looked_at = fmt::format("cgroup2 at {} has no memory controller", m.mount_point);
   }
   for (const MountLine& m : mounts) {
     if (m.fs_type == "cgroup" && HasOption(m.super_options, "memory")) {
       return CgroupMount{m.mount_point, false};
     }
   }
+  if (std::optional<CgroupMount> v2 = FindCgroup2Mount(mountinfo)) {
+    v2->memory = false;
+    return *v2;
+  }
   return absl::NotFoundError(
-      fmt::format("no cgroup hierarchy with the memory controller is mounted ({})",
-                  looked_at.empty() ? "no cgroup2 mount" : looked_at));
+      "no cgroup hierarchy is mounted (neither cgroup2 nor a v1 memory "
+      "hierarchy in mountinfo)");
 }
 
 CgroupTree::CgroupTree(std::string mount_path) : mount_path_(std::move(mount_path)) {}

@@ -20,17 +20,20 @@
 
 namespace drip::agent {
 
-// A mounted hierarchy: its mount point and whether it is cgroup v2.
+// A mounted hierarchy: its mount point, whether it is cgroup v2, and whether it has the
+// memory controller (without it, a unit's memory is the sum of its processes').
 struct CgroupMount {
   std::string path;
   bool v2 = false;
+  bool memory = true;
 };
 
 // From /proc/self/mountinfo text: the cgroup2 mount, if any.
 std::optional<CgroupMount> FindCgroup2Mount(std::string_view mountinfo);
-// The hierarchy that carries the memory controller: cgroup2 when its cgroup.controllers
-// lists memory, else the v1 hierarchy mounted with the memory option. `read_file` reads
-// a small file (for tests). NotFound, naming what was looked at, when there is none.
+// The hierarchy to read units from: cgroup2 when its cgroup.controllers lists memory,
+// else the v1 hierarchy mounted with the memory option, else cgroup2 without the
+// controller (memory = false). `read_file` reads a small file (for tests). NotFound,
+// naming what was looked at, when no cgroup hierarchy is mounted at all.
 absl::StatusOr<CgroupMount> FindMemoryHierarchy(
     std::string_view mountinfo,
     const std::function<std::optional<std::string>(const std::string&)>& read_file);

@@ -39,10 +39,14 @@ TEST(CgroupTreeTest, MemoryHierarchyIsV2WhenItHasTheControllerElseTheV1MemoryMou
   EXPECT_FALSE(hybrid->v2);
   EXPECT_EQ(hybrid->path, "/sys/fs/cgroup/memory");
 
-  auto none = FindMemoryHierarchy(kUnified, v2_without);
+  auto without = FindMemoryHierarchy(kUnified, v2_without);
+  ASSERT_TRUE(without.ok());
+  EXPECT_TRUE(without->v2);
+  EXPECT_FALSE(without->memory) << "units are then summed from their processes";
+
+  auto none = FindMemoryHierarchy("", v2_without);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().message().find("cgroup2 at /sys/fs/cgroup has no memory controller"),
-            std::string::npos)
+  EXPECT_NE(none.status().message().find("no cgroup hierarchy is mounted"), std::string::npos)
       << none.status();
 }
 

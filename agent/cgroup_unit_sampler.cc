@@ -1,5 +1,7 @@
 #include "agent/cgroup_unit_sampler.h"
 
+#include <dirent.h>
+
 #include "agent/component_namer.h"
 #include "agent/proc_files.h"
 #include "common/logging.h"
@@ -34,8 +36,47 @@ absl::StatusOr<uint64_t> ReadNumberFile(const std::string& path, std::string* bu
 
 }  // namespace
 
-CgroupUnitSampler::CgroupUnitSampler(CgroupMount memory_hierarchy)
-    : hierarchy_(std::move(memory_hierarchy)), tree_(hierarchy_.path) {}
+CgroupUnitSampler::CgroupUnitSampler(CgroupMount memory_hierarchy, std::string proc_root)
+    : hierarchy_(std::move(memory_hierarchy)),
+      proc_root_(std::move(proc_root)),
+      tree_(hierarchy_.path) {}
+
+absl::StatusOr<drip::v1::CgroupMemory> CgroupUnitSampler::SumProcesses(
+    const std::string& dir) const {
+  drip::v1::CgroupMemory memory;
+  std::string buffer;
+  // The unit's own cgroup and every cgroup below it (services may nest their own).
+  std::vector<std::string> dirs = {dir};
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    absl::Status read = ReadProcFile(dirs[i] + "/cgroup.procs", &buffer);
+    if (!read.ok()) {
+      if (i == 0) return read;  // the unit itself is gone or unreadable
+      continue;
+    }
+    for (const std::string& line : SplitString(buffer, '\n')) {
+      int pid = 0;
+      if (!ParseNumber(std::string_view(line), &pid)) continue;
+      std::string status_text;
+      if (!ReadProcFile(fmt::format("{}/{}/status", proc_root_, pid), &status_text).ok()) continue;
+      absl::StatusOr<ProcStatus> status = ParseProcStatus(status_text);
+      if (!status.ok() || !status->has_mm) continue;
+      memory.set_anon_bytes(memory.anon_bytes() + status->anon_rss_bytes);
+      memory.set_shmem_bytes(memory.shmem_bytes() + status->shmem_rss_bytes);
+      memory.set_swap_bytes(memory.swap_bytes() + status->swap_bytes);
+      memory.set_current_bytes(memory.current_bytes() + status->anon_rss_bytes +
+                               status->file_rss_bytes + status->shmem_rss_bytes);
+    }
+    if (DIR* d = opendir(dirs[i].c_str())) {
+      while (const dirent* entry = readdir(d)) {
+        if (entry->d_type == DT_DIR && entry->d_name[0] != '.') {
+          dirs.push_back(fmt::format("{}/{}", dirs[i], entry->d_name));
+        }
+      }
+      closedir(d);
+    }
+  }
+  return memory;
+}
 
 void CgroupUnitSampler::ParseV2Stat(std::string_view text, drip::v1::CgroupMemory* out) {
   ForEachStatLine(text, [out](std::string_view key, uint64_t value) {
@@ -66,6 +107,7 @@ void CgroupUnitSampler::ParseV1Stat(std::string_view text, drip::v1::CgroupMemor
 
 absl::StatusOr<drip::v1::CgroupMemory> CgroupUnitSampler::ReadCgroup(const std::string& dir) const {
   drip::v1::CgroupMemory memory;
+  if (!hierarchy_.memory) return SumProcesses(dir);
   std::string buffer;
   if (hierarchy_.v2) {
     absl::StatusOr<uint64_t> current = ReadNumberFile(dir + "/memory.current", &buffer);

@@ -12,6 +12,9 @@
 // Figures come from cgroup v2 (memory.current, memory.stat, memory.swap.current) or,
 // on hybrid and legacy hosts, from the v1 memory controller (memory.usage_in_bytes,
 // memory.stat's total_* lines, memory.kmem.*), whichever hierarchy has the controller.
+// Where no hierarchy has it (cgroup v2 without the memory controller delegated, as in
+// some containers), a unit's figures are the sum of its processes' /proc figures: anon,
+// shmem and swap, with current = RSS; kernel, slab and socket memory stay 0 there.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +30,8 @@ namespace drip::agent {
 
 class CgroupUnitSampler {
  public:
-  explicit CgroupUnitSampler(CgroupMount memory_hierarchy);
+  // `proc_root` is read only for hierarchies without the memory controller.
+  explicit CgroupUnitSampler(CgroupMount memory_hierarchy, std::string proc_root = "/proc");
 
   // Appends one sample per readable unit, stamped `timestamp_ms`. Units that vanish
   // mid-read are skipped; others that cannot be read are counted in errors().
@@ -45,7 +49,10 @@ class CgroupUnitSampler {
   uint64_t errors() const { return errors_; }
 
  private:
+  absl::StatusOr<drip::v1::CgroupMemory> SumProcesses(const std::string& dir) const;
+
   CgroupMount hierarchy_;
+  std::string proc_root_;
   CgroupTree tree_;
   uint64_t units_last_pass_ = 0;
   uint64_t errors_ = 0;

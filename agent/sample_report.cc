@@ -30,11 +30,10 @@ std::string RenderSampleTable(std::string_view sampler, std::string_view fallbac
     instance_width = std::max(instance_width, s.instance().size());
     processes += s.memory_case() == drip::v1::Sample::kProcess;
   }
-  std::string out = fmt::format("sampler: {}{} ({} processes, {} entities)\n", sampler,
-                                fallback_reason.empty()
-                                    ? std::string()
-                                    : fmt::format(", falling back from BPF: {}", fallback_reason),
-                                processes, samples.size());
+  std::string out = fmt::format(
+      "sampler: {}{} ({} processes, {} entities)\n", sampler,
+      fallback_reason.empty() ? std::string() : fmt::format(" (fallback: {})", fallback_reason),
+      processes, samples.size());
   constexpr size_t kNumberWidth = 13;
   out += fmt::format("{:<{}}  {:<{}}  {:<7}  {:>{}}  {}\n", "COMPONENT", component_width,
                      "INSTANCE", instance_width, "KIND", "UNRECLAIMABLE", kNumberWidth, "FIGURES");

@@ -68,8 +68,8 @@ TEST(SampleReportTest, TableSaysWhichSamplerAndListsEveryProcess) {
 TEST(SampleReportTest, TableSaysWhyTheSamplerFellBackFromBpf) {
   std::vector<drip::v1::Sample> samples = {ProcessSample("proc:bash", "8@1", 1 << 20, 0)};
   std::string table = RenderSampleTable("proc", "BPF: the kernel refused", samples);
-  EXPECT_EQ(table.rfind("sampler: proc, falling back from BPF: BPF: the kernel refused (1 "
-                        "processes, 1 entities)\n",
+  EXPECT_EQ(table.rfind("sampler: proc (fallback: BPF: the kernel refused) (1 processes, 1 "
+                        "entities)\n",
                         0),
             0u)
       << table;

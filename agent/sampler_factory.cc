@@ -30,9 +30,10 @@ std::unique_ptr<CgroupUnitSampler> CreateUnitSampler(const AgentConfig& config) 
                           std::string(hierarchy.status().message()));
     return nullptr;
   }
-  Logger("agent")->info("systemd units: memory from cgroup {} at {}", hierarchy->v2 ? "v2" : "v1",
-                        hierarchy->path);
-  return std::make_unique<CgroupUnitSampler>(*hierarchy);
+  Logger("agent")->info("systemd units: memory from cgroup {} at {}{}", hierarchy->v2 ? "v2" : "v1",
+                        hierarchy->path,
+                        hierarchy->memory ? "" : " (no memory controller: summed from processes)");
+  return std::make_unique<CgroupUnitSampler>(*hierarchy, config.proc_root);
 }
 
 std::unique_ptr<SlabSampler> CreateSlabSampler(const AgentConfig& config) {
