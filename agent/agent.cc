@@ -127,6 +127,7 @@ absl::StatusOr<size_t> Agent::RunOnePass() {
     }
   }
   const uint64_t skipped_total = sampler_->skipped_entities();
+  pass.lost_events_total = sampler_->lost_events();
   // The agent's own cost is refreshed with every pass; a failure only leaves it stale.
   SelfUsage usage_now;
   {

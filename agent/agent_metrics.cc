@@ -44,6 +44,11 @@ AgentMetrics::AgentMetrics() : registry_(std::make_shared<prometheus::Registry>(
                   .Help("Entities left out because a pass had more than max_entities")
                   .Register(r)
                   .Add({});
+  lost_events_ = &BuildCounter()
+                      .Name("drip_agent_process_events_lost_total")
+                      .Help("Process fork/exec/exit events the kernel dropped (ring buffer full)")
+                      .Register(r)
+                      .Add({});
   buffered_batches_ = &BuildGauge()
                            .Name("drip_agent_buffered_batches")
                            .Help("Batches waiting for the collector's acknowledgement")
@@ -97,6 +102,10 @@ void AgentMetrics::RecordPass(const Pass& pass, const SelfUsage& usage,
   slab_caches_->Set(static_cast<double>(pass.slab_caches));
   exits_->Increment(static_cast<double>(pass.exits));
   skipped_->Increment(static_cast<double>(pass.skipped));
+  if (pass.lost_events_total > last_lost_events_) {
+    lost_events_->Increment(static_cast<double>(pass.lost_events_total - last_lost_events_));
+    last_lost_events_ = pass.lost_events_total;
+  }
   buffered_batches_->Set(static_cast<double>(buffer.buffered_batches));
   if (buffer.dropped_batches > last_dropped_batches_) {
     dropped_batches_->Increment(

@@ -31,6 +31,7 @@ class AgentMetrics {
     uint64_t slab_caches = 0;
     uint64_t exits = 0;
     uint64_t skipped = 0;
+    uint64_t lost_events_total = 0;  // since start
   };
 
   // Registers every metric; serves them on `listen_address` ("host:port", port 0 picks
@@ -59,12 +60,14 @@ class AgentMetrics {
   prometheus::Gauge* slab_caches_;
   prometheus::Counter* exits_;
   prometheus::Counter* skipped_;
+  prometheus::Counter* lost_events_;
   prometheus::Gauge* buffered_batches_;
   prometheus::Counter* dropped_batches_;
   prometheus::Gauge* fallback_;
   prometheus::Family<prometheus::Gauge>* sampler_info_;
   double last_cpu_seconds_ = 0;
   uint64_t last_dropped_batches_ = 0;
+  uint64_t last_lost_events_ = 0;
 };
 
 }  // namespace drip::agent

@@ -50,6 +50,7 @@ class BpfSampler final : public Sampler {
 
   absl::StatusOr<std::vector<drip::v1::Sample>> SampleOnce() override;
   std::string name() const override { return "bpf"; }
+  uint64_t lost_events() const override { return last_pass_.lost_events; }
 
   const PassStats& last_pass() const { return last_pass_; }
 

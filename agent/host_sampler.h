@@ -44,6 +44,7 @@ class HostSampler final : public Sampler {
   std::string fallback_reason() const override { return fallback_reason_; }
   const PassStats& last_pass() const { return last_pass_; }
   uint64_t skipped_entities() const override { return skipped_total_; }
+  uint64_t lost_events() const override { return processes_->lost_events(); }
   Sampler* process_sampler() const { return processes_.get(); }
 
  private:

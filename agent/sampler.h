@@ -37,6 +37,9 @@ class Sampler {
   // Entities left out by a per-pass cap since the sampler started. Call from the thread
   // that runs SampleOnce.
   virtual uint64_t skipped_entities() const { return 0; }
+
+  // Process lifecycle events the kernel side dropped (BPF ring buffer full) since start.
+  virtual uint64_t lost_events() const { return 0; }
 };
 
 }  // namespace drip::agent

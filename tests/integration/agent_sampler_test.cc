@@ -123,6 +123,7 @@ TEST(AgentSamplerTest, AgentRunsBpfByDefaultReportsExitsAndExportsItsOwnCost) {
   EXPECT_GT(MetricValue(*metrics, "drip_agent_pass_duration_seconds_count").value_or(0), 0);
   EXPECT_GT(MetricValue(*metrics, "drip_agent_entities{kind=\"process\"}").value_or(0), 0);
   EXPECT_GE(MetricValue(*metrics, "drip_agent_process_exits_total").value_or(0), 1);
+  EXPECT_EQ(MetricValue(*metrics, "drip_agent_process_events_lost_total").value_or(-1), 0);
 }
 
 }  // namespace
