@@ -24,8 +24,10 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,6 +72,21 @@ drip::v1::SampleBatch MakeBatch(int stream, uint64_t sequence, int samples, int6
     p->set_swap_bytes(0);
   }
   return batch;
+}
+
+// utime + stime of a live process, in seconds: the collector's own share of the two
+// cores this benchmark splits with its load generator.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the parenthesised comm; utime and stime are fields 14 and 15.
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 uint64_t PeakRssBytes(pid_t pid) {
@@ -275,6 +292,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  const double cpu_before = CpuSeconds(pid);
   auto start = Clock::now();
   std::vector<StreamStats> stats(opt.streams);
   std::vector<std::thread> threads;
@@ -283,6 +301,7 @@ int main(int argc, char** argv) {
   }
   for (auto& th : threads) th.join();
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  const double collector_cpu = CpuSeconds(pid) - cpu_before;
   uint64_t peak_rss = PeakRssBytes(pid);
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
@@ -308,6 +327,8 @@ int main(int argc, char** argv) {
   std::printf("ack latency p50 %.2f ms, p99 %.2f ms\n", Percentile(latencies, 0.5),
               Percentile(latencies, 0.99));
   std::printf("collector peak RSS: %.1f MiB\n", peak_rss / 1048576.0);
+  std::printf("collector CPU: %.2f cores busy, %.0f samples per collector CPU-second\n",
+              collector_cpu / secs, collector_cpu > 0 ? samples / collector_cpu : 0);
   if (own_dir) std::filesystem::remove_all(opt.dir);
   return errors == 0 ? 0 : 1;
 }

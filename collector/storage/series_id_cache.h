@@ -11,7 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace drip::collector {
 
@@ -34,7 +35,9 @@ class SeriesIdCache {
   const std::string& Key(std::string_view component, std::string_view instance);
 
   const size_t max_entries_;
-  std::unordered_map<std::string, uint64_t> ids_;
+  // Open addressing keeps the probe to one cache line plus the key compare; the
+  // node-based std::unordered_map cost ~9% of the collector's ingest CPU here.
+  absl::flat_hash_map<std::string, uint64_t> ids_;
   std::string scratch_;
 };
 
