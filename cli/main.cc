@@ -4,11 +4,13 @@
 #include <optional>
 
 #include "CLI/CLI.hpp"
+#include "cli/analyze_command.h"
 #include "cli/dripctl_config.h"
 #include "cli/exit_codes.h"
 #include "cli/hosts_command.h"
 #include "cli/query_client.h"
 #include "cli/series_command.h"
+#include "cli/suspects_command.h"
 #include "common/duration.h"
 #include "common/version.h"
 
@@ -49,6 +51,27 @@ int main(int argc, char** argv) {
   series->add_option("--since", since_text, "only samples newer than this (e.g. 30m, 6h, 2d)");
   series->add_flag("--json", series_options.json, "print JSON instead of a table");
 
+  drip::cli::AnalyzeOptions analyze_options;
+  auto* analyze = app.add_subcommand(
+      "analyze", "replay a CSV of memory samples through the leak detector (no collector needed)");
+  analyze
+      ->add_option("--input", analyze_options.input,
+                   "CSV with header timestamp,host,component,instance,bytes ('-' for stdin)")
+      ->required();
+  analyze->add_option("--config", analyze_options.config_path,
+                      "detector YAML (docs/detector.md); the detector's defaults when absent");
+  analyze->add_option("--output", analyze_options.output_path,
+                      "write the JSON report to this file instead of stdout");
+  analyze->add_flag("--skip-bad-rows", analyze_options.skip_bad_rows,
+                    "skip and count malformed rows instead of stopping at the first");
+
+  bool suspects_json = false;
+  std::string suspects_component;
+  auto* suspects = app.add_subcommand(
+      "suspects", "what the collector's online leak detector suspects now, and why");
+  suspects->add_option("--component", suspects_component, "only this component");
+  suspects->add_flag("--json", suspects_json, "print JSON instead of tables");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -60,6 +83,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "dripctl: " << e.what() << " (see dripctl --help)\n";
     return drip::cli::kExitUsage;
+  }
+
+  // Offline: no collector, so neither the dripctl config nor a client is involved.
+  if (analyze->parsed()) {
+    absl::Status status = drip::cli::RunAnalyzeCommand(analyze_options, std::cout, std::cerr);
+    return status.ok() ? drip::cli::kExitOk : Fail(status);
   }
 
   auto config = drip::cli::LoadDripctlConfig(config_path);
@@ -88,6 +117,8 @@ int main(int argc, char** argv) {
       series_options.since = *since;
     }
     status = drip::cli::RunSeriesCommand(client, series_options, std::cout);
+  } else if (suspects->parsed()) {
+    status = drip::cli::RunSuspectsCommand(client, suspects_component, suspects_json, std::cout);
   }
   if (!status.ok()) return Fail(status);
   return drip::cli::kExitOk;

@@ -48,4 +48,13 @@ absl::StatusOr<drip::v1::GetSeriesResponse> QueryClient::GetSeries(
   return response;
 }
 
+absl::StatusOr<drip::v1::ListSuspectsResponse> QueryClient::ListSuspects(
+    const drip::v1::ListSuspectsRequest& request) {
+  auto context = NewContext();
+  drip::v1::ListSuspectsResponse response;
+  grpc::Status status = stub_->ListSuspects(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "ListSuspects");
+  return response;
+}
+
 }  // namespace drip::cli

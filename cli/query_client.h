@@ -20,6 +20,8 @@ class QueryClient {
 
   absl::StatusOr<drip::v1::ListHostsResponse> ListHosts();
   absl::StatusOr<drip::v1::GetSeriesResponse> GetSeries(const drip::v1::GetSeriesRequest& request);
+  absl::StatusOr<drip::v1::ListSuspectsResponse> ListSuspects(
+      const drip::v1::ListSuspectsRequest& request);
 
   const std::string& address() const { return address_; }
 

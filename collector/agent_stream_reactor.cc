@@ -172,6 +172,9 @@ void AgentStreamReactor::HandleHello() {
   *info.mutable_labels() = hello.labels();
   info.set_agent_version(hello.agent_version());
   info.set_memory_total_bytes(hello.memory_total_bytes());
+  if (env_->detector != nullptr && hello.memory_total_bytes() > 0) {
+    env_->detector->SetHostMemory(hello.host(), hello.memory_total_bytes());
+  }
   info.set_sampler(hello.status().sampler());
   info.set_first_seen_ms(now_ms);
   info.set_last_seen_ms(now_ms);
@@ -234,6 +237,9 @@ void AgentStreamReactor::HandleBatch(size_t wire_bytes) {
     return;
   }
   env_->health->ReportWriteOk();
+
+  // Only what is durable feeds the detector, so a replay after a crash sees the same.
+  if (result->stored && env_->detector != nullptr) env_->detector->ObserveBatch(host_, batch);
 
   CollectorMetrics& m = *env_->metrics;
   if (result->stored) {

@@ -33,6 +33,7 @@
 
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
+#include "collector/online_detector.h"
 #include "collector/sample_validator.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage_health.h"
@@ -56,7 +57,8 @@ struct AgentStreamEnv {
   CollectorMetrics* metrics = nullptr;
   ConnectedHosts* hosts = nullptr;
   StorageHealth* health = nullptr;
-  WorkerPool* writers = nullptr;  // runs every store call a stream makes
+  WorkerPool* writers = nullptr;       // runs every store call a stream makes
+  OnlineDetector* detector = nullptr;  // fed every batch once it is durable
   const Clock* clock = nullptr;
   // Runs once, from whichever thread ends the reactor, just before it deletes itself.
   std::function<void(AgentStreamReactor*)> on_destroy;

@@ -85,6 +85,9 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadUint("ingest.max_samples_per_batch", &c->ingest.max_samples_per_batch));
   RETURN_IF_ERROR(
       r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
+  RETURN_IF_ERROR(analyzer::ReadDetectorConfig(r, "detector.", &c->detector));
+  RETURN_IF_ERROR(
+      r.ReadDuration("detector.rebuild_window", &c->detector_rebuild_window, milliseconds(0)));
   return r.CheckNoUnknownKeys();
 }
 

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "analyzer/detector_config.h"
 
 namespace drip::collector {
 
@@ -54,6 +55,10 @@ struct CollectorConfig {
   Metrics metrics;
   Ingest ingest;
   Log log;
+  // The online leak detector (docs/detector.md): its thresholds under `detector:`, and
+  // how much stored history it replays at start (detector.rebuild_window).
+  analyzer::DetectorConfig detector;
+  std::chrono::milliseconds detector_rebuild_window = std::chrono::hours(72);
 
   // Reads `path`; absent keys keep their defaults.
   static absl::StatusOr<CollectorConfig> FromFile(const std::string& path);

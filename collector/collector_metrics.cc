@@ -63,7 +63,17 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
           Counter(r, "drip_storage_retention_errors_total", "Retention passes that failed")),
       healthy(Gauge(r, "drip_collector_healthy",
                     "1 while the store accepts writes, 0 after a failed write until one "
-                    "succeeds")) {
+                    "succeeds")),
+      detector_suspects(Gauge(r, "drip_detector_suspects",
+                              "(host, component) series the online leak detector suspects")),
+      detector_suspected_components(
+          Gauge(r, "drip_detector_suspected_components", "Components with at least one suspect")),
+      detector_series(Gauge(r, "drip_detector_series",
+                            "(host, component) series the online leak detector follows")),
+      detector_samples(Gauge(r, "drip_detector_samples",
+                             "Component levels fed to the detector since start (incl. rebuild)")),
+      detector_rebuild_seconds(Gauge(r, "drip_detector_rebuild_seconds",
+                                     "Time the detector's rebuild from the store took at start")) {
   // Every label value exists from the start so that rate() and alerts see a 0 rather
   // than a missing series before the first occurrence.
   for (std::string_view reason : reject_reason::All()) Rejected(reason);

@@ -40,18 +40,23 @@ struct CollectorMetrics {
   prometheus::Family<prometheus::Counter>& rejected_family;
   prometheus::Family<prometheus::Counter>& streams_family;
 
-  prometheus::Counter& ingest_batches;            // drip_ingest_batches_total
-  prometheus::Counter& ingest_samples;            // drip_ingest_samples_total
-  prometheus::Counter& ingest_bytes;              // drip_ingest_bytes_total
-  prometheus::Counter& ingest_duplicate_batches;  // drip_ingest_duplicate_batches_total
-  prometheus::Counter& ingest_gap_batches;        // drip_ingest_gap_batches_total
-  prometheus::Gauge& agents_connected;            // drip_agents_connected
-  prometheus::Gauge& storage_size_bytes;          // drip_storage_size_bytes
-  prometheus::Histogram& storage_write_seconds;   // drip_storage_write_seconds
-  prometheus::Counter& storage_write_errors;      // drip_storage_write_errors_total
-  prometheus::Counter& retention_deleted_chunks;  // drip_storage_retention_deleted_chunks_total
-  prometheus::Counter& retention_errors;          // drip_storage_retention_errors_total
-  prometheus::Gauge& healthy;                     // drip_collector_healthy
+  prometheus::Counter& ingest_batches;               // drip_ingest_batches_total
+  prometheus::Counter& ingest_samples;               // drip_ingest_samples_total
+  prometheus::Counter& ingest_bytes;                 // drip_ingest_bytes_total
+  prometheus::Counter& ingest_duplicate_batches;     // drip_ingest_duplicate_batches_total
+  prometheus::Counter& ingest_gap_batches;           // drip_ingest_gap_batches_total
+  prometheus::Gauge& agents_connected;               // drip_agents_connected
+  prometheus::Gauge& storage_size_bytes;             // drip_storage_size_bytes
+  prometheus::Histogram& storage_write_seconds;      // drip_storage_write_seconds
+  prometheus::Counter& storage_write_errors;         // drip_storage_write_errors_total
+  prometheus::Counter& retention_deleted_chunks;     // drip_storage_retention_deleted_chunks_total
+  prometheus::Counter& retention_errors;             // drip_storage_retention_errors_total
+  prometheus::Gauge& healthy;                        // drip_collector_healthy
+  prometheus::Gauge& detector_suspects;              // drip_detector_suspects
+  prometheus::Gauge& detector_suspected_components;  // drip_detector_suspected_components
+  prometheus::Gauge& detector_series;                // drip_detector_series
+  prometheus::Gauge& detector_samples;               // drip_detector_samples
+  prometheus::Gauge& detector_rebuild_seconds;       // drip_detector_rebuild_seconds
 };
 
 }  // namespace drip::collector

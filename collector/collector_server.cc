@@ -60,11 +60,32 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
 
+  // Replay recent history before serving, so suspects and normal levels survive a
+  // restart and live batches never interleave with the replay.
+  detector_ = std::make_unique<OnlineDetector>(config_.detector);
+  const auto rebuild_start = std::chrono::steady_clock::now();
+  absl::StatusOr<uint64_t> replayed =
+      detector_->Rebuild(store_.get(), clock_->NowMs() - config_.detector_rebuild_window.count());
+  if (!replayed.ok()) {
+    TearDown();
+    return absl::Status(
+        replayed.status().code(),
+        fmt::format("rebuilding the leak detector from {}: {}", config_.storage.path,
+                    std::string(replayed.status().message())));
+  }
+  detector_->AdvanceTo(clock_->NowMs() / 1000);
+  metrics_.detector_rebuild_seconds.Set(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuild_start).count());
+  RefreshDetectorMetrics();
+  log->info("leak detector rebuilt from {} stored samples: {} series, {} suspects", *replayed,
+            detector_->series_count(), detector_->suspect_count());
+
   writers_ = std::make_unique<WorkerPool>("drip-write", config_.storage.write_threads);
   readers_ = std::make_unique<WorkerPool>("drip-query", kQueryThreads);
   ingest_ = std::make_unique<IngestService>(store_.get(), &validator_, &metrics_, &hosts_, &health_,
-                                            writers_.get(), clock_);
-  query_ = std::make_unique<QueryServiceImpl>(store_.get(), &hosts_, readers_.get());
+                                            writers_.get(), clock_, detector_.get());
+  query_ =
+      std::make_unique<QueryServiceImpl>(store_.get(), &hosts_, readers_.get(), detector_.get());
 
   if (!config_.metrics.listen_address.empty()) {
     absl::StatusOr<ListenAddress> address = ListenAddress::Parse(config_.metrics.listen_address);
@@ -129,8 +150,12 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   bound.grpc = grpc_address->LocalDialAddress(grpc_port);
   health_.AttachHealthService(server_->GetHealthCheckService());
 
-  maintenance_ = std::make_unique<StorageMaintenance>(store_.get(), &metrics_,
-                                                      config_.storage.retention_check_interval);
+  maintenance_ = std::make_unique<StorageMaintenance>(
+      store_.get(), &metrics_, config_.storage.retention_check_interval, std::chrono::seconds(5),
+      [this] {
+        detector_->AdvanceTo(clock_->NowMs() / 1000);
+        RefreshDetectorMetrics();
+      });
   maintenance_->Start();
 
   log->info(
@@ -155,6 +180,15 @@ void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
   TearDown();
 }
 
+void CollectorServer::RefreshDetectorMetrics() {
+  drip::v1::ListSuspectsResponse now;
+  detector_->Fill("", &now);
+  metrics_.detector_suspects.Set(now.suspects_size());
+  metrics_.detector_suspected_components.Set(now.components_size());
+  metrics_.detector_series.Set(static_cast<double>(detector_->series_count()));
+  metrics_.detector_samples.Set(static_cast<double>(detector_->samples_observed()));
+}
+
 void CollectorServer::TearDown() {
   // Workers may still report store health; they must stop touching the server first.
   health_.AttachHealthService(nullptr);
@@ -169,6 +203,7 @@ void CollectorServer::TearDown() {
   maintenance_.reset();
   writers_.reset();
   readers_.reset();
+  detector_.reset();
   if (store_) {
     store_.reset();
     Logger("collector")->info("store closed");

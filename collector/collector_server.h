@@ -19,6 +19,7 @@
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
 #include "collector/ingest_service.h"
+#include "collector/online_detector.h"
 #include "collector/query_service.h"
 #include "collector/sample_validator.h"
 #include "collector/storage/rocksdb_series_store.h"
@@ -81,7 +82,10 @@ class CollectorServer {
   ConnectedHosts hosts_;
   SampleValidator validator_;
 
+  void RefreshDetectorMetrics();
+
   std::unique_ptr<SeriesStore> store_;
+  std::unique_ptr<OnlineDetector> detector_;
   std::unique_ptr<WorkerPool> writers_;
   std::unique_ptr<WorkerPool> readers_;
   std::unique_ptr<IngestService> ingest_;

@@ -152,6 +152,9 @@ class FlakyStore final : public SeriesStore {
                                                            int64_t until_ms) override {
     return real_->ReadSeries(host, component, since_ms, until_ms);
   }
+  absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override {
+    return real_->ListComponents(host);
+  }
   absl::StatusOr<uint64_t> EnforceRetention() override { return real_->EnforceRetention(); }
   uint64_t ApproximateSizeBytes() override { return real_->ApproximateSizeBytes(); }
 
@@ -216,6 +219,15 @@ class CollectorServerTest : public ::testing::Test {
     int n = 0;
     for (const auto& series : response.series()) n += series.samples_size();
     return n;
+  }
+
+  drip::v1::ListSuspectsResponse ListSuspects() {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+    drip::v1::ListSuspectsResponse response;
+    grpc::Status s = query_->ListSuspects(&context, drip::v1::ListSuspectsRequest(), &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response;
   }
 
   std::optional<drip::v1::HostInfo> ListedHost(const std::string& host) {
@@ -625,6 +637,64 @@ TEST_F(CollectorServerTest, DataSurvivesARestartOnTheSameStore) {
   EXPECT_EQ(agent->SayHello("web-1"), 1u);
   EXPECT_EQ(StoredSamples("web-1", "svc:app"), 2);
   EXPECT_TRUE(agent->Close().ok());
+}
+
+// Four hours of a component growing 60 MiB/h next to a flat one, in one batch, with the
+// detector's durations scaled down from hours to minutes.
+AgentMessage LeakHistory(uint64_t sequence) {
+  AgentMessage m;
+  drip::v1::SampleBatch* b = m.mutable_batch();
+  b->set_sequence(sequence);
+  const int64_t start = NowMs() - 4 * 3600 * 1000;
+  for (int minute = 0; minute < 240; ++minute) {
+    for (const char* component : {"svc:leaky", "svc:steady"}) {
+      drip::v1::Sample* s = b->add_samples();
+      s->set_component(component);
+      s->set_instance("7@1");
+      s->set_timestamp_ms(start + minute * 60'000);
+      const uint64_t mib = std::string(component) == "svc:leaky" ? 100 + minute : 100;
+      s->mutable_process()->set_anon_rss_bytes(mib << 20);
+    }
+  }
+  return m;
+}
+
+TEST_F(CollectorServerTest, LeakingComponentBecomesASuspectThatSurvivesARestart) {
+  config_.detector.epoch_seconds = 60;
+  config_.detector.floor_epochs = 1;
+  config_.detector.startup_grace_seconds = 0;
+  config_.detector.fleet_min_climb_seconds = 300;
+  config_.detector.min_climb_seconds = 600;
+  config_.detector.young_fast_min_climb_seconds = 1800;
+  config_.detector.level_off_seconds = 600;
+  config_.grpc.max_message_bytes = 1 << 20;
+  StartServer();
+  {
+    auto agent = NewAgent();
+    ASSERT_EQ(agent->SayHello("web-1"), 0u);
+    ASSERT_TRUE(agent->Send(LeakHistory(1)));
+    ASSERT_TRUE(agent->AwaitAck(1));
+    ASSERT_TRUE(agent->Close().ok());
+  }
+  drip::v1::ListSuspectsResponse suspects = ListSuspects();
+  ASSERT_EQ(suspects.suspects_size(), 1);
+  EXPECT_EQ(suspects.suspects(0).host(), "web-1");
+  EXPECT_EQ(suspects.suspects(0).component(), "svc:leaky");
+  EXPECT_EQ(suspects.suspects(0).instance(), "7@1");
+  EXPECT_NEAR(suspects.suspects(0).growth_bytes_per_hour(), 60.0 * (1 << 20), 6.0 * (1 << 20));
+  EXPECT_TRUE(suspects.suspects(0).has_eta_to_oom_seconds());  // the hello said 8 GiB
+  EXPECT_FALSE(suspects.suspects(0).reason().empty());
+  ASSERT_EQ(suspects.components_size(), 1);
+  EXPECT_EQ(suspects.components(0).hosts(), 1);
+
+  server_->Shutdown();
+  server_.reset();
+  StartServer();  // rebuilds the detector from the store
+  suspects = ListSuspects();
+  ASSERT_EQ(suspects.suspects_size(), 1);
+  EXPECT_EQ(suspects.suspects(0).component(), "svc:leaky");
+  EXPECT_EQ(Metric("drip_detector_suspects"), 1);
+  EXPECT_EQ(Metric("drip_detector_series"), 2);
 }
 
 TEST_F(CollectorServerTest, UnusableStorePathFailsStartNamingThePath) {

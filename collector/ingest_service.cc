@@ -8,7 +8,9 @@ namespace drip::collector {
 
 IngestService::IngestService(SeriesStore* store, const SampleValidator* validator,
                              CollectorMetrics* metrics, ConnectedHosts* hosts,
-                             StorageHealth* health, WorkerPool* writers, const Clock* clock) {
+                             StorageHealth* health, WorkerPool* writers, const Clock* clock,
+                             OnlineDetector* detector) {
+  env_.detector = detector;
   env_.store = store;
   env_.validator = validator;
   env_.metrics = metrics;

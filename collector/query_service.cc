@@ -24,8 +24,21 @@ grpc::ServerUnaryReactor* RunOn(WorkerPool* pool, grpc::CallbackServerContext* c
 
 }  // namespace
 
-QueryServiceImpl::QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers)
-    : store_(store), hosts_(hosts), readers_(readers) {}
+QueryServiceImpl::QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers,
+                                   const OnlineDetector* detector)
+    : store_(store), hosts_(hosts), readers_(readers), detector_(detector) {}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
+    grpc::CallbackServerContext* context, const drip::v1::ListSuspectsRequest* request,
+    drip::v1::ListSuspectsResponse* response) {
+  return RunOn(readers_, context, [this, request, response] {
+    if (detector_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this collector runs no leak detector");
+    }
+    detector_->Fill(request->component(), response);
+    return grpc::Status::OK;
+  });
+}
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListHosts(grpc::CallbackServerContext* context,
                                                       const drip::v1::ListHostsRequest*,

@@ -7,11 +7,14 @@
 //              time range is inverted; NOT_FOUND when the host has never said hello;
 //              an empty list when the host exists but has no such component. until_ms 0
 //              has no upper bound (samples up to ingest.max_future_skew ahead included).
+//   ListSuspects: the online detector's suspects and suspected components, optionally
+//              of one component; UNAVAILABLE when the collector runs without detector.
 //
 // Thread-safe. Must outlive the grpc::Server it is registered with.
 #pragma once
 
 #include "collector/connected_hosts.h"
+#include "collector/online_detector.h"
 #include "collector/storage/series_store.h"
 #include "collector/worker_pool.h"
 #include "drip/v1/query.grpc.pb.h"
@@ -21,7 +24,8 @@ namespace drip::collector {
 class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
  public:
   // Every pointer must outlive the service.
-  QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers);
+  QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers,
+                   const OnlineDetector* detector = nullptr);
 
   grpc::ServerUnaryReactor* ListHosts(grpc::CallbackServerContext* context,
                                       const drip::v1::ListHostsRequest* request,
@@ -29,6 +33,9 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::ServerUnaryReactor* GetSeries(grpc::CallbackServerContext* context,
                                       const drip::v1::GetSeriesRequest* request,
                                       drip::v1::GetSeriesResponse* response) override;
+  grpc::ServerUnaryReactor* ListSuspects(grpc::CallbackServerContext* context,
+                                         const drip::v1::ListSuspectsRequest* request,
+                                         drip::v1::ListSuspectsResponse* response) override;
 
   // The work behind each RPC, callable without gRPC (and run on `readers` by the RPCs).
   grpc::Status DoListHosts(drip::v1::ListHostsResponse* response);
@@ -39,6 +46,7 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   SeriesStore* store_;
   ConnectedHosts* hosts_;
   WorkerPool* readers_;
+  const OnlineDetector* detector_;
 };
 
 }  // namespace drip::collector

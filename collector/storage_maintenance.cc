@@ -12,11 +12,13 @@ namespace drip::collector {
 
 StorageMaintenance::StorageMaintenance(SeriesStore* store, CollectorMetrics* metrics,
                                        std::chrono::milliseconds retention_interval,
-                                       std::chrono::milliseconds size_interval)
+                                       std::chrono::milliseconds size_interval,
+                                       std::function<void()> periodic)
     : store_(store),
       metrics_(metrics),
       retention_interval_(retention_interval),
-      size_interval_(size_interval) {}
+      size_interval_(size_interval),
+      periodic_(std::move(periodic)) {}
 
 StorageMaintenance::~StorageMaintenance() { Stop(); }
 
@@ -58,6 +60,7 @@ void StorageMaintenance::Run() {
     if (now >= next_size) {
       lock.unlock();
       metrics_->storage_size_bytes.Set(static_cast<double>(store_->ApproximateSizeBytes()));
+      if (periodic_) periodic_();
       lock.lock();
       next_size = Clock::now() + size_interval_;
     }

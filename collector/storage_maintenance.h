@@ -5,11 +5,13 @@
 // next interval; the store keeps serving meanwhile.
 //
 // Start() and Stop() from one owning thread; Stop() is idempotent and returns promptly
-// (a pass in progress completes first).
+// (a pass in progress completes first). `periodic`, when set, also runs every
+// size_interval on this thread (the online detector's advance).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -23,7 +25,8 @@ class StorageMaintenance {
   // `store` and `metrics` must outlive this object.
   StorageMaintenance(SeriesStore* store, CollectorMetrics* metrics,
                      std::chrono::milliseconds retention_interval,
-                     std::chrono::milliseconds size_interval = std::chrono::seconds(5));
+                     std::chrono::milliseconds size_interval = std::chrono::seconds(5),
+                     std::function<void()> periodic = nullptr);
   ~StorageMaintenance();  // Stop()
 
   void Start();
@@ -37,6 +40,7 @@ class StorageMaintenance {
   CollectorMetrics* metrics_;
   std::chrono::milliseconds retention_interval_;
   std::chrono::milliseconds size_interval_;
+  std::function<void()> periodic_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -446,6 +446,31 @@ absl::StatusOr<std::vector<drip::v1::HostInfo>> RocksDbSeriesStore::ListHosts() 
   return hosts;
 }
 
+absl::StatusOr<std::vector<std::string>> RocksDbSeriesStore::ListComponents(
+    const std::string& host) {
+  const std::string prefix = SeriesIndexHostPrefix(host);
+  const std::string upper = PrefixSuccessor(prefix);
+  const rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions read;
+  read.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, meta_cf_));
+  std::vector<std::string> components;
+  std::string component;
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    if (!ParseSeriesIndexComponent(ToView(it->key()), prefix, &component)) {
+      return absl::DataLossError(
+          fmt::format("store at {}: corrupt series index entry of host {}", options_.path, host));
+    }
+    // Keys are sorted, so a component's instances are adjacent.
+    if (components.empty() || components.back() != component) components.push_back(component);
+  }
+  if (!it->status().ok()) {
+    return StoreError(options_.path, fmt::format("listing the components of {}", host),
+                      it->status());
+  }
+  return components;
+}
+
 absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
     const std::string& host, const std::string& component, int64_t since_ms, int64_t until_ms) {
   // Expired samples stay invisible even before compaction has dropped their chunk.

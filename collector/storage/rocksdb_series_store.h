@@ -80,6 +80,7 @@ class RocksDbSeriesStore final : public SeriesStore {
   // last one: each full pass rewrites the whole store, and in between ordinary
   // compactions drop expired chunks in whatever files they touch. Returns the chunks
   // dropped by any compaction since the previous call.
+  absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override;
   absl::StatusOr<uint64_t> EnforceRetention() override;
   uint64_t ApproximateSizeBytes() override;
 

@@ -94,6 +94,19 @@ std::string SeriesIndexPrefix(std::string_view host, std::string_view component)
   return key;
 }
 
+std::string SeriesIndexHostPrefix(std::string_view host) {
+  std::string key(kSeriesIndexPrefix);
+  AppendName(host, &key);
+  return key;
+}
+
+bool ParseSeriesIndexComponent(std::string_view key, std::string_view host_prefix,
+                               std::string* component) {
+  if (key.substr(0, host_prefix.size()) != host_prefix) return false;
+  key.remove_prefix(host_prefix.size());
+  return ConsumeName(&key, component);
+}
+
 bool ParseSeriesIndexInstance(std::string_view key, std::string_view prefix,
                               std::string* instance) {
   if (key.substr(0, prefix.size()) != prefix) return false;

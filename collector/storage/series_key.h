@@ -57,6 +57,11 @@ bool ParseChunkKey(std::string_view key, uint64_t* series_id, int64_t* window_st
 std::string SeriesIndexKey(std::string_view host, std::string_view component,
                            std::string_view instance);
 std::string SeriesIndexPrefix(std::string_view host, std::string_view component);
+// Every index key of `host` starts with this; ParseSeriesIndexComponent reads the
+// component that follows it.
+std::string SeriesIndexHostPrefix(std::string_view host);
+bool ParseSeriesIndexComponent(std::string_view key, std::string_view host_prefix,
+                               std::string* component);
 // Reads the instance from a series index key that starts with `prefix`; false when the
 // rest of the key is not exactly one encoded name.
 bool ParseSeriesIndexInstance(std::string_view key, std::string_view prefix, std::string* instance);

@@ -62,6 +62,10 @@ class SeriesStore {
                                                                    int64_t since_ms,
                                                                    int64_t until_ms) = 0;
 
+  // Every component `host` has stored series of (retained or not yet compacted away),
+  // sorted. Used to rebuild the online detector at start.
+  virtual absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) = 0;
+
   // Deletes samples older than the retention and returns how many chunks it removed.
   // Called periodically by the collector; also safe to call at any time.
   virtual absl::StatusOr<uint64_t> EnforceRetention() = 0;

@@ -1,0 +1,64 @@
+// Climb: one stretch over which a series' floor keeps rising through buckets without
+// falling back — the unit of evidence of the bucketed detector. It keeps a dozen evenly
+// spaced checkpoints of the stretch (spacing doubles when they run out), enough to tell
+// a steady rise (a leak) from a step, a warm-up that slows down, or half a daily cycle.
+//
+// Fixed size (~120 bytes) whatever the climb's length.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace drip::analyzer {
+
+class Climb {
+ public:
+  bool active() const { return active_; }
+  void Reset() { active_ = false; }
+
+  // Starts a climb at floor bucket `bucket` at time `t`.
+  void Start(int64_t t, int32_t bucket);
+  // Adds the next floor. Returns false (and ends the climb) when it fell more than
+  // `tolerance` buckets below the climb's maximum.
+  bool Add(int64_t t, int32_t bucket, int tolerance);
+
+  int64_t start_time() const { return start_t_; }
+  int64_t last_time() const { return last_t_; }
+  int64_t duration() const { return last_t_ - start_t_; }
+  int32_t start_bucket() const { return start_bucket_; }
+  int32_t max_bucket() const { return max_bucket_; }
+  int32_t last_bucket() const { return last_bucket_; }
+  int32_t rise() const { return max_bucket_ - start_bucket_; }
+  int records() const { return records_; }
+  int64_t last_record_time() const { return last_record_t_; }
+
+  // Steadiness: the smallest rise over one third of the climb, as a fraction of a third
+  // of the whole rise. ~1 for a linear rise, ~0 for a step or a warm-up that levelled off.
+  double Steadiness() const;
+  // Floor bucket at time t (linear between checkpoints).
+  double BucketAt(int64_t t) const;
+  // Still rising: a new high within max(level_off, 3 × the mean time between highs).
+  bool StillRising(int64_t now, int64_t level_off_seconds) const;
+
+ private:
+  static constexpr int kCheckpoints = 12;
+  struct Checkpoint {
+    int32_t offset_s;  // from start_t_
+    int32_t bucket;
+  };
+  void AddCheckpoint(int64_t t, int32_t bucket);
+
+  int64_t start_t_ = 0;
+  int64_t last_t_ = 0;
+  int64_t last_record_t_ = 0;
+  int32_t start_bucket_ = 0;
+  int32_t max_bucket_ = 0;
+  int32_t last_bucket_ = 0;
+  int32_t spacing_s_ = 0;  // between kept checkpoints; 0 = keep every one
+  uint16_t records_ = 0;
+  uint8_t checkpoint_count_ = 0;
+  bool active_ = false;
+  std::array<Checkpoint, kCheckpoints> checkpoints_{};
+};
+
+}  // namespace drip::analyzer

@@ -1,0 +1,329 @@
+#include "analyzer/leak_detector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "analyzer/series_state.h"
+#include "common/duration.h"
+#include "fmt/format.h"
+
+namespace drip::analyzer {
+namespace {
+
+std::string Hours(int64_t seconds) { return fmt::format("{:.1f} h", seconds / 3600.0); }
+
+std::string Rate(double bytes_per_hour) {
+  return FormatBytes(static_cast<uint64_t>(std::max(0.0, bytes_per_hour))) + "/h";
+}
+
+}  // namespace
+
+struct LeakDetector::Impl {
+  explicit Impl(const DetectorConfig& config) : scale(config.bucket_width) {}
+
+  uint32_t Intern(absl::flat_hash_map<std::string, uint32_t>& ids, std::vector<std::string>& names,
+                  std::string_view name) {
+    auto it = ids.find(absl::string_view(name.data(), name.size()));
+    if (it != ids.end()) return it->second;
+    const auto id = static_cast<uint32_t>(names.size());
+    names.emplace_back(name);
+    ids.emplace(std::string(name), id);
+    return id;
+  }
+
+  BucketScale scale;
+  absl::flat_hash_map<std::string, SeriesId> series_by_key;
+  absl::flat_hash_map<std::string, uint32_t> host_ids;
+  absl::flat_hash_map<std::string, uint32_t> component_ids;
+  std::vector<std::string> hosts;
+  std::vector<std::string> components;
+  std::vector<uint64_t> host_memory;
+  std::vector<uint32_t> series_host;
+  std::vector<uint32_t> series_component;
+  std::vector<SeriesState> states;
+  std::vector<std::string> instances;  // current instance of each series
+  std::vector<ComponentDrift> local_drift;
+  std::vector<std::optional<ComponentDrift>> fleet_drift;
+  std::vector<Suspect> suspects;
+  std::string key;
+};
+
+LeakDetector::LeakDetector(DetectorConfig config)
+    : config_(config), impl_(std::make_unique<Impl>(config_)) {}
+
+LeakDetector::~LeakDetector() = default;
+
+LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_view component) {
+  Impl& d = *impl_;
+  d.key.assign(host);
+  d.key.push_back('\0');
+  d.key.append(component);
+  auto it = d.series_by_key.find(d.key);
+  if (it != d.series_by_key.end()) return it->second;
+
+  const auto id = static_cast<SeriesId>(d.states.size());
+  d.series_by_key.emplace(d.key, id);
+  const uint32_t host_id = d.Intern(d.host_ids, d.hosts, host);
+  if (d.host_memory.size() < d.hosts.size()) d.host_memory.resize(d.hosts.size(), 0);
+  const uint32_t component_id = d.Intern(d.component_ids, d.components, component);
+  if (d.local_drift.size() < d.components.size()) {
+    d.local_drift.resize(d.components.size());
+    d.fleet_drift.resize(d.components.size());
+  }
+  d.series_host.push_back(host_id);
+  d.series_component.push_back(component_id);
+  d.states.emplace_back();
+  d.instances.emplace_back();
+  ComponentDrift& drift = d.local_drift[component_id];
+  ++drift.hosts_seen;
+  ++drift.hosts_by_band[0];
+  return id;
+}
+
+void LeakDetector::SetHostMemory(std::string_view host, uint64_t bytes) {
+  Impl& d = *impl_;
+  const uint32_t host_id = d.Intern(d.host_ids, d.hosts, host);
+  if (d.host_memory.size() < d.hosts.size()) d.host_memory.resize(d.hosts.size(), 0);
+  d.host_memory[host_id] = bytes;
+}
+
+namespace {
+
+// The component's hosts climbing together: enough of them, and a large enough share.
+bool FleetArmed(const DetectorConfig& config, const ComponentDrift& drift) {
+  const int needed =
+      std::max(config.fleet_min_hosts,
+               static_cast<int>(std::ceil(config.fleet_min_fraction * drift.hosts_seen)));
+  return drift.hosts_climbing >= needed;
+}
+
+}  // namespace
+
+void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_view instance,
+                           uint64_t bytes) {
+  Impl& d = *impl_;
+  SeriesState& s = d.states[series];
+  ++counters_.samples;
+  const int64_t epoch = config_.epoch_seconds;
+  const auto align = [epoch](int64_t t) { return t - ((t % epoch) + epoch) % epoch; };
+  const uint64_t instance_hash = std::hash<std::string_view>{}(instance);
+
+  if (!s.started()) {
+    s.Begin(align(timestamp_s), timestamp_s, instance_hash, bytes);
+    d.instances[series].assign(instance);
+    return;
+  }
+  if (timestamp_s < s.epoch_start()) {
+    // Late (out of order, or a skewed clock): an epoch keeps only its minimum, so a
+    // sample a little late changes nothing by being folded into the open epoch.
+    if (instance_hash == s.instance_hash() &&
+        timestamp_s >= s.epoch_start() - config_.max_lateness_seconds) {
+      s.Fold(timestamp_s, bytes);
+      ++counters_.late_samples_folded;
+    } else {
+      ++counters_.late_samples_dropped;
+    }
+    return;
+  }
+  if (instance_hash != s.instance_hash()) {
+    if (instance_hash == s.previous_instance_hash() || timestamp_s < s.instance_start()) {
+      ++counters_.late_samples_dropped;  // a straggler of the instance that ended
+      return;
+    }
+    ++counters_.restarts;
+    CloseEpoch(series);
+    const EpochVerdict verdict = s.Restart(config_, timestamp_s, instance_hash);
+    d.instances[series].assign(instance);
+    s.OpenEpoch(align(timestamp_s), timestamp_s, bytes);
+    Judge(series, verdict, timestamp_s);
+    return;
+  }
+  if (timestamp_s >= s.epoch_start() + epoch) {
+    if (timestamp_s - s.last_sample() > config_.max_gap_seconds) {
+      ++counters_.gaps;
+      s.spans_gap = true;
+      s.ForgetInstanceClimb();
+    }
+    CloseEpoch(series);
+    s.OpenEpoch(align(timestamp_s), timestamp_s, bytes);
+    return;
+  }
+  s.Fold(timestamp_s, bytes);
+}
+
+void LeakDetector::CloseEpoch(SeriesId series) {
+  Impl& d = *impl_;
+  SeriesState& s = d.states[series];
+  if (!s.has_open_epoch()) return;
+  const uint32_t component = d.series_component[series];
+  const ComponentDrift& view =
+      d.fleet_drift[component] ? *d.fleet_drift[component] : d.local_drift[component];
+  const EpochVerdict verdict = s.CloseEpoch(config_, d.scale, FleetArmed(config_, view));
+  ++counters_.epochs_closed;
+
+  ComponentDrift& drift = d.local_drift[component];
+  if (verdict.band != s.band) {
+    --drift.hosts_by_band[s.band];
+    ++drift.hosts_by_band[verdict.band];
+    s.band = static_cast<uint8_t>(verdict.band);
+  }
+  if (verdict.climbing != s.climbing) {
+    drift.hosts_climbing += verdict.climbing ? 1 : -1;
+    s.climbing = verdict.climbing;
+  }
+  Judge(series, verdict, s.last_sample());
+}
+
+void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t now) {
+  Impl& d = *impl_;
+  SeriesState& s = d.states[series];
+  if (verdict.rule && s.suspect_index < 0) {
+    s.suspect_index = static_cast<int32_t>(d.suspects.size());
+    Suspect& suspect = d.suspects.emplace_back();
+    suspect.host = d.hosts[d.series_host[series]];
+    suspect.component = d.components[d.series_component[series]];
+    suspect.first_flagged = now;
+    suspect.rule = *verdict.rule;
+  }
+  if (s.suspect_index < 0) return;
+  Suspect& suspect = d.suspects[s.suspect_index];
+  // Only a rule firing, or the flagged climb going on, updates the evidence; once the
+  // growth stops the suspect keeps its last figures (reports resolve it elsewhere).
+  const ClimbEvidence evidence = s.Evidence(suspect.rule, d.scale);
+  if (!verdict.rule && evidence.climb == nullptr) return;
+  suspect.instance = d.instances[series];
+  suspect.last_updated = now;
+  suspect.growth_bytes_per_hour = evidence.growth_bytes_per_hour;
+  suspect.current_bytes = s.CurrentBytes(d.scale);
+  suspect.normal_bytes = s.NormalBytes(d.scale);
+  uint64_t memory = d.host_memory[d.series_host[series]];
+  if (memory == 0) memory = config_.default_host_memory_bytes;
+  suspect.eta_to_oom_seconds.reset();
+  if (memory > 0 && suspect.growth_bytes_per_hour > 0) {
+    const double headroom =
+        memory > suspect.current_bytes ? static_cast<double>(memory - suspect.current_bytes) : 0;
+    suspect.eta_to_oom_seconds = headroom / suspect.growth_bytes_per_hour * 3600.0;
+  }
+
+  const Climb* climb = evidence.climb;
+  double score = 0.5;
+  if (climb != nullptr) {
+    score += 0.2 * std::min(1.0, climb->rise() / (4.0 * config_.min_rise_buckets)) +
+             0.15 * std::min(1.0, climb->Steadiness()) +
+             0.15 * std::min(1.0, static_cast<double>(climb->duration()) / (24 * 3600));
+  } else {
+    score += 0.1 * std::min(4, s.instances_died_climbing()) + 0.05;
+  }
+  suspect.score = std::min(1.0, score);
+
+  switch (suspect.rule) {
+    case SuspectRule::kClimbAboveNormal:
+      suspect.reason = fmt::format(
+          "floor rose steadily from {} to {} over {} above its normal high of {} ({} new "
+          "highs, steadiness {:.2f}) without levelling off; growing {}",
+          FormatBytes(evidence.from_bytes), FormatBytes(evidence.to_bytes),
+          Hours(climb ? climb->duration() : 0), FormatBytes(evidence.normal_high_bytes),
+          climb ? climb->records() : 0, climb ? climb->Steadiness() : 0.0,
+          Rate(suspect.growth_bytes_per_hour));
+      break;
+    case SuspectRule::kFleetDrift: {
+      const uint32_t component = d.series_component[series];
+      const ComponentDrift& view =
+          d.fleet_drift[component] ? *d.fleet_drift[component] : d.local_drift[component];
+      suspect.reason = fmt::format(
+          "{} of {} hosts of this component climb above their normal range together; here "
+          "the floor rose steadily from {} to {} over {} above its normal high of {}; growing {}",
+          view.hosts_climbing, view.hosts_seen, FormatBytes(evidence.from_bytes),
+          FormatBytes(evidence.to_bytes), Hours(climb ? climb->duration() : 0),
+          FormatBytes(evidence.normal_high_bytes), Rate(suspect.growth_bytes_per_hour));
+      break;
+    }
+    case SuspectRule::kYoungClimb:
+      suspect.reason = fmt::format(
+          "no normal level established yet (seen for {}); the floor climbed steadily from {} "
+          "to {} over {} ({} new highs) without levelling off; growing {}",
+          Hours(s.last_sample() - s.first_seen()), FormatBytes(evidence.from_bytes),
+          FormatBytes(evidence.to_bytes), Hours(climb ? climb->duration() : 0),
+          climb ? climb->records() : 0, Rate(suspect.growth_bytes_per_hour));
+      break;
+    case SuspectRule::kRestartReset:
+      suspect.reason = fmt::format(
+          "grew in each of its last {} instances until they were restarted (the last rose {} "
+          "buckets over {}, {}): a leak that restarts hide",
+          s.instances_died_climbing(), s.last_instance_rise(),
+          Hours(s.last_instance_climb_seconds()), Rate(s.last_instance_growth_bytes_per_hour()));
+      break;
+  }
+  if (s.spans_gap) {
+    suspect.reason +=
+        fmt::format(" (the series has gaps longer than {})", Hours(config_.max_gap_seconds));
+  }
+}
+
+void LeakDetector::AdvanceTo(int64_t now_s) {
+  Impl& d = *impl_;
+  for (SeriesId id = 0; id < d.states.size(); ++id) {
+    SeriesState& s = d.states[id];
+    if (s.has_open_epoch() && s.epoch_start() + config_.epoch_seconds <= now_s) CloseEpoch(id);
+  }
+}
+
+std::vector<Suspect> LeakDetector::Suspects() const {
+  std::vector<Suspect> out = impl_->suspects;
+  std::stable_sort(out.begin(), out.end(), [](const Suspect& a, const Suspect& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.growth_bytes_per_hour > b.growth_bytes_per_hour;
+  });
+  return out;
+}
+
+std::vector<ComponentSuspect> LeakDetector::ComponentSuspects() const {
+  const Impl& d = *impl_;
+  std::vector<std::optional<ComponentSuspect>> by_component(d.components.size());
+  for (const Suspect& suspect : d.suspects) {
+    const uint32_t id = d.component_ids.find(suspect.component)->second;
+    auto& entry = by_component[id];
+    if (!entry) {
+      entry = ComponentSuspect{suspect.component, suspect.first_flagged, 0,
+                               d.local_drift[id].hosts_seen, 0};
+    }
+    entry->first_flagged = std::min(entry->first_flagged, suspect.first_flagged);
+    ++entry->hosts;
+    entry->max_growth_bytes_per_hour =
+        std::max(entry->max_growth_bytes_per_hour, suspect.growth_bytes_per_hour);
+  }
+  std::vector<ComponentSuspect> out;
+  for (auto& entry : by_component) {
+    if (entry) out.push_back(std::move(*entry));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first_flagged < b.first_flagged; });
+  return out;
+}
+
+ComponentDrift LeakDetector::LocalDrift(std::string_view component) const {
+  auto it = impl_->component_ids.find(absl::string_view(component.data(), component.size()));
+  return it == impl_->component_ids.end() ? ComponentDrift{} : impl_->local_drift[it->second];
+}
+
+void LeakDetector::ApplyFleetDrift(std::string_view component, const ComponentDrift& merged) {
+  Impl& d = *impl_;
+  const uint32_t id = d.Intern(d.component_ids, d.components, component);
+  if (d.local_drift.size() < d.components.size()) {
+    d.local_drift.resize(d.components.size());
+    d.fleet_drift.resize(d.components.size());
+  }
+  d.fleet_drift[id] = merged;
+}
+
+size_t LeakDetector::series_count() const { return impl_->states.size(); }
+
+size_t LeakDetector::BytesPerSeries() {
+  // The state itself, its slot in the id map, host/component ids and an instance name.
+  return sizeof(SeriesState) + sizeof(std::string) + 2 * sizeof(uint32_t) +
+         sizeof(std::pair<std::string, SeriesId>) + 1;
+}
+
+}  // namespace drip::analyzer

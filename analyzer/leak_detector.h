@@ -1,0 +1,97 @@
+// LeakDetector: the bucketed leak detector (docs/detector.md), a pure library with no I/O.
+// Feed it memory samples roughly in time order — per series, late samples within
+// max_lateness_seconds are folded in, duplicates are harmless — and read its suspects.
+// The collector runs one online as samples arrive; `dripctl analyze` replays a CSV
+// through the same code; the tests and benchmarks drive it from a synthetic fleet.
+//
+// Per series ((host, component)) the detector keeps a few hundred bytes whatever the
+// series' length: the open epoch, a ring of recent epoch floors, a coarse occupancy
+// histogram of its levels (its normal range) and the state of its current climb. Per
+// component it keeps small host counts that merge across shards (ComponentDrift).
+//
+// Not thread-safe: shard by host and give each shard its own detector, merging their
+// component drift (see ComponentDrift) when one detector cannot keep up.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/component_drift.h"
+#include "analyzer/detector_config.h"
+#include "analyzer/suspect.h"
+
+namespace drip::analyzer {
+
+class SeriesState;
+struct EpochVerdict;
+
+// What the detector counts about its input, for metrics and `dripctl analyze`.
+struct DetectorCounters {
+  uint64_t samples = 0;
+  uint64_t late_samples_folded = 0;   // older than the open epoch, folded into it
+  uint64_t late_samples_dropped = 0;  // older than max_lateness_seconds
+  uint64_t restarts = 0;              // instance changes seen
+  uint64_t gaps = 0;                  // silences longer than max_gap_seconds
+  uint64_t epochs_closed = 0;
+};
+
+class LeakDetector {
+ public:
+  using SeriesId = uint32_t;
+
+  explicit LeakDetector(DetectorConfig config);
+  ~LeakDetector();
+  LeakDetector(const LeakDetector&) = delete;
+  LeakDetector& operator=(const LeakDetector&) = delete;
+
+  // The id of (host, component), registering it on first use. Ids are dense, from 0.
+  SeriesId Series(std::string_view host, std::string_view component);
+
+  // One sample: `bytes` of unreclaimable memory (anonymous RSS + swap for a process) of
+  // `instance` at `timestamp_s`. A new instance for the same series is a restart.
+  void Observe(SeriesId series, int64_t timestamp_s, std::string_view instance, uint64_t bytes);
+  void Observe(std::string_view host, std::string_view component, int64_t timestamp_s,
+               std::string_view instance, uint64_t bytes) {
+    Observe(Series(host, component), timestamp_s, instance, bytes);
+  }
+
+  // The host's total memory, for the ETA to OOM of its suspects.
+  void SetHostMemory(std::string_view host, uint64_t bytes);
+
+  // Closes every epoch that ended before `now_s` (for series that went quiet), so that
+  // a replay's last epoch is judged too. The online collector calls it periodically.
+  void AdvanceTo(int64_t now_s);
+
+  // Suspects flagged so far, most urgent first (score, then growth). A suspect stays
+  // once flagged; it is updated (instance, growth, ETA) while its series keeps growing.
+  std::vector<Suspect> Suspects() const;
+  // Components with at least one suspect, earliest first.
+  std::vector<ComponentSuspect> ComponentSuspects() const;
+
+  // Fleet drift of one component as this detector sees it, and the view merged from all
+  // shards (a shard applies the merged view so its fleet rule sees every host).
+  ComponentDrift LocalDrift(std::string_view component) const;
+  void ApplyFleetDrift(std::string_view component, const ComponentDrift& merged);
+
+  const DetectorCounters& counters() const { return counters_; }
+  size_t series_count() const;
+  const DetectorConfig& config() const { return config_; }
+
+  // Bytes of detector state per series (for docs/benchmarks and the bounded-state test).
+  static size_t BytesPerSeries();
+
+ private:
+  struct Impl;
+  void CloseEpoch(SeriesId series);
+  // Turns a verdict into a suspect, or refreshes the suspect's evidence.
+  void Judge(SeriesId series, const EpochVerdict& verdict, int64_t now);
+
+  DetectorConfig config_;
+  DetectorCounters counters_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace drip::analyzer

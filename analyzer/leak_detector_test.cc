@@ -1,0 +1,353 @@
+#include "analyzer/leak_detector.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "fmt/format.h"
+#include "tests/synthetic/fleet_generator.h"
+#include "tests/synthetic/fleet_scorer.h"
+
+namespace drip::analyzer {
+namespace {
+
+constexpr int64_t kStart = 1'700'000'000;
+constexpr int64_t kHour = 3600;
+constexpr int64_t kDay = 24 * kHour;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// What a series does at time t (seconds since kStart): its instance and bytes.
+struct Point {
+  std::string instance;
+  double bytes;
+};
+using Shape = std::function<Point(int64_t t)>;
+
+// Feeds one series at 60 s for `days`, with ±0.2 % noise from a fixed seed.
+void Feed(LeakDetector& detector, const std::string& host, const std::string& component,
+          double days, const Shape& shape, uint32_t seed = 7, int64_t interval = 60) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, 0.002);
+  for (int64_t t = 0; t < static_cast<int64_t>(days * kDay); t += interval) {
+    const Point p = shape(t);
+    detector.Observe(host, component, kStart + t, p.instance,
+                     static_cast<uint64_t>(p.bytes * (1 + noise(rng))));
+  }
+}
+
+std::vector<Suspect> RunOneSeries(const Shape& shape, double days = 4) {
+  LeakDetector detector{DetectorConfig{}};
+  Feed(detector, "host-a", "svc:x.service", days, shape);
+  detector.AdvanceTo(kStart + static_cast<int64_t>(days * kDay) + kHour);
+  return detector.Suspects();
+}
+
+Point Steady(int64_t) { return {"100@1", 500 * kMiB}; }
+
+// ---- Healthy behaviour that must not be flagged.
+
+TEST(LeakDetectorTest, SteadyUsageWithNoiseIsNotFlagged) {
+  EXPECT_TRUE(RunOneSeries(Steady).empty());
+}
+
+TEST(LeakDetectorTest, DiurnalLoadIsNotFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    return Point{"100@1", 500 * kMiB * (1 + 0.08 * std::sin(2 * M_PI * t / kDay))};
+  });
+  EXPECT_TRUE(suspects.empty()) << suspects[0].reason;
+}
+
+TEST(LeakDetectorTest, GcSawtoothIsNotFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    return Point{"100@1", 800 * kMiB * (1 + 0.3 * static_cast<double>(t % 1800) / 1800)};
+  });
+  EXPECT_TRUE(suspects.empty()) << suspects[0].reason;
+}
+
+TEST(LeakDetectorTest, CacheThatWarmsUpAndPlateausIsNotFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    return Point{"100@1", 300 * kMiB * (1 + 1.2 * (1 - std::exp(-t / (2.5 * kHour))))};
+  });
+  EXPECT_TRUE(suspects.empty()) << suspects[0].reason;
+}
+
+TEST(LeakDetectorTest, StepChangeOnReloadIsNotFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    return Point{"100@1", 500 * kMiB * (t >= 2 * kDay ? 1.2 : 1.0)};
+  });
+  EXPECT_TRUE(suspects.empty()) << suspects[0].reason;
+}
+
+TEST(LeakDetectorTest, SpikesAreNotFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    const bool spike = (t / 60) % 97 < 8;  // 8-minute spikes every ~1.6 h
+    return Point{"100@1", 500 * kMiB * (spike ? 1.8 : 1.0)};
+  });
+  EXPECT_TRUE(suspects.empty()) << suspects[0].reason;
+}
+
+TEST(LeakDetectorTest, RegularRestartsAreNotFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    const int64_t k = t / (6 * kHour);
+    const double since = static_cast<double>(t - k * 6 * kHour);
+    return Point{fmt::format("{}@{}", 100 + k, k),
+                 500 * kMiB * (1 - 0.7 * std::exp(-since / 1200))};
+  });
+  EXPECT_TRUE(suspects.empty()) << suspects[0].reason;
+}
+
+TEST(LeakDetectorTest, OomRestartsAfterBurstsAreNotFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    const int64_t day = t / kDay;
+    const int64_t in_day = t % kDay;
+    const int64_t burst = 10 * kHour;
+    double level = 500 * kMiB;
+    if (in_day >= burst && in_day < burst + 1800) level *= 1 + 1.5 * (in_day - burst) / 1800.0;
+    const int64_t kills = day + (in_day >= burst + 1800 ? 1 : 0);
+    return Point{fmt::format("{}@{}", 100 + kills, kills), level};
+  });
+  EXPECT_TRUE(suspects.empty()) << suspects[0].reason;
+}
+
+// ---- Leaks that must be flagged.
+
+TEST(LeakDetectorTest, FastLeakIsFlaggedWithinHours) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        return Point{"100@1", 400 * kMiB + 30 * kMiB * t / kHour};
+      },
+      1);
+  ASSERT_EQ(suspects.size(), 1u);
+  EXPECT_LT(suspects[0].first_flagged - kStart, 10 * kHour);
+  EXPECT_NEAR(suspects[0].growth_bytes_per_hour, 30 * kMiB, 3 * kMiB);
+  EXPECT_EQ(suspects[0].instance, "100@1");
+  EXPECT_FALSE(suspects[0].reason.empty());
+}
+
+TEST(LeakDetectorTest, SlowLeakOfOneMiBPerHourOn500MiBIsFlaggedWithinTwelveHours) {
+  const int64_t leak_start = kDay + kDay / 2;
+  auto suspects = RunOneSeries([&](int64_t t) {
+    return Point{"100@1", 500 * kMiB + (t > leak_start ? kMiB * (t - leak_start) / kHour : 0)};
+  });
+  ASSERT_EQ(suspects.size(), 1u);
+  const int64_t delay = suspects[0].first_flagged - kStart - leak_start;
+  EXPECT_GT(delay, 0);
+  EXPECT_LT(delay, 12 * kHour);
+  EXPECT_NEAR(suspects[0].growth_bytes_per_hour, kMiB, 0.5 * kMiB);
+  EXPECT_EQ(suspects[0].rule, SuspectRule::kClimbAboveNormal);
+}
+
+TEST(LeakDetectorTest, LeakUnderGcSawtoothIsFlagged) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    const double leak = t > kDay ? 8 * kMiB * (t - kDay) / kHour : 0;
+    return Point{"100@1", 800 * kMiB * (1 + 0.3 * static_cast<double>(t % 1800) / 1800) + leak};
+  });
+  ASSERT_EQ(suspects.size(), 1u);
+  EXPECT_GT(suspects[0].first_flagged, kStart + kDay);
+}
+
+TEST(LeakDetectorTest, LeakResetByPeriodicRestartsIsStillALeak) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    const int64_t k = t / (8 * kHour);
+    const double since = static_cast<double>(t - k * 8 * kHour);
+    return Point{fmt::format("{}@{}", 100 + k, k),
+                 500 * kMiB * (1 - 0.5 * std::exp(-since / 1200)) + 15 * kMiB * since / kHour};
+  });
+  ASSERT_EQ(suspects.size(), 1u);
+  EXPECT_EQ(suspects[0].rule, SuspectRule::kRestartReset);
+  EXPECT_NEAR(suspects[0].growth_bytes_per_hour, 15 * kMiB, 5 * kMiB);
+}
+
+TEST(LeakDetectorTest, KernelSlabLeakIsFlagged) {
+  LeakDetector detector{DetectorConfig{}};
+  Feed(detector, "host-a", "kernel:slab:kmalloc-512", 3, [](int64_t t) {
+    return Point{"", 60 * kMiB + (t > kDay ? 1 * kMiB * (t - kDay) / kHour : 0)};
+  });
+  detector.AdvanceTo(kStart + 4 * kDay);
+  auto suspects = detector.Suspects();
+  ASSERT_EQ(suspects.size(), 1u);
+  EXPECT_EQ(suspects[0].component, "kernel:slab:kmalloc-512");
+  ASSERT_EQ(detector.ComponentSuspects().size(), 1u);
+  EXPECT_EQ(detector.ComponentSuspects()[0].hosts, 1);
+}
+
+// ---- Fleet view.
+
+// A rollout that leaks slowly on many hosts is flagged sooner than the same leak on one.
+TEST(LeakDetectorTest, LeakOnManyHostsIsCaughtEarlierThanOnOne) {
+  const int64_t leak_start = 2 * kDay;
+  auto shape = [&](int64_t t) {
+    return Point{"100@1",
+                 500 * kMiB + (t > leak_start ? 1.5 * kMiB * (t - leak_start) / kHour : 0)};
+  };
+  LeakDetector fleet{DetectorConfig{}};
+  for (int h = 0; h < 10; ++h) {
+    Feed(fleet, fmt::format("host-{}", h), "svc:x.service", 0, shape);  // register
+  }
+  // Feed all hosts interleaved in time, as a collector sees them.
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> noise(0, 0.002);
+  for (int64_t t = 0; t < 4 * kDay; t += 60) {
+    for (int h = 0; h < 10; ++h) {
+      fleet.Observe(fmt::format("host-{}", h), "svc:x.service", kStart + t, "100@1",
+                    static_cast<uint64_t>(shape(t).bytes * (1 + noise(rng))));
+    }
+  }
+  LeakDetector single{DetectorConfig{}};
+  Feed(single, "host-0", "svc:x.service", 4, shape);
+  auto fleet_suspects = fleet.Suspects();
+  auto single_suspects = single.Suspects();
+  ASSERT_EQ(fleet_suspects.size(), 10u);
+  ASSERT_EQ(single_suspects.size(), 1u);
+  int64_t earliest = INT64_MAX;
+  for (const auto& s : fleet_suspects) earliest = std::min(earliest, s.first_flagged);
+  EXPECT_LT(earliest, single_suspects[0].first_flagged);
+  EXPECT_TRUE(std::any_of(fleet_suspects.begin(), fleet_suspects.end(),
+                          [](const Suspect& s) { return s.rule == SuspectRule::kFleetDrift; }));
+}
+
+TEST(LeakDetectorTest, OneNoisyHostDoesNotArmTheFleetRule) {
+  LeakDetector detector{DetectorConfig{}};
+  for (int h = 0; h < 10; ++h)
+    Feed(detector, fmt::format("host-{}", h), "svc:x.service", 3, Steady, h);
+  // host-0 wanders up and down by a few percent over hours: noisy, not leaking.
+  Feed(detector, "host-noisy", "svc:x.service", 3, [](int64_t t) {
+    return Point{"100@1", 500 * kMiB * (1 + 0.03 * std::sin(2 * M_PI * t / (7 * kHour)))};
+  });
+  EXPECT_EQ(detector.LocalDrift("svc:x.service").hosts_seen, 11);
+  EXPECT_LT(detector.LocalDrift("svc:x.service").hosts_climbing, 3);
+  EXPECT_TRUE(detector.Suspects().empty());
+}
+
+TEST(LeakDetectorTest, ComponentDriftMergesAcrossShards) {
+  auto leak = [](int64_t t) {
+    return Point{"1@1", 500 * kMiB + (t > 2 * kDay ? 3 * kMiB * (t - 2 * kDay) / kHour : 0)};
+  };
+  LeakDetector whole{DetectorConfig{}};
+  LeakDetector shard_a{DetectorConfig{}};
+  LeakDetector shard_b{DetectorConfig{}};
+  for (int h = 0; h < 6; ++h) {
+    const std::string host = fmt::format("host-{}", h);
+    const Shape shape = h % 2 == 0 ? Shape(leak) : Shape(Steady);
+    Feed(whole, host, "svc:x.service", 2.2, shape, h);
+    Feed(h < 3 ? shard_a : shard_b, host, "svc:x.service", 2.2, shape, h);
+  }
+  ComponentDrift merged = shard_a.LocalDrift("svc:x.service");
+  merged.Merge(shard_b.LocalDrift("svc:x.service"));
+  EXPECT_EQ(merged, whole.LocalDrift("svc:x.service"));
+  EXPECT_EQ(merged.hosts_seen, 6);
+  EXPECT_GE(merged.hosts_climbing, 1);
+}
+
+// ---- Messy input.
+
+TEST(LeakDetectorTest, OutOfOrderAndDuplicateSamplesGiveTheSameSuspects) {
+  auto shape = [](int64_t t) {
+    return Point{"100@1", 500 * kMiB + (t > kDay ? 4 * kMiB * (t - kDay) / kHour : 0)};
+  };
+  LeakDetector ordered{DetectorConfig{}};
+  Feed(ordered, "h", "svc:x.service", 3, shape);
+  LeakDetector messy{DetectorConfig{}};
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 0.002);
+  std::vector<std::pair<int64_t, uint64_t>> samples;
+  for (int64_t t = 0; t < 3 * kDay; t += 60) {
+    samples.emplace_back(t, static_cast<uint64_t>(shape(t).bytes * (1 + noise(rng))));
+  }
+  // Swap neighbours within 5 minutes and send every tenth sample twice.
+  for (size_t i = 0; i + 4 < samples.size(); i += 5) std::swap(samples[i], samples[i + 4]);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    messy.Observe("h", "svc:x.service", kStart + samples[i].first, "100@1", samples[i].second);
+    if (i % 10 == 0)
+      messy.Observe("h", "svc:x.service", kStart + samples[i].first, "100@1", samples[i].second);
+  }
+  ASSERT_EQ(ordered.Suspects().size(), 1u);
+  ASSERT_EQ(messy.Suspects().size(), 1u);
+  EXPECT_NEAR(messy.Suspects()[0].first_flagged, ordered.Suspects()[0].first_flagged, 3600);
+  EXPECT_GT(messy.counters().late_samples_folded, 0u);
+}
+
+TEST(LeakDetectorTest, GapsDoNotHideALeakAndAreNamedInTheReason) {
+  auto suspects = RunOneSeries([](int64_t t) {
+    return Point{"100@1", 500 * kMiB + (t > kDay ? 3 * kMiB * (t - kDay) / kHour : 0)};
+  });
+  ASSERT_EQ(suspects.size(), 1u);
+  LeakDetector detector{DetectorConfig{}};
+  std::mt19937_64 rng(7);
+  for (int64_t t = 0; t < 4 * kDay; t += 60) {
+    if (t > 30 * kHour && t < 34 * kHour) continue;  // agent silent for 4 h
+    detector.Observe(
+        "h", "svc:x.service", kStart + t, "100@1",
+        static_cast<uint64_t>(500 * kMiB + (t > kDay ? 3 * kMiB * (t - kDay) / kHour : 0)));
+  }
+  ASSERT_EQ(detector.Suspects().size(), 1u);
+  EXPECT_NE(detector.Suspects()[0].reason.find("gaps"), std::string::npos);
+  EXPECT_EQ(detector.counters().gaps, 1u);
+}
+
+TEST(LeakDetectorTest, SeriesThatStartsMidWindowIsJudgedOnItsOwnHistory) {
+  LeakDetector detector{DetectorConfig{}};
+  // Starts at day 2 and warms a cache: not a leak; another starts at day 2 and leaks fast.
+  for (int64_t t = 2 * kDay; t < 4 * kDay; t += 60) {
+    const double age = static_cast<double>(t - 2 * kDay);
+    detector.Observe("h", "svc:cache.service", kStart + t, "1@1",
+                     static_cast<uint64_t>(200 * kMiB * (1 + 0.8 * (1 - std::exp(-age / 3600)))));
+    detector.Observe("h", "svc:leak.service", kStart + t, "1@1",
+                     static_cast<uint64_t>(200 * kMiB + 20 * kMiB * age / kHour));
+  }
+  auto suspects = detector.Suspects();
+  ASSERT_EQ(suspects.size(), 1u);
+  EXPECT_EQ(suspects[0].component, "svc:leak.service");
+}
+
+TEST(LeakDetectorTest, EtaToOomComesFromHostMemory) {
+  LeakDetector detector{DetectorConfig{}};
+  detector.SetHostMemory("h", 4ull << 30);
+  Feed(detector, "h", "svc:x.service", 1, [](int64_t t) {
+    return Point{"1@1", 1024 * kMiB + 64 * kMiB * t / kHour};
+  });
+  auto suspects = detector.Suspects();
+  ASSERT_EQ(suspects.size(), 1u);
+  ASSERT_TRUE(suspects[0].eta_to_oom_seconds.has_value());
+  // Headroom / growth, both read off the floor: roughly (4 GiB - now) / 64 MiB/h.
+  const double expected = (4096.0 * kMiB - suspects[0].current_bytes) / (64 * kMiB) * kHour;
+  EXPECT_NEAR(*suspects[0].eta_to_oom_seconds, expected, 0.2 * expected);
+}
+
+TEST(LeakDetectorTest, PerSeriesStateStaysSmall) {
+  std::printf("detector state per series: %zu bytes\n", LeakDetector::BytesPerSeries());
+  EXPECT_LE(LeakDetector::BytesPerSeries(), 700u);
+}
+
+// ---- The fixed seeded suite: every pattern at once, on a small fleet.
+
+TEST(LeakDetectorTest, SeededSyntheticFleetMeetsPrecisionAndRecallTargets) {
+  for (uint64_t seed : {1, 2}) {
+    synthetic::FleetGenerator fleet(synthetic::FleetGenerator::TestSuite(seed));
+    LeakDetector detector{DetectorConfig{}};
+    std::vector<LeakDetector::SeriesId> ids;
+    for (const auto& s : fleet.series()) ids.push_back(detector.Series(s.host, s.component));
+    fleet.ForEachSample([&](size_t i, const synthetic::SyntheticSample& sample) {
+      detector.Observe(ids[i], sample.timestamp_s, sample.instance, sample.bytes);
+    });
+    detector.AdvanceTo(fleet.spec().start_s + fleet.spec().duration_s + kHour);
+    std::vector<synthetic::Flag> flags;
+    for (const Suspect& s : detector.Suspects())
+      flags.push_back({s.host, s.component, s.first_flagged});
+    const synthetic::FleetScore score = synthetic::ScoreFleet(fleet.series(), flags);
+    std::string mistakes;
+    for (const auto& m : score.mistakes) mistakes += "\n  " + m;
+    EXPECT_GE(score.per_series.precision(), 0.95) << "seed " << seed << mistakes;
+    EXPECT_GE(score.per_series.recall(), 0.95) << "seed " << seed << mistakes;
+    EXPECT_GE(score.per_component.precision(), 0.95) << "seed " << seed << mistakes;
+    EXPECT_GE(score.per_component.recall(), 0.95) << "seed " << seed << mistakes;
+  }
+}
+
+}  // namespace
+}  // namespace drip::analyzer

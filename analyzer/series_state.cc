@@ -1,0 +1,255 @@
+#include "analyzer/series_state.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analyzer/component_drift.h"
+
+namespace drip::analyzer {
+
+BucketScale::BucketScale(double width) : log_step_(std::log1p(width)) {}
+
+int32_t BucketScale::BucketOf(uint64_t bytes) const {
+  return static_cast<int32_t>(std::floor(std::log1p(static_cast<double>(bytes)) / log_step_));
+}
+
+double BucketScale::BytesAt(double bucket) const { return std::expm1(bucket * log_step_); }
+
+void SeriesState::Begin(int64_t epoch_start, int64_t t, uint64_t instance_hash, uint64_t bytes) {
+  first_seen_ = instance_start_ = t;
+  instance_hash_ = instance_hash;
+  last_sample_ = t;
+  OpenEpoch(epoch_start, t, bytes);
+}
+
+void SeriesState::Fold(int64_t t, uint64_t bytes) {
+  epoch_min_ = epoch_samples_ == 0 ? bytes : std::min(epoch_min_, bytes);
+  ++epoch_samples_;
+  epoch_last_sample_ = std::max(epoch_last_sample_, t);
+  last_sample_ = std::max(last_sample_, t);
+}
+
+void SeriesState::OpenEpoch(int64_t epoch_start, int64_t t, uint64_t bytes) {
+  epoch_start_ = epoch_start;
+  epoch_min_ = bytes;
+  epoch_samples_ = 1;
+  epoch_last_sample_ = t;
+  last_sample_ = std::max(last_sample_, t);
+}
+
+int32_t SeriesState::Floor() const {
+  int32_t floor = ring_[0];
+  for (int i = 1; i < ring_count_; ++i) floor = std::min(floor, ring_[i]);
+  return floor;
+}
+
+void SeriesState::AddToHistogram(int32_t floor, uint16_t weight) {
+  if (!hist_started_) {
+    hist_anchor_ = floor - (kBins / 2) * kBinWidth;
+    hist_started_ = true;
+  }
+  int32_t bin = floor >= hist_anchor_ ? (floor - hist_anchor_) / kBinWidth : 0;
+  if (bin >= kBins) {
+    // Shift the window up; what falls off the bottom is merged into bin 0 ("low").
+    const int32_t shift = bin - (kBins - 1);
+    uint32_t low = 0;
+    for (int i = 0; i <= std::min<int32_t>(shift, kBins - 1); ++i) low += hist_[i];
+    for (int i = 1; i < kBins; ++i) {
+      hist_[i] = i + shift < kBins ? hist_[i + shift] : 0;
+    }
+    hist_[0] = static_cast<uint16_t>(std::min<uint32_t>(low, UINT16_MAX));
+    hist_anchor_ += shift * kBinWidth;
+    bin = kBins - 1;
+  }
+  hist_[bin] = static_cast<uint16_t>(std::min<uint32_t>(hist_[bin] + weight, UINT16_MAX));
+  hist_total_ += weight;
+  // Forget slowly: halving at a cap keeps roughly the last few days in view.
+  constexpr uint32_t kCap = 512;
+  if (hist_total_ >= kCap) {
+    hist_total_ = 0;
+    for (auto& count : hist_) {
+      count = static_cast<uint16_t>(count / 2);
+      hist_total_ += count;
+    }
+  }
+}
+
+int32_t SeriesState::NormalHigh(const DetectorConfig& config) const {
+  const double threshold = std::max(1.0, config.normal_occupancy_fraction * hist_total_);
+  for (int i = kBins - 1; i >= 0; --i) {
+    if (hist_[i] >= threshold) return hist_anchor_ + i * kBinWidth + kBinWidth - 1;
+  }
+  return hist_anchor_ + kBins * kBinWidth;
+}
+
+int32_t SeriesState::Pivot() const {
+  int best = 0;
+  for (int i = 1; i < kBins; ++i) {
+    if (hist_[i] > hist_[best]) best = i;
+  }
+  return hist_anchor_ + best * kBinWidth + kBinWidth / 2;
+}
+
+bool SeriesState::established(const DetectorConfig& config) const {
+  return last_sample_ - first_seen_ >= config.established_seconds &&
+         static_cast<int64_t>(hist_total_) * config.epoch_seconds >=
+             std::min<int64_t>(config.established_seconds / 2, 256 * config.epoch_seconds);
+}
+
+bool SeriesState::JudgeClimb(const DetectorConfig& config, const Climb& climb, int64_t min_seconds,
+                             int min_rise, int min_records) const {
+  return climb.active() && climb.duration() >= min_seconds && climb.rise() >= min_rise &&
+         climb.records() >= min_records && climb.Steadiness() >= config.min_recent_slope_ratio &&
+         climb.StillRising(climb.last_time(), config.level_off_seconds);
+}
+
+EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketScale& scale,
+                                     bool fleet_armed) {
+  EpochVerdict verdict;
+  if (epoch_samples_ == 0) return verdict;
+  const int64_t now = epoch_last_sample_;
+  epoch_samples_ = 0;
+
+  const int ring_size = std::clamp(config.floor_epochs, 1, kRing);
+  ring_[ring_pos_] = scale.BucketOf(epoch_min_);
+  ring_pos_ = static_cast<uint8_t>((ring_pos_ + 1) % ring_size);
+  ring_count_ = static_cast<uint8_t>(std::min(ring_count_ + 1, ring_size));
+  const int32_t floor = Floor();
+  const int tolerance = config.climb_tolerance_buckets;
+  const bool past_grace = now >= instance_start_ + config.startup_grace_seconds;
+  const bool is_established = established(config);
+
+  // Normal range and excursions above it.
+  if (!is_established) {
+    AddToHistogram(floor, 1);
+  } else if (!excursion_.active()) {
+    const int32_t high = NormalHigh(config);
+    if (past_grace && floor > high) {
+      excursion_.Start(now, floor);
+      excursion_high_ = high;
+      plateau_bucket_ = floor;
+      plateau_since_ = now;
+    } else {
+      AddToHistogram(floor, 1);
+    }
+  } else if (floor <= excursion_high_) {
+    excursion_.Reset();
+    AddToHistogram(floor, 1);
+  } else {
+    // A fall inside the excursion (still above normal) restarts its climb there.
+    if (!excursion_.Add(now, floor, tolerance)) excursion_.Start(now, floor);
+    if (std::abs(floor - plateau_bucket_) > tolerance) {
+      plateau_bucket_ = floor;
+      plateau_since_ = now;
+    } else if (now - plateau_since_ >= config.relearn_seconds) {
+      // It has held flat at a new level: that level is normal now (a step on reload).
+      AddToHistogram(floor, static_cast<uint16_t>(std::max<uint32_t>(1, hist_total_ / 4)));
+      excursion_.Reset();
+    }
+  }
+
+  if (past_grace && !instance_climb_.Add(now, floor, tolerance)) {
+    instance_climb_.Start(now, floor);
+  }
+
+  if (is_established) {
+    verdict.band = ComponentDrift::BandOf(floor - NormalHigh(config));
+  }
+  if (is_established && excursion_.active()) {
+    verdict.climbing = excursion_.rise() >= 2 && excursion_.records() >= 2 &&
+                       excursion_.StillRising(now, config.level_off_seconds);
+    const bool above_margin =
+        excursion_.max_bucket() >= excursion_high_ + config.normal_high_margin_buckets;
+    if (above_margin && JudgeClimb(config, excursion_, config.min_climb_seconds,
+                                   config.min_rise_buckets, config.min_records)) {
+      verdict.rule = SuspectRule::kClimbAboveNormal;
+    } else if (fleet_armed && JudgeClimb(config, excursion_, config.fleet_min_climb_seconds,
+                                         std::max(2, config.min_rise_buckets / 2),
+                                         std::max(2, config.min_records / 2))) {
+      verdict.rule = SuspectRule::kFleetDrift;
+    }
+  } else if (!is_established && instance_climb_.active()) {
+    const double start = scale.BytesAt(instance_climb_.start_bucket());
+    const double rise_fraction =
+        start > 0 ? scale.BytesAt(instance_climb_.max_bucket()) / start - 1 : 0;
+    // Without a normal range to stand out from, a long climb needs twice the evidence.
+    if (JudgeClimb(config, instance_climb_, config.young_min_climb_seconds,
+                   2 * config.min_rise_buckets, 2 * config.min_records) ||
+        (rise_fraction >= config.young_fast_rise_fraction &&
+         JudgeClimb(config, instance_climb_, config.young_fast_min_climb_seconds,
+                    config.min_rise_buckets, config.min_records))) {
+      verdict.rule = SuspectRule::kYoungClimb;
+    }
+  }
+  return verdict;
+}
+
+EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint64_t instance_hash) {
+  EpochVerdict verdict;
+  const Climb& ended = instance_climb_;
+  const bool died_climbing = ended.active() &&
+                             ended.duration() >= config.restart_min_climb_seconds &&
+                             ended.rise() >= config.min_rise_buckets &&
+                             ended.records() >= std::max(2, config.min_records / 2) &&
+                             ended.Steadiness() >= config.restart_min_recent_slope_ratio &&
+                             ended.StillRising(last_sample_, config.level_off_seconds);
+  if (died_climbing) {
+    if (instances_died_climbing_ < UINT8_MAX) ++instances_died_climbing_;
+    const BucketScale scale(config.bucket_width);
+    const double grown = scale.BytesAt(ended.max_bucket()) - scale.BytesAt(ended.start_bucket());
+    last_instance_growth_ = grown / (static_cast<double>(ended.duration()) / 3600.0);
+    last_instance_rise_ = ended.rise();
+    last_instance_climb_s_ = ended.duration();
+  } else {
+    instances_died_climbing_ = 0;
+  }
+  verdict.instance_ended_climbing = died_climbing;
+  if (instances_died_climbing_ >= config.restart_leak_instances) {
+    verdict.rule = SuspectRule::kRestartReset;
+  }
+  previous_instance_hash_ = instance_hash_;
+  instance_hash_ = instance_hash;
+  instance_start_ = t;
+  instance_climb_.Reset();
+  excursion_.Reset();
+  ring_count_ = 0;
+  ring_pos_ = 0;
+  return verdict;
+}
+
+ClimbEvidence SeriesState::Evidence(SuspectRule rule, const BucketScale& scale) const {
+  ClimbEvidence evidence;
+  const Climb* climb = nullptr;
+  if (rule == SuspectRule::kClimbAboveNormal || rule == SuspectRule::kFleetDrift) {
+    climb = &excursion_;
+    evidence.normal_high_bytes = static_cast<uint64_t>(scale.BytesAt(excursion_high_));
+  } else if (rule == SuspectRule::kYoungClimb) {
+    climb = &instance_climb_;
+  }
+  if (climb == nullptr || !climb->active() || climb->duration() <= 0) {
+    evidence.growth_bytes_per_hour = last_instance_growth_;
+    return evidence;
+  }
+  evidence.climb = climb;
+  // Growth over the climb's second half: the current rate, not the average since a
+  // start that may have been slower.
+  const int64_t last = climb->last_time();
+  const int64_t mid = last - climb->duration() / 2;
+  const double grown = scale.BytesAt(climb->BucketAt(last)) - scale.BytesAt(climb->BucketAt(mid));
+  evidence.growth_bytes_per_hour =
+      last > mid ? std::max(0.0, grown / (static_cast<double>(last - mid) / 3600.0)) : 0;
+  evidence.from_bytes = static_cast<uint64_t>(scale.BytesAt(climb->start_bucket()));
+  evidence.to_bytes = static_cast<uint64_t>(scale.BytesAt(climb->max_bucket()));
+  return evidence;
+}
+
+uint64_t SeriesState::CurrentBytes(const BucketScale& scale) const {
+  if (ring_count_ == 0) return epoch_min_;
+  return static_cast<uint64_t>(scale.BytesAt(Floor()));
+}
+
+uint64_t SeriesState::NormalBytes(const BucketScale& scale) const {
+  return hist_started_ ? static_cast<uint64_t>(scale.BytesAt(Pivot())) : 0;
+}
+
+}  // namespace drip::analyzer

@@ -1,0 +1,133 @@
+// SeriesState: the bucketed detector's memory of one (host, component) series, bounded
+// (~500 bytes) however long it runs. It folds samples into epochs (keeping each epoch's
+// minimum), follows the floor (the minimum of the last few epochs) in log buckets, keeps
+// a decaying occupancy histogram of the floor — where the series normally sits, its
+// pivot and normal high — and judges climbs against it:
+//
+//   instance climb  the floor's rise since the current instance's startup grace ended;
+//                   judged when the series is young, and when the instance dies;
+//   excursion       the rise since the floor left its normal range upward; judged once
+//                   the series is established. The histogram is frozen while the
+//                   floor is out of range, so a slow leak cannot drag "normal" along
+//                   with it; a new level that holds flat is learnt (a step on reload).
+//
+// LeakDetector owns the states and turns their verdicts into suspects.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "analyzer/climb.h"
+#include "analyzer/detector_config.h"
+#include "analyzer/suspect.h"
+
+namespace drip::analyzer {
+
+// Bucket arithmetic for one detector config: log buckets of relative width w.
+class BucketScale {
+ public:
+  explicit BucketScale(double width);
+  int32_t BucketOf(uint64_t bytes) const;
+  double BytesAt(double bucket) const;
+
+ private:
+  double log_step_;
+};
+
+// What closing one epoch concluded about a series.
+struct EpochVerdict {
+  std::optional<SuspectRule> rule;  // set when a rule flags the series now
+  bool climbing = false;            // established and climbing above its normal range
+  int band = 0;                     // ComponentDrift band of the floor
+  bool instance_ended_climbing = false;
+};
+
+// Evidence behind a verdict, for the suspect's growth, score and reason.
+struct ClimbEvidence {
+  const Climb* climb = nullptr;
+  double growth_bytes_per_hour = 0;
+  uint64_t from_bytes = 0;
+  uint64_t to_bytes = 0;
+  uint64_t normal_high_bytes = 0;
+};
+
+class SeriesState {
+ public:
+  // --- Epoch bookkeeping, driven by LeakDetector::Observe.
+  bool started() const { return epoch_start_ >= 0; }
+  int64_t epoch_start() const { return epoch_start_; }
+  int64_t last_sample() const { return last_sample_; }
+  int64_t first_seen() const { return first_seen_; }
+  uint64_t instance_hash() const { return instance_hash_; }
+  uint64_t previous_instance_hash() const { return previous_instance_hash_; }
+  int64_t instance_start() const { return instance_start_; }
+  bool has_open_epoch() const { return epoch_samples_ > 0; }
+
+  void Begin(int64_t epoch_start, int64_t t, uint64_t instance_hash, uint64_t bytes);
+  void Fold(int64_t t, uint64_t bytes);
+  void OpenEpoch(int64_t epoch_start, int64_t t, uint64_t bytes);
+  // After a long silence the steadiness of a young climb cannot be judged across it:
+  // its evidence starts again (an excursion above an established range is kept).
+  void ForgetInstanceClimb() { instance_climb_.Reset(); }
+  // Closes the open epoch and judges the series. `fleet_climbing`: the component's fleet
+  // rule is armed (enough hosts climbing together).
+  EpochVerdict CloseEpoch(const DetectorConfig& config, const BucketScale& scale, bool fleet_armed);
+  // A new instance (restart) from time t: judges the instance that ended.
+  EpochVerdict Restart(const DetectorConfig& config, int64_t t, uint64_t instance_hash);
+
+  // --- Evidence for suspects.
+  bool established(const DetectorConfig& config) const;
+  ClimbEvidence Evidence(SuspectRule rule, const BucketScale& scale) const;
+  uint64_t CurrentBytes(const BucketScale& scale) const;
+  uint64_t NormalBytes(const BucketScale& scale) const;
+  int instances_died_climbing() const { return instances_died_climbing_; }
+  double last_instance_growth_bytes_per_hour() const { return last_instance_growth_; }
+  int32_t last_instance_rise() const { return last_instance_rise_; }
+  int64_t last_instance_climb_seconds() const { return last_instance_climb_s_; }
+
+  int32_t suspect_index = -1;  // into LeakDetector's suspects, once flagged
+  uint8_t band = 0;            // last reported ComponentDrift band
+  bool climbing = false;       // last reported climbing state
+  bool spans_gap = false;      // a silence longer than max_gap_seconds was seen
+
+ private:
+  static constexpr int kRing = 16;
+  static constexpr int kBins = 48;
+  static constexpr int kBinWidth = 2;  // fine buckets per histogram bin
+
+  int32_t Floor() const;
+  void AddToHistogram(int32_t floor, uint16_t weight);
+  int32_t NormalHigh(const DetectorConfig& config) const;
+  int32_t Pivot() const;
+  bool JudgeClimb(const DetectorConfig& config, const Climb& climb, int64_t min_seconds,
+                  int min_rise, int min_records) const;
+
+  int64_t epoch_start_ = -1;
+  int64_t epoch_last_sample_ = 0;
+  int64_t last_sample_ = 0;
+  int64_t first_seen_ = 0;
+  int64_t instance_start_ = 0;
+  int64_t plateau_since_ = 0;
+  int64_t last_instance_climb_s_ = 0;
+  uint64_t epoch_min_ = 0;
+  uint64_t instance_hash_ = 0;
+  uint64_t previous_instance_hash_ = 0;
+  double last_instance_growth_ = 0;
+  uint32_t epoch_samples_ = 0;
+  int32_t hist_anchor_ = 0;
+  int32_t excursion_high_ = 0;
+  int32_t plateau_bucket_ = 0;
+  int32_t last_instance_rise_ = 0;
+  uint32_t hist_total_ = 0;
+  std::array<int32_t, kRing> ring_{};
+  std::array<uint16_t, kBins> hist_{};
+  uint8_t ring_count_ = 0;
+  uint8_t ring_pos_ = 0;
+  uint8_t instances_died_climbing_ = 0;
+  bool hist_started_ = false;
+  Climb instance_climb_;
+  Climb excursion_;
+};
+
+}  // namespace drip::analyzer

@@ -1,0 +1,19 @@
+#include "analyzer/suspect.h"
+
+namespace drip::analyzer {
+
+const char* SuspectRuleName(SuspectRule rule) {
+  switch (rule) {
+    case SuspectRule::kClimbAboveNormal:
+      return "climb_above_normal";
+    case SuspectRule::kYoungClimb:
+      return "young_climb";
+    case SuspectRule::kFleetDrift:
+      return "fleet_drift";
+    case SuspectRule::kRestartReset:
+      return "restart_reset";
+  }
+  return "unknown";
+}
+
+}  // namespace drip::analyzer

@@ -1,0 +1,46 @@
+// Suspect: one (host, component) the detector believes leaks, with the evidence an
+// on-call engineer needs to believe it too. ComponentSuspect: the fleet view of it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace drip::analyzer {
+
+// Which rule flagged a series; each has its own explanation in the reason.
+enum class SuspectRule {
+  kClimbAboveNormal,  // left its established normal range upward and keeps climbing
+  kYoungClimb,        // no trusted range yet, but a long or large linear climb
+  kFleetDrift,        // climbing with many hosts of the same component at once
+  kRestartReset,      // grows in every instance until it is restarted
+};
+
+const char* SuspectRuleName(SuspectRule rule);
+
+struct Suspect {
+  std::string host;
+  std::string component;
+  std::string instance;       // the instance flagged (latest one while it grows)
+  int64_t first_flagged = 0;  // timestamp (s) of the sample that first flagged it
+  int64_t last_updated = 0;   // timestamp (s) of the latest sample seen for it
+  double growth_bytes_per_hour = 0;
+  double score = 0;            // 0..1: how sure the detector is
+  uint64_t current_bytes = 0;  // the floor level now
+  uint64_t normal_bytes = 0;   // the level the series normally sits at (its pivot)
+  // Time until the host runs out of memory at this growth, when the host's memory size
+  // is known; nullopt otherwise.
+  std::optional<double> eta_to_oom_seconds;
+  SuspectRule rule = SuspectRule::kClimbAboveNormal;
+  std::string reason;
+};
+
+struct ComponentSuspect {
+  std::string component;
+  int64_t first_flagged = 0;
+  int hosts = 0;       // hosts of this component with a suspect
+  int hosts_seen = 0;  // hosts of this component the detector has seen
+  double max_growth_bytes_per_hour = 0;
+};
+
+}  // namespace drip::analyzer

@@ -1,0 +1,339 @@
+// Leak detector quality benchmark: Drip's bucketed detector against the detectors an
+// operator would otherwise deploy (static threshold, Prometheus predict_linear, per-series
+// linear regression, Mann-Kendall), on the labeled synthetic fleet of
+// tests/synthetic/FleetGenerator, all fed the same samples once in time order in one run.
+//
+//   detector_bench [--seed 42] [--tune-seed 7] [--hosts N] [--no-tune]
+//
+// Each baseline is first tuned on a fleet of a different seed (--tune-seed): every point
+// of a small parameter grid (bench/baselines/baseline_grid.cc) is scored and the best
+// per-series F1 is kept; the scored run then uses it. Drip runs with its defaults. Prints
+// per-series and per-component precision/recall/F1, detection delays, what fooled each
+// detector, and Drip's own throughput (Observe calls only) and state per series.
+// Recorded in docs/benchmarks.md.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "analyzer/detector_config.h"
+#include "analyzer/leak_detector.h"
+#include "bench/baselines/baseline_detector.h"
+#include "bench/baselines/baseline_grid.h"
+#include "fmt/format.h"
+#include "tests/synthetic/fleet_generator.h"
+#include "tests/synthetic/fleet_scorer.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using drip::bench::BaselineDetector;
+using drip::synthetic::Behaviour;
+using drip::synthetic::Flag;
+using drip::synthetic::FleetGenerator;
+using drip::synthetic::FleetScore;
+using drip::synthetic::FleetSpec;
+using drip::synthetic::SeriesSpec;
+
+struct Options {
+  uint64_t seed = 42;
+  uint64_t tune_seed = 7;
+  int hosts = 0;  // 0: the suite's own count
+  bool tune = true;
+};
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+FleetSpec SuiteSpec(uint64_t seed, int hosts) {
+  FleetSpec spec = FleetGenerator::BenchmarkSuite(seed);
+  if (hosts > 0) spec.hosts = hosts;
+  return spec;
+}
+
+// Samples are handed to the detectors in batches, so that Drip's Observe calls can be
+// timed as one loop (a clock read per call would cost as much as the call) and each
+// baseline walks a batch at a time with its state hot in cache.
+class SampleBatch {
+ public:
+  struct Entry {
+    uint32_t series;
+    uint32_t instance_offset;
+    uint32_t instance_size;
+    int64_t t;
+    uint64_t bytes;
+  };
+  static constexpr size_t kCapacity = 1 << 16;
+
+  void Add(uint32_t series, const drip::synthetic::SyntheticSample& s) {
+    entries_.push_back({series, static_cast<uint32_t>(instances_.size()),
+                        static_cast<uint32_t>(s.instance.size()), s.timestamp_s, s.bytes});
+    instances_.append(s.instance);
+  }
+  bool full() const { return entries_.size() >= kCapacity; }
+  const std::vector<Entry>& entries() const { return entries_; }
+  std::string_view instance(const Entry& e) const {
+    return std::string_view(instances_).substr(e.instance_offset, e.instance_size);
+  }
+  void Clear() {
+    entries_.clear();
+    instances_.clear();
+  }
+
+ private:
+  std::vector<Entry> entries_;
+  std::string instances_;  // the batch's instance strings, back to back
+};
+
+struct StreamResult {
+  uint64_t samples = 0;
+  double drip_observe_s = 0;
+  double drip_advance_s = 0;
+  double baselines_s = 0;
+  double generate_s = 0;  // wall time of the whole pass, generation included
+};
+
+// Streams every sample of the fleet once, in time order, into Drip (when given) and every
+// baseline.
+StreamResult Stream(FleetGenerator& generator, drip::analyzer::LeakDetector* drip,
+                    const std::vector<BaselineDetector*>& baselines) {
+  StreamResult result;
+  std::vector<drip::analyzer::LeakDetector::SeriesId> ids;
+  if (drip != nullptr) {
+    for (const SeriesSpec& s : generator.series()) ids.push_back(drip->Series(s.host, s.component));
+  }
+  SampleBatch batch;
+  auto flush = [&] {
+    const auto& entries = batch.entries();
+    if (drip != nullptr) {
+      const auto start = Clock::now();
+      for (const auto& e : entries) drip->Observe(ids[e.series], e.t, batch.instance(e), e.bytes);
+      result.drip_observe_s += Seconds(Clock::now() - start);
+    }
+    const auto start = Clock::now();
+    for (BaselineDetector* b : baselines) {
+      for (const auto& e : entries) b->Observe(e.series, e.t, e.bytes);
+    }
+    result.baselines_s += Seconds(Clock::now() - start);
+    result.samples += entries.size();
+    batch.Clear();
+  };
+  const auto start = Clock::now();
+  generator.ForEachSample([&](size_t index, const drip::synthetic::SyntheticSample& s) {
+    batch.Add(static_cast<uint32_t>(index), s);
+    if (batch.full()) flush();
+  });
+  flush();
+  if (drip != nullptr) {
+    const FleetSpec& spec = generator.spec();
+    const auto advance_start = Clock::now();
+    drip->AdvanceTo(spec.start_s + spec.duration_s);
+    result.drip_advance_s = Seconds(Clock::now() - advance_start);
+  }
+  result.generate_s = Seconds(Clock::now() - start);
+  return result;
+}
+
+std::vector<Flag> ToFlags(const std::vector<SeriesSpec>& series,
+                          const std::vector<std::pair<uint32_t, int64_t>>& flagged) {
+  std::vector<Flag> flags;
+  flags.reserve(flagged.size());
+  for (const auto& [index, t] : flagged) {
+    flags.push_back({series[index].host, series[index].component, t});
+  }
+  return flags;
+}
+
+std::vector<Flag> DripFlags(const drip::analyzer::LeakDetector& drip) {
+  std::vector<Flag> flags;
+  for (const auto& s : drip.Suspects()) flags.push_back({s.host, s.component, s.first_flagged});
+  return flags;
+}
+
+double MedianHours(const std::vector<double>& seconds) {
+  if (seconds.empty()) return -1;
+  return drip::synthetic::Median(seconds) / 3600.0;
+}
+
+std::string Hours(double h) { return h < 0 ? "—" : fmt::format("{:.1f}", h); }
+
+struct Scored {
+  std::string detector;
+  std::string params;
+  FleetScore score;
+  size_t bytes_per_series = 0;
+};
+
+void PrintQuality(const std::vector<Scored>& rows) {
+  std::printf(
+      "| detector | parameters | series P | series R | series F1 | component P | component R "
+      "| component F1 | slow leaks found | median delay, slow leaks (h) | median delay, all "
+      "leaks (h) | state/series |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Scored& r : rows) {
+    const FleetScore& s = r.score;
+    std::vector<double> all_delays;
+    for (const auto& [b, d] : s.delays_by_behaviour) {
+      all_delays.insert(all_delays.end(), d.begin(), d.end());
+    }
+    std::printf(
+        "| %s | %s | %.3f | %.3f | **%.3f** | %.3f | %.3f | %.3f | %zu/%d | %s | %s | %zu B |\n",
+        r.detector.c_str(), r.params.c_str(), s.per_series.precision(), s.per_series.recall(),
+        s.per_series.f1(), s.per_component.precision(), s.per_component.recall(),
+        s.per_component.f1(), s.slow_leak_delays.size(), s.slow_leaks,
+        Hours(MedianHours(s.slow_leak_delays)).c_str(), Hours(MedianHours(all_delays)).c_str(),
+        r.bytes_per_series);
+  }
+}
+
+// One column per behaviour, so the table shows what fooled (or escaped) each detector.
+void PrintByBehaviour(const std::vector<Scored>& rows, bool false_positives) {
+  std::printf("\n%s by behaviour (series)%s:\n\n| detector |",
+              false_positives ? "False positives" : "False negatives",
+              false_positives ? " — a flag on a leak before it began counts here too" : "");
+  std::vector<Behaviour> columns;
+  for (int i = 0; i < drip::synthetic::kBehaviourCount; ++i) {
+    const auto b = static_cast<Behaviour>(i);
+    if (false_positives || drip::synthetic::IsLeak(b)) columns.push_back(b);
+  }
+  for (Behaviour b : columns) std::printf(" %s |", drip::synthetic::BehaviourName(b));
+  std::printf(" total |\n|---|");
+  for (size_t i = 0; i <= columns.size(); ++i) std::printf("---:|");
+  std::printf("\n");
+  for (const Scored& r : rows) {
+    const auto& counts = false_positives ? r.score.false_positives_by_behaviour
+                                         : r.score.false_negatives_by_behaviour;
+    std::printf("| %s |", r.detector.c_str());
+    int total = 0;
+    for (Behaviour b : columns) {
+      auto it = counts.find(b);
+      const int n = it == counts.end() ? 0 : it->second;
+      total += n;
+      std::printf(" %d |", n);
+    }
+    std::printf(" %d |\n", total);
+  }
+}
+
+// Tunes each family on the tuning fleet: every grid point in one pass, best F1 wins
+// (ties go to the earlier, listed-first point).
+std::vector<size_t> Tune(const std::vector<drip::bench::BaselineFamily>& families,
+                         const Options& opt) {
+  FleetGenerator generator(SuiteSpec(opt.tune_seed, opt.hosts));
+  std::vector<std::vector<std::unique_ptr<BaselineDetector>>> candidates(families.size());
+  std::vector<BaselineDetector*> all;
+  for (size_t f = 0; f < families.size(); ++f) {
+    for (const auto& make : families[f].grid) {
+      candidates[f].push_back(make());
+      all.push_back(candidates[f].back().get());
+    }
+  }
+  const StreamResult pass = Stream(generator, nullptr, all);
+  std::printf("Tuning on seed %llu: %zu series, %llu samples, %zu grid points in %.1f s\n\n",
+              static_cast<unsigned long long>(opt.tune_seed), generator.series().size(),
+              static_cast<unsigned long long>(pass.samples), all.size(), pass.generate_s);
+  std::printf("| baseline | parameters | series P | series R | series F1 | chosen |\n");
+  std::printf("|---|---|---:|---:|---:|---|\n");
+  std::vector<size_t> chosen(families.size(), 0);
+  for (size_t f = 0; f < families.size(); ++f) {
+    double best = -1;
+    std::vector<FleetScore> scores;
+    for (size_t i = 0; i < candidates[f].size(); ++i) {
+      scores.push_back(drip::synthetic::ScoreFleet(
+          generator.series(), ToFlags(generator.series(), candidates[f][i]->Flags())));
+      if (scores.back().per_series.f1() > best) {
+        best = scores.back().per_series.f1();
+        chosen[f] = i;
+      }
+    }
+    for (size_t i = 0; i < candidates[f].size(); ++i) {
+      std::printf("| %s | %s | %.3f | %.3f | %.3f | %s |\n", candidates[f][i]->name().c_str(),
+                  candidates[f][i]->params().c_str(), scores[i].per_series.precision(),
+                  scores[i].per_series.recall(), scores[i].per_series.f1(),
+                  i == chosen[f] ? "**yes**" : "");
+    }
+  }
+  std::printf("\n");
+  return chosen;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  CLI::App app{"Drip's leak detector against baseline detectors on a labeled synthetic fleet"};
+  app.add_option("--seed", opt.seed, "seed of the scored fleet");
+  app.add_option("--tune-seed", opt.tune_seed, "seed of the fleet the baselines are tuned on");
+  app.add_option("--hosts", opt.hosts, "override the suite's host count (both fleets)")
+      ->check(CLI::PositiveNumber);
+  bool no_tune = false;
+  app.add_flag("--no-tune", no_tune, "use the recorded baseline parameters, skip tuning");
+  CLI11_PARSE(app, argc, argv);
+  opt.tune = !no_tune;
+  if (opt.tune && opt.tune_seed == opt.seed) {
+    std::fprintf(stderr, "error: --tune-seed must differ from --seed\n");
+    return 2;
+  }
+
+  const auto families = drip::bench::BaselineGrid::Families();
+  std::vector<size_t> chosen;
+  if (opt.tune) {
+    chosen = Tune(families, opt);
+  } else {
+    for (const auto& f : families) chosen.push_back(f.untuned);
+  }
+
+  FleetGenerator generator(SuiteSpec(opt.seed, opt.hosts));
+  const FleetSpec& spec = generator.spec();
+  int leaking = 0;
+  for (const auto& s : generator.series()) leaking += s.leaking ? 1 : 0;
+
+  drip::analyzer::LeakDetector drip{drip::analyzer::DetectorConfig{}};
+  std::vector<std::unique_ptr<BaselineDetector>> baselines;
+  std::vector<BaselineDetector*> pointers;
+  for (size_t f = 0; f < families.size(); ++f) {
+    baselines.push_back(families[f].grid[chosen[f]]());
+    pointers.push_back(baselines.back().get());
+  }
+  const StreamResult pass = Stream(generator, &drip, pointers);
+
+  std::printf(
+      "Scored fleet: seed %llu, %d hosts, %zu series (%d leaking), %.1f days at %lld s, "
+      "%llu samples; pass took %.1f s\n\n",
+      static_cast<unsigned long long>(opt.seed), spec.hosts, generator.series().size(), leaking,
+      spec.duration_s / 86400.0, static_cast<long long>(spec.interval_s),
+      static_cast<unsigned long long>(pass.samples), pass.generate_s);
+
+  std::vector<Scored> rows;
+  rows.push_back({"drip", "DetectorConfig{} defaults",
+                  drip::synthetic::ScoreFleet(generator.series(), DripFlags(drip)),
+                  drip::analyzer::LeakDetector::BytesPerSeries()});
+  for (const auto& b : baselines) {
+    rows.push_back(
+        {b->name(), b->params(),
+         drip::synthetic::ScoreFleet(generator.series(), ToFlags(generator.series(), b->Flags())),
+         b->BytesPerSeries()});
+  }
+  PrintQuality(rows);
+  PrintByBehaviour(rows, /*false_positives=*/true);
+  PrintByBehaviour(rows, /*false_positives=*/false);
+
+  std::printf(
+      "\nDrip detector: %.0f samples/s (Observe only: %llu samples in %.2f s), "
+      "AdvanceTo %.3f s, %zu bytes of state per series\n",
+      pass.samples / pass.drip_observe_s, static_cast<unsigned long long>(pass.samples),
+      pass.drip_observe_s, pass.drip_advance_s, drip::analyzer::LeakDetector::BytesPerSeries());
+  std::printf("Baselines together: %.0f samples/s (%zu detectors, %.2f s)\n",
+              pass.samples / pass.baselines_s, baselines.size(), pass.baselines_s);
+  const auto& mistakes = rows.front().score.mistakes;
+  if (!mistakes.empty()) {
+    std::printf("\nDrip's first mistakes:\n");
+    for (const auto& m : mistakes) std::printf("  %s\n", m.c_str());
+  }
+  return 0;
+}

@@ -1,0 +1,92 @@
+#include "cli/suspects_command.h"
+
+#include <chrono>
+
+#include "cli/table_printer.h"
+#include "common/duration.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace drip::cli {
+namespace {
+
+std::string Eta(const drip::v1::Suspect& s) {
+  if (!s.has_eta_to_oom_seconds()) return "-";
+  return FormatDuration(
+      std::chrono::milliseconds(static_cast<int64_t>(s.eta_to_oom_seconds() * 1000)));
+}
+
+}  // namespace
+
+void RenderSuspects(const drip::v1::ListSuspectsResponse& response, bool json, int64_t now_ms,
+                    std::ostream& out) {
+  if (json) {
+    nlohmann::json suspects = nlohmann::json::array();
+    for (const auto& s : response.suspects()) {
+      suspects.push_back(
+          {{"host", s.host()},
+           {"component", s.component()},
+           {"instance", s.instance()},
+           {"first_flagged", s.first_flagged_s()},
+           {"last_updated", s.last_updated_s()},
+           {"growth_bytes_per_hour", s.growth_bytes_per_hour()},
+           {"score", s.score()},
+           {"current_bytes", s.current_bytes()},
+           {"normal_bytes", s.normal_bytes()},
+           {"eta_to_oom_seconds",
+            s.has_eta_to_oom_seconds() ? nlohmann::json(s.eta_to_oom_seconds()) : nullptr},
+           {"rule", s.rule()},
+           {"reason", s.reason()}});
+    }
+    nlohmann::json components = nlohmann::json::array();
+    for (const auto& c : response.components()) {
+      components.push_back({{"component", c.component()},
+                            {"first_flagged", c.first_flagged_s()},
+                            {"hosts", c.hosts()},
+                            {"hosts_seen", c.hosts_seen()},
+                            {"max_growth_bytes_per_hour", c.max_growth_bytes_per_hour()}});
+    }
+    out << nlohmann::json{{"suspects", suspects}, {"components", components}}.dump(2) << "\n";
+    return;
+  }
+  if (response.suspects_size() == 0) {
+    out << "no leak suspects\n";
+    return;
+  }
+  TablePrinter table(
+      {"HOST", "COMPONENT", "INSTANCE", "GROWTH", "NOW", "NORMAL", "ETA OOM", "FLAGGED", "SCORE"});
+  for (const auto& s : response.suspects()) {
+    table.AddRow({s.host(), s.component(), s.instance().empty() ? "-" : s.instance(),
+                  FormatBytes(static_cast<uint64_t>(s.growth_bytes_per_hour())) + "/h",
+                  FormatBytes(s.current_bytes()), FormatBytes(s.normal_bytes()), Eta(s),
+                  FormatAgo(s.first_flagged_s() * 1000, now_ms), fmt::format("{:.2f}", s.score())});
+  }
+  table.Print(out);
+  out << "\n";
+  for (const auto& s : response.suspects()) {
+    out << fmt::format("{} {}: {}\n", s.host(), s.component(), s.reason());
+  }
+  out << "\n";
+  TablePrinter components({"COMPONENT", "HOSTS", "OF", "MAX GROWTH", "FIRST FLAGGED"});
+  for (const auto& c : response.components()) {
+    components.AddRow({c.component(), std::to_string(c.hosts()), std::to_string(c.hosts_seen()),
+                       FormatBytes(static_cast<uint64_t>(c.max_growth_bytes_per_hour())) + "/h",
+                       FormatAgo(c.first_flagged_s() * 1000, now_ms)});
+  }
+  components.Print(out);
+}
+
+absl::Status RunSuspectsCommand(QueryClient& client, const std::string& component, bool json,
+                                std::ostream& out) {
+  drip::v1::ListSuspectsRequest request;
+  request.set_component(component);
+  auto response = client.ListSuspects(request);
+  if (!response.ok()) return response.status();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  RenderSuspects(*response, json, now_ms, out);
+  return absl::OkStatus();
+}
+
+}  // namespace drip::cli

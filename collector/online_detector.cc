@@ -1,0 +1,158 @@
+#include "collector/online_detector.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/sample_figures.h"
+
+namespace drip::collector {
+
+OnlineDetector::OnlineDetector(const analyzer::DetectorConfig& config) : detector_(config) {}
+
+void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {
+  // Group the batch by (component, timestamp): one level per component per pass.
+  std::vector<const drip::v1::Sample*> samples;
+  samples.reserve(static_cast<size_t>(batch.samples_size()));
+  for (const drip::v1::Sample& sample : batch.samples()) {
+    if (sample.memory_case() == drip::v1::Sample::kProcessExit ||
+        sample.memory_case() == drip::v1::Sample::MEMORY_NOT_SET) {
+      continue;  // an exit carries no level; the next instance will say it restarted
+    }
+    samples.push_back(&sample);
+  }
+  std::sort(samples.begin(), samples.end(), [](const auto* a, const auto* b) {
+    if (a->component() != b->component()) return a->component() < b->component();
+    return a->timestamp_ms() < b->timestamp_ms();
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t begin = 0;
+  while (begin < samples.size()) {
+    size_t end = begin + 1;
+    while (end < samples.size() && samples[end]->component() == samples[begin]->component() &&
+           samples[end]->timestamp_ms() == samples[begin]->timestamp_ms()) {
+      ++end;
+    }
+    ObserveLocked(host, &samples[begin], end - begin);
+    begin = end;
+  }
+}
+
+void OnlineDetector::ObserveLocked(const std::string& host, const drip::v1::Sample* samples[],
+                                   size_t count) {
+  const drip::v1::Sample* unit = nullptr;
+  const drip::v1::Sample* largest = nullptr;
+  uint64_t largest_bytes = 0;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t bytes = UnreclaimableBytes(*samples[i]);
+    if (samples[i]->memory_case() == drip::v1::Sample::kCgroup) unit = samples[i];
+    sum += bytes;
+    if (largest == nullptr || bytes > largest_bytes) {
+      largest = samples[i];
+      largest_bytes = bytes;
+    }
+  }
+  const drip::v1::Sample& first = *samples[0];
+  const int64_t timestamp_s = first.timestamp_ms() / 1000;
+  if (unit != nullptr) {
+    detector_.Observe(host, first.component(), timestamp_s, unit->instance(),
+                      UnreclaimableBytes(*unit));
+  } else {
+    detector_.Observe(host, first.component(), timestamp_s, largest->instance(), sum);
+  }
+}
+
+void OnlineDetector::SetHostMemory(const std::string& host, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  detector_.SetHostMemory(host, bytes);
+}
+
+void OnlineDetector::AdvanceTo(int64_t now_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  detector_.AdvanceTo(now_s);
+}
+
+absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t since_ms) {
+  absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store->ListHosts();
+  if (!hosts.ok()) return hosts.status();
+  uint64_t replayed = 0;
+  for (const drip::v1::HostInfo& host : *hosts) {
+    if (host.memory_total_bytes() > 0) SetHostMemory(host.host(), host.memory_total_bytes());
+    absl::StatusOr<std::vector<std::string>> components = store->ListComponents(host.host());
+    if (!components.ok()) return components.status();
+    for (const std::string& component : *components) {
+      absl::StatusOr<std::vector<drip::v1::Series>> series =
+          store->ReadSeries(host.host(), component, since_ms, 0);
+      if (!series.ok()) return series.status();
+      // Merge the component's instances back into passes, in time order, as they came.
+      drip::v1::SampleBatch batch;
+      for (const drip::v1::Series& one : *series) {
+        for (const drip::v1::Sample& stored : one.samples()) {
+          drip::v1::Sample* sample = batch.add_samples();
+          *sample = stored;
+          sample->set_component(component);
+          sample->set_instance(one.instance());
+        }
+      }
+      std::stable_sort(
+          batch.mutable_samples()->begin(), batch.mutable_samples()->end(),
+          [](const auto& a, const auto& b) { return a.timestamp_ms() < b.timestamp_ms(); });
+      replayed += static_cast<uint64_t>(batch.samples_size());
+      ObserveBatch(host.host(), batch);
+    }
+  }
+  return replayed;
+}
+
+void OnlineDetector::Fill(const std::string& component,
+                          drip::v1::ListSuspectsResponse* response) const {
+  std::vector<analyzer::Suspect> suspects;
+  std::vector<analyzer::ComponentSuspect> components;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    suspects = detector_.Suspects();
+    components = detector_.ComponentSuspects();
+  }
+  for (const analyzer::Suspect& s : suspects) {
+    if (!component.empty() && s.component != component) continue;
+    drip::v1::Suspect* out = response->add_suspects();
+    out->set_host(s.host);
+    out->set_component(s.component);
+    out->set_instance(s.instance);
+    out->set_first_flagged_s(s.first_flagged);
+    out->set_last_updated_s(s.last_updated);
+    out->set_growth_bytes_per_hour(s.growth_bytes_per_hour);
+    out->set_score(s.score);
+    out->set_current_bytes(s.current_bytes);
+    out->set_normal_bytes(s.normal_bytes);
+    if (s.eta_to_oom_seconds) out->set_eta_to_oom_seconds(*s.eta_to_oom_seconds);
+    out->set_rule(analyzer::SuspectRuleName(s.rule));
+    out->set_reason(s.reason);
+  }
+  for (const analyzer::ComponentSuspect& c : components) {
+    if (!component.empty() && c.component != component) continue;
+    drip::v1::ComponentSuspect* out = response->add_components();
+    out->set_component(c.component);
+    out->set_first_flagged_s(c.first_flagged);
+    out->set_hosts(c.hosts);
+    out->set_hosts_seen(c.hosts_seen);
+    out->set_max_growth_bytes_per_hour(c.max_growth_bytes_per_hour);
+  }
+}
+
+size_t OnlineDetector::suspect_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return detector_.Suspects().size();
+}
+
+size_t OnlineDetector::series_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return detector_.series_count();
+}
+
+uint64_t OnlineDetector::samples_observed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return detector_.counters().samples;
+}
+
+}  // namespace drip::collector

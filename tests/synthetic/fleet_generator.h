@@ -1,0 +1,104 @@
+// FleetGenerator: a labeled synthetic fleet for the leak detector's tests and benchmarks.
+// Every (host, component) series follows one behaviour — healthy ones that fool naive
+// detectors (noise, diurnal load, GC sawtooth, caches that warm up and plateau, steps on
+// reload, spikes, regular and OOM restarts) and leaks (fast, slow down to 1 MB/h on a
+// 500 MB process, on a subset of hosts, starting mid-window with a rollout, under a
+// sawtooth, reset by periodic restarts, kernel slab caches) — and carries its label.
+//
+// Samples are a pure function of (seed, series, time): nothing is stored, so a suite of
+// any size streams in global time order (as a collector sees it) or series by series.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace drip::synthetic {
+
+enum class Behaviour : uint8_t {
+  // Healthy (decoys).
+  kSteady,
+  kDiurnal,
+  kGcSawtooth,
+  kCacheWarmup,
+  kStepOnReload,
+  kSpikes,
+  kRegularRestarts,
+  kOomRestarts,
+  // Leaks.
+  kFastLeak,
+  kSlowLeak,
+  kRolloutLeak,
+  kLeakUnderSawtooth,
+  kLeakResetByRestarts,
+  kSlabLeak,
+};
+inline constexpr int kBehaviourCount = 14;
+
+const char* BehaviourName(Behaviour behaviour);
+bool IsLeak(Behaviour behaviour);
+
+struct SeriesSpec {
+  std::string host;
+  std::string component;
+  Behaviour behaviour = Behaviour::kSteady;
+  bool leaking = false;
+  int64_t first_sample_s = 0;  // the series may start mid-window
+  int64_t leak_start_s = -1;   // when the leak begins (-1: no leak)
+  double leak_bytes_per_hour = 0;
+  uint64_t base_bytes = 0;
+  double noise_fraction = 0;      // relative sd of per-sample noise
+  double amplitude_fraction = 0;  // diurnal / sawtooth / step / warm-up size
+  int64_t period_s = 0;           // diurnal day, GC cycle, restart interval
+  int64_t phase_s = 0;
+  int64_t event_s = 0;  // step time (reload)
+  uint64_t seed = 0;
+};
+
+struct FleetSpec {
+  uint64_t seed = 1;
+  int hosts = 40;
+  // Healthy components every host runs, and leaking components (each leaks on all, some
+  // or one of the hosts running it); each gets a behaviour in turn so all are covered.
+  int healthy_components = 16;
+  int leaking_components = 8;
+  int64_t start_s = 1'700'000'000;
+  int64_t duration_s = 3 * 86400;
+  int64_t interval_s = 60;
+};
+
+// One sample of one series.
+struct SyntheticSample {
+  int64_t timestamp_s;
+  std::string_view instance;  // valid until the next sample of any series is generated
+  uint64_t bytes;
+};
+
+class FleetGenerator {
+ public:
+  explicit FleetGenerator(const FleetSpec& spec);
+
+  const FleetSpec& spec() const { return spec_; }
+  const std::vector<SeriesSpec>& series() const { return series_; }
+
+  // The sample of series `index` at `t` (a multiple of the interval), or false when the
+  // series has no sample then (not started yet, or a gap).
+  bool SampleAt(size_t index, int64_t t, SyntheticSample* out);
+
+  // Every sample of the fleet in time order (all series at t, then t + interval, ...).
+  void ForEachSample(const std::function<void(size_t series_index, const SyntheticSample&)>& fn);
+
+  // The series of a suite with the given seed: small enough for a unit test.
+  static FleetSpec TestSuite(uint64_t seed);
+  // The benchmark's suite: hundreds of hosts over four days.
+  static FleetSpec BenchmarkSuite(uint64_t seed);
+
+ private:
+  FleetSpec spec_;
+  std::vector<SeriesSpec> series_;
+  std::string instance_;  // backing store of SyntheticSample::instance
+};
+
+}  // namespace drip::synthetic
