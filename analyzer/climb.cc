@@ -1,6 +1,7 @@
 #include "analyzer/climb.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace drip::analyzer {
 
@@ -73,15 +74,16 @@ double Climb::BucketAt(int64_t t) const {
   return checkpoints_[checkpoint_count_ - 1].bucket;
 }
 
-double Climb::Steadiness() const {
-  const double whole = BucketAt(last_t_) - BucketAt(start_t_);
+double Climb::Steadiness(double log_step) const {
+  const auto bytes_at = [&](int64_t t) { return std::expm1(BucketAt(t) * log_step); };
+  const double whole = bytes_at(last_t_) - bytes_at(start_t_);
   if (whole <= 0 || duration() <= 0) return 0;
   const int64_t third = duration() / 3;
   double smallest = whole;
   for (int i = 0; i < 3; ++i) {
     const int64_t from = start_t_ + i * third;
     const int64_t to = i == 2 ? last_t_ : from + third;
-    smallest = std::min(smallest, BucketAt(to) - BucketAt(from));
+    smallest = std::min(smallest, bytes_at(to) - bytes_at(from));
   }
   return std::max(0.0, smallest / (whole / 3));
 }

@@ -32,9 +32,11 @@ class Climb {
   int records() const { return records_; }
   int64_t last_record_time() const { return last_record_t_; }
 
-  // Steadiness: the smallest rise over one third of the climb, as a fraction of a third
-  // of the whole rise. ~1 for a linear rise, ~0 for a step or a warm-up that levelled off.
-  double Steadiness() const;
+  // Steadiness: the smallest rise in bytes over one third of the climb, as a fraction of
+  // a third of the whole rise. ~1 for a linear rise (a leak adds bytes at a constant
+  // rate, which in log buckets would look like slowing down), ~0 for a step or a
+  // warm-up that levelled off. `log_step` is ln(1 + bucket width).
+  double Steadiness(double log_step) const;
   // Floor bucket at time t (linear between checkpoints).
   double BucketAt(int64_t t) const;
   // Still rising: a new high within max(level_off, 3 × the mean time between highs).

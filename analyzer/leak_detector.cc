@@ -1,6 +1,7 @@
 #include "analyzer/leak_detector.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 
@@ -12,7 +13,7 @@
 namespace drip::analyzer {
 namespace {
 
-std::string Hours(int64_t seconds) { return fmt::format("{:.1f} h", seconds / 3600.0); }
+std::string Hours(int64_t seconds) { return FormatSpan(static_cast<double>(seconds)); }
 
 std::string Rate(double bytes_per_hour) {
   return FormatBytes(static_cast<uint64_t>(std::max(0.0, bytes_per_hour))) + "/h";
@@ -211,7 +212,7 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   double score = 0.5;
   if (climb != nullptr) {
     score += 0.2 * std::min(1.0, climb->rise() / (4.0 * config_.min_rise_buckets)) +
-             0.15 * std::min(1.0, climb->Steadiness()) +
+             0.15 * std::min(1.0, climb->Steadiness(std::log1p(config_.bucket_width))) +
              0.15 * std::min(1.0, static_cast<double>(climb->duration()) / (24 * 3600));
   } else {
     score += 0.1 * std::min(4, s.instances_died_climbing()) + 0.05;
@@ -225,7 +226,8 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
           "highs, steadiness {:.2f}) without levelling off; growing {}",
           FormatBytes(evidence.from_bytes), FormatBytes(evidence.to_bytes),
           Hours(climb ? climb->duration() : 0), FormatBytes(evidence.normal_high_bytes),
-          climb ? climb->records() : 0, climb ? climb->Steadiness() : 0.0,
+          climb ? climb->records() : 0,
+          climb ? climb->Steadiness(std::log1p(config_.bucket_width)) : 0.0,
           Rate(suspect.growth_bytes_per_hour));
       break;
     case SuspectRule::kFleetDrift: {

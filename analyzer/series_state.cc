@@ -99,7 +99,8 @@ bool SeriesState::established(const DetectorConfig& config) const {
 bool SeriesState::JudgeClimb(const DetectorConfig& config, const Climb& climb, int64_t min_seconds,
                              int min_rise, int min_records) const {
   return climb.active() && climb.duration() >= min_seconds && climb.rise() >= min_rise &&
-         climb.records() >= min_records && climb.Steadiness() >= config.min_recent_slope_ratio &&
+         climb.records() >= min_records &&
+         climb.Steadiness(std::log1p(config.bucket_width)) >= config.min_recent_slope_ratio &&
          climb.StillRising(climb.last_time(), config.level_off_seconds);
 }
 
@@ -187,12 +188,12 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
 EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint64_t instance_hash) {
   EpochVerdict verdict;
   const Climb& ended = instance_climb_;
-  const bool died_climbing = ended.active() &&
-                             ended.duration() >= config.restart_min_climb_seconds &&
-                             ended.rise() >= config.min_rise_buckets &&
-                             ended.records() >= std::max(2, config.min_records / 2) &&
-                             ended.Steadiness() >= config.restart_min_recent_slope_ratio &&
-                             ended.StillRising(last_sample_, config.level_off_seconds);
+  const bool died_climbing =
+      ended.active() && ended.duration() >= config.restart_min_climb_seconds &&
+      ended.rise() >= config.min_rise_buckets &&
+      ended.records() >= std::max(2, config.min_records / 2) &&
+      ended.Steadiness(std::log1p(config.bucket_width)) >= config.restart_min_recent_slope_ratio &&
+      ended.StillRising(last_sample_, config.level_off_seconds);
   if (died_climbing) {
     if (instances_died_climbing_ < UINT8_MAX) ++instances_died_climbing_;
     const BucketScale scale(config.bucket_width);

@@ -6,6 +6,7 @@
 #include "cli/hosts_command.h"
 #include "cli/query_client.h"
 #include "cli/series_command.h"
+#include "cli/suspects_command.h"
 #include "cli/table_printer.h"
 #include "nlohmann/json.hpp"
 
@@ -79,6 +80,52 @@ TEST(TablePrinterTest, FormatsAgoInTheLargestSensibleUnit) {
   EXPECT_EQ(FormatAgo(0, 5000), "never");
   EXPECT_EQ(FormatAgo(1000, 61'000), "60s ago");
   EXPECT_EQ(FormatAgo(1000, 1000 + 3 * 3'600'000), "3h ago");
+}
+
+drip::v1::ListSuspectsResponse OneSuspect() {
+  drip::v1::ListSuspectsResponse response;
+  auto* s = response.add_suspects();
+  s->set_host("web-1");
+  s->set_component("svc:api.service");
+  s->set_instance("100@1700000000");
+  s->set_first_flagged_s(1'700'000'000);
+  s->set_growth_bytes_per_hour(4.0 * (1 << 20));
+  s->set_current_bytes(600u << 20);
+  s->set_normal_bytes(500u << 20);
+  s->set_eta_to_oom_seconds(7.5 * 3600);
+  s->set_score(0.9);
+  s->set_rule("climb_above_normal");
+  s->set_reason("floor rose steadily");
+  auto* c = response.add_components();
+  c->set_component("svc:api.service");
+  c->set_hosts(1);
+  c->set_hosts_seen(12);
+  return response;
+}
+
+TEST(SuspectsCommandTest, TableShowsGrowthEtaAndTheReason) {
+  std::ostringstream out;
+  RenderSuspects(OneSuspect(), false, 1'700'003'600'000, out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("4.0 MiB/h"), std::string::npos) << text;
+  EXPECT_NE(text.find("7.5 h"), std::string::npos) << text;
+  EXPECT_NE(text.find("floor rose steadily"), std::string::npos) << text;
+}
+
+TEST(SuspectsCommandTest, JsonHasNullEtaWhenHostMemoryIsUnknown) {
+  drip::v1::ListSuspectsResponse response = OneSuspect();
+  response.mutable_suspects(0)->clear_eta_to_oom_seconds();
+  std::ostringstream out;
+  RenderSuspects(response, true, 0, out);
+  auto json = nlohmann::json::parse(out.str());
+  EXPECT_TRUE(json["suspects"][0]["eta_to_oom_seconds"].is_null());
+  EXPECT_EQ(json["components"][0]["hosts_seen"], 12);
+}
+
+TEST(SuspectsCommandTest, NoSuspectsSaysSo) {
+  std::ostringstream out;
+  RenderSuspects(drip::v1::ListSuspectsResponse(), false, 0, out);
+  EXPECT_EQ(out.str(), "no leak suspects\n");
 }
 
 }  // namespace

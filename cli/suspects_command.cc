@@ -12,8 +12,7 @@ namespace {
 
 std::string Eta(const drip::v1::Suspect& s) {
   if (!s.has_eta_to_oom_seconds()) return "-";
-  return FormatDuration(
-      std::chrono::milliseconds(static_cast<int64_t>(s.eta_to_oom_seconds() * 1000)));
+  return FormatSpan(s.eta_to_oom_seconds());
 }
 
 }  // namespace

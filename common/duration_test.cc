@@ -7,6 +7,13 @@ namespace {
 
 using std::chrono::milliseconds;
 
+TEST(DurationTest, SpansReadLikeAPersonWouldSayThem) {
+  EXPECT_EQ(FormatSpan(59), "59 s");
+  EXPECT_EQ(FormatSpan(600), "10 min");
+  EXPECT_EQ(FormatSpan(7.5 * 3600), "7.5 h");
+  EXPECT_EQ(FormatSpan(3 * 86400), "3.0 d");
+}
+
 TEST(DurationTest, ParsesEveryUnit) {
   EXPECT_EQ(*ParseDuration("500ms"), milliseconds(500));
   EXPECT_EQ(*ParseDuration("10s"), milliseconds(10'000));

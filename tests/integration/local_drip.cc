@@ -31,7 +31,7 @@ LocalDrip::~LocalDrip() {
   collector_.reset();
 }
 
-absl::Status LocalDrip::StartCollector() {
+absl::Status LocalDrip::StartCollector(const std::string& extra_yaml) {
   // A restart keeps the port, so the running agent finds the collector again.
   std::string listen = grpc_address_.empty() ? "127.0.0.1:0" : grpc_address_;
   WriteFile(dir_.File("collector.yaml"), fmt::format(R"(grpc:
@@ -42,8 +42,8 @@ metrics:
   listen_address: "127.0.0.1:0"
 log:
   level: debug
-)",
-                                                     listen, dir_.File("db")));
+{})",
+                                                     listen, dir_.File("db"), extra_yaml));
   std::string ready = dir_.File("collector.ready");
   std::remove(ready.c_str());
   auto process = ChildProcess::Start(

@@ -27,7 +27,8 @@ class LocalDrip {
   ~LocalDrip();
 
   // Starts the collector; on restart, reuses the storage dir and the gRPC port.
-  absl::Status StartCollector();
+  // `extra_yaml` is appended to its config (e.g. a `detector:` section).
+  absl::Status StartCollector(const std::string& extra_yaml = "");
   // `extra_args` go on drip-agent's command line (e.g. {"--sampler", "proc"}).
   absl::Status StartAgent(const std::string& host, std::chrono::milliseconds interval,
                           const std::vector<std::string>& extra_args = {});

@@ -61,6 +61,58 @@ TEST(PipelineTest, ChildAllocating200MiBShowsUpInDripctlSeriesWithinFivePercent)
   EXPECT_TRUE(found) << hosts.out;
 }
 
+// The detector's hours scaled down to seconds, so that a leak is judged within a minute.
+constexpr const char* kFastDetector = R"(detector:
+  epoch: 10s
+  floor_epochs: 1
+  startup_grace: 0s
+  fleet_min_climb: 20s
+  min_climb: 30s
+  young_fast_min_climb: 40s
+  level_off: 30s
+  max_lateness: 20s
+)";
+
+TEST(PipelineTest, LeakingChildWatchedByTheRealAgentBecomesASuspect) {
+  LocalDrip drip;
+  ASSERT_TRUE(drip.StartCollector(kFastDetector).ok()) << drip.Logs();
+  std::string host = fmt::format("it-suspect-{}", getpid());
+  ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
+  // ~4 MiB/s: far above the 25 % a young series must rise within 40 s.
+  auto child =
+      ChildProcess::Start({LeakyExampleBinary(), "--leak-kib-per-s", "4096", "--seconds", "300"},
+                          drip.dir().File("leaky.log"));
+  ASSERT_TRUE(child.ok());
+  std::this_thread::sleep_for(milliseconds(500));
+  auto component = ComponentOfPid((*child)->pid());
+  ASSERT_TRUE(component.ok()) << component.status();
+
+  nlohmann::json suspect;
+  std::string last;
+  for (int attempt = 0; attempt < 120 && suspect.is_null(); ++attempt) {
+    std::this_thread::sleep_for(seconds(1));
+    CommandOutput out = drip.Dripctl({"suspects", "--json"});
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    last = out.out;
+    const nlohmann::json listed = nlohmann::json::parse(out.out);
+    for (const auto& s : listed["suspects"]) {
+      if (s["host"] == host && s["component"] == *component) suspect = s;
+    }
+  }
+  ASSERT_FALSE(suspect.is_null()) << "no suspect for " << *component << " in\n"
+                                  << last << drip.Logs();
+  EXPECT_EQ(suspect["instance"].get<std::string>().rfind(fmt::format("{}@", (*child)->pid()), 0),
+            0u)
+      << suspect.dump();
+  EXPECT_GT(suspect["growth_bytes_per_hour"].get<double>(), 1.0 * (1 << 30)) << suspect.dump();
+  EXPECT_FALSE(suspect["reason"].get<std::string>().empty());
+
+  // The table form names the component too.
+  CommandOutput table = drip.Dripctl({"suspects"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find(*component), std::string::npos) << table.out;
+}
+
 TEST(PipelineTest, DripctlSaysWhichCollectorItCannotReach) {
   CommandOutput out = RunCommand({DripctlBinary(), "--collector", "127.0.0.1:1", "hosts"});
   EXPECT_EQ(out.exit_code, 3);
