@@ -180,7 +180,16 @@ TEST(ProcSamplerTest, RealProcFindsOwnProcessAndItsAnonymousMemory) {
 
   const double grown = static_cast<double>(after->process().anon_rss_bytes()) -
                        static_cast<double>(before->process().anon_rss_bytes());
-  EXPECT_NEAR(grown, static_cast<double>(kBytes), 0.05 * kBytes)
+  // A pass allocates and frees memory of its own. Normally that is reused, but under
+  // AddressSanitizer freed blocks sit in its quarantine (up to 256 MB), so a pass can grow
+  // the process by tens of MB: there only the lower bound is exact.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr double kOwnGrowth = 64.0 * (1 << 20);
+#else
+  constexpr double kOwnGrowth = 0;
+#endif
+  EXPECT_GE(grown, 0.95 * kBytes);
+  EXPECT_LE(grown, 1.05 * kBytes + kOwnGrowth)
       << "anon before " << before->process().anon_rss_bytes() << ", after "
       << after->process().anon_rss_bytes();
 }
