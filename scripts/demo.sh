@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drip's main job on this one machine: a collector on a fresh RocksDB directory, the
 # agent watching this host, and the bundled leaking example. Shows the leak's memory
-# arriving at the collector, as on-call would see it with dripctl.
+# arriving at the collector, as on-call would see it with dripctl, and the online leak
+# detector flagging it (`dripctl suspects`).
 # Usage: bash scripts/demo.sh [SECONDS]   (default 40)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,6 +40,17 @@ storage:
   path: "$work/db"
 metrics:
   listen_address: "127.0.0.1:0"
+# The detector's defaults judge hours of history; a demo of a minute scales them down to
+# seconds (docs/detector.md).
+detector:
+  epoch: 10s
+  floor_epochs: 1
+  startup_grace: 0s
+  fleet_min_climb: 20s
+  min_climb: 30s
+  young_fast_min_climb: 40s
+  level_off: 30s
+  max_lateness: 20s
 YAML
 "$bin/collector/drip-collector" --config "$work/collector.yaml" --ready-file "$work/collector.ready" \
   >"$work/collector.log" 2>&1 &
@@ -94,3 +106,12 @@ mib = lambda x: x["unreclaimable_bytes"] / 2**20
 rate = (mib(s[-1]) - mib(s[0])) / ((s[-1]["timestamp_ms"] - s[0]["timestamp_ms"]) / 1000.0)
 print(f"{len(s)} samples stored; unreclaimable memory {mib(s[0]):.1f} MiB -> {mib(s[-1]):.1f} MiB ({rate:.2f} MiB/s)")')
 echo "== $component on $host: $first =="
+
+# The online leak detector's verdict, as on-call sees it.
+for _ in $(seq 1 30); do
+  dripctl suspects --component "$component" --json | grep -q '"host"' && break
+  sleep 3
+done
+echo
+echo "== dripctl suspects --component $component =="
+dripctl suspects --component "$component"
