@@ -68,6 +68,19 @@ Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hel
       buffer_(BufferOptions(config_)) {
   stream_ = std::make_unique<CollectorStream>(StreamOptions(config_), std::move(hello), &buffer_,
                                               [this] { return CurrentStatus(); });
+  SnapshotCommandOptions snapshot_options;
+  snapshot_options.enabled = config_.snapshots.enabled;
+  snapshot_options.cpu_budget = config_.snapshots.cpu_budget;
+  snapshot_options.sampling_mean_bytes = config_.snapshots.sample_bytes;
+  snapshot_options.max_duration_seconds =
+      std::chrono::duration<double>(config_.snapshots.max_duration).count();
+  snapshot_options.host = config_.host;
+  snapshot_options.proc_root = config_.proc_root;
+  snapshots_ = std::make_unique<SnapshotCommandRunner>(
+      snapshot_options,
+      [this](drip::v1::CommandResult result) { stream_->SendCommandResult(std::move(result)); });
+  stream_->SetCommandHandler(
+      [this](const drip::v1::Command& command) { snapshots_->Submit(command); });
 }
 
 Agent::~Agent() { stream_->Stop(); }

@@ -22,6 +22,7 @@
 #include "agent/agent_metrics.h"
 #include "agent/batch_buffer.h"
 #include "agent/collector_stream.h"
+#include "agent/heap/snapshot_command_runner.h"
 #include "agent/host_facts.h"
 #include "agent/sampler.h"
 #include "drip/v1/agent.pb.h"
@@ -72,6 +73,8 @@ class Agent {
   const std::unique_ptr<AgentMetrics> metrics_;
   BatchBuffer buffer_;
   std::unique_ptr<CollectorStream> stream_;  // after buffer_: it holds a pointer to it
+  // After stream_: it answers through it, and is destroyed (joined) first.
+  std::unique_ptr<SnapshotCommandRunner> snapshots_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -82,6 +82,11 @@ absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(
       r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
   RETURN_IF_ERROR(r.ReadString("proc_root", &c->proc_root));
+  RETURN_IF_ERROR(r.ReadBool("snapshots.enabled", &c->snapshots.enabled));
+  RETURN_IF_ERROR(r.ReadDouble("snapshots.cpu_budget", &c->snapshots.cpu_budget, 0.001, 1.0));
+  RETURN_IF_ERROR(r.ReadByteSize("snapshots.sample_bytes", &c->snapshots.sample_bytes, 1));
+  RETURN_IF_ERROR(r.ReadDuration("snapshots.max_duration", &c->snapshots.max_duration,
+                                 std::chrono::seconds(1)));
   return r.CheckNoUnknownKeys();
 }
 

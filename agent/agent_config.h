@@ -63,6 +63,14 @@ struct AgentConfig {
   Metrics metrics;
   Log log;
   std::string proc_root = "/proc";
+  // Heap snapshots the collector may command (docs/snapshot.md).
+  struct Snapshots {
+    bool enabled = true;
+    double cpu_budget = 0.05;  // attach mode: share of one core the probes may cost
+    uint64_t sample_bytes = 512 * 1024;
+    std::chrono::milliseconds max_duration = std::chrono::minutes(10);
+  };
+  Snapshots snapshots;
 
   // Every default, with host set to this machine's host name.
   static AgentConfig Defaults();

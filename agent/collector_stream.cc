@@ -60,6 +60,14 @@ CollectorStream::~CollectorStream() {
   buffer_->SetPushListener(nullptr);
 }
 
+void CollectorStream::SendCommandResult(drip::v1::CommandResult result) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    *outbox_.emplace_back().mutable_command_result() = std::move(result);
+  }
+  cv_.notify_all();
+}
+
 void CollectorStream::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (started_) return;
@@ -308,6 +316,10 @@ void CollectorStream::ReadLoop(Stream* stream) {
         break;
       case drip::v1::CollectorMessage::kCommand: {
         const drip::v1::Command& command = message.command();
+        if (command_handler_ && command.has_snapshot()) {
+          command_handler_(command);
+          break;
+        }
         log->info("collector sent command '{}' ({}); answering '{}'", command.id(),
                   command.has_snapshot()     ? "snapshot"
                   : command.has_mitigation() ? "mitigation"

@@ -10,7 +10,8 @@
 // stream got a Welcome) and resends what is still unacknowledged. A stream the collector
 // ends with INVALID_ARGUMENT, PERMISSION_DENIED or RESOURCE_EXHAUSTED and trailing
 // metadata "drip-rejected-sequence" drops the batch it names, so a batch the collector
-// will never take is not resent forever. Commands are answered "not supported" for now.
+// will never take is not resent forever. Commands go to the command handler when one is
+// set (heap snapshots), else they are answered "not supported".
 //
 // Threads: Start() runs a connection thread (connect, Hello, then the only writer) and
 // per stream a reader thread (Welcome, Acks, Commands). The sync gRPC API keeps this
@@ -76,6 +77,14 @@ class CollectorStream {
   CollectorStream(const CollectorStream&) = delete;
   CollectorStream& operator=(const CollectorStream&) = delete;
 
+  // Receives each command from the collector on the reader thread; it must not block
+  // (start the work elsewhere) and answers later with SendCommandResult. Set before Start.
+  using CommandHandler = std::function<void(const drip::v1::Command&)>;
+  void SetCommandHandler(CommandHandler handler) { command_handler_ = std::move(handler); }
+
+  // Queues a command's result for the current (or next) stream. Thread-safe.
+  void SendCommandResult(drip::v1::CommandResult result);
+
   // Starts connecting in the background. Call at most once.
   void Start();
 
@@ -111,6 +120,7 @@ class CollectorStream {
   const drip::v1::Hello hello_;
   BatchBuffer* const buffer_;
   const StatusProvider status_;
+  CommandHandler command_handler_;
 
   std::mutex stop_mu_;  // serializes Stop() calls
   mutable std::mutex mu_;

@@ -5,6 +5,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/analyze_command.h"
+#include "cli/diagnose_command.h"
 #include "cli/dripctl_config.h"
 #include "cli/exit_codes.h"
 #include "cli/hosts_command.h"
@@ -65,6 +66,20 @@ int main(int argc, char** argv) {
   analyze->add_flag("--skip-bad-rows", analyze_options.skip_bad_rows,
                     "skip and count malformed rows instead of stopping at the first");
 
+  drip::cli::DiagnoseOptions diagnose_options;
+  auto* diagnose = app.add_subcommand(
+      "diagnose",
+      "rank a heap snapshot's call stacks: leak, cache, startup or transient (offline)");
+  diagnose
+      ->add_option("FILE", diagnose_options.input,
+                   "snapshot JSON written by drip-agent snapshot ('-' for stdin)")
+      ->required();
+  diagnose->add_flag("--json", diagnose_options.json, "print JSON instead of tables");
+  diagnose->add_option("--config", diagnose_options.config_path,
+                       "diagnoser YAML (docs/snapshot.md); the diagnoser's defaults when absent");
+  diagnose->add_option("--top", diagnose_options.top, "stacks in the table (default 20, 0: all)")
+      ->check(CLI::NonNegativeNumber);
+
   bool suspects_json = false;
   std::string suspects_component;
   auto* suspects = app.add_subcommand(
@@ -88,6 +103,10 @@ int main(int argc, char** argv) {
   // Offline: no collector, so neither the dripctl config nor a client is involved.
   if (analyze->parsed()) {
     absl::Status status = drip::cli::RunAnalyzeCommand(analyze_options, std::cout, std::cerr);
+    return status.ok() ? drip::cli::kExitOk : Fail(status);
+  }
+  if (diagnose->parsed()) {
+    absl::Status status = drip::cli::RunDiagnoseCommand(diagnose_options, std::cout);
     return status.ok() ? drip::cli::kExitOk : Fail(status);
   }
 

@@ -1,5 +1,6 @@
 #include "cli/suspects_command.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "cli/table_printer.h"
@@ -13,6 +14,56 @@ namespace {
 std::string Eta(const drip::v1::Suspect& s) {
   if (!s.has_eta_to_oom_seconds()) return "-";
   return FormatSpan(s.eta_to_oom_seconds());
+}
+
+// The heap snapshot of a suspect and its diagnosis, in the same shape as `dripctl
+// diagnose --json` (docs/snapshot.md).
+nlohmann::json SnapshotJson(const drip::v1::SuspectSnapshot& snap) {
+  nlohmann::json stacks = nlohmann::json::array();
+  for (const auto& stack : snap.diagnosis().stacks()) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (const auto& f : stack.frames()) {
+      frames.push_back({{"function", f.function()},
+                        {"module", f.module()},
+                        {"file", f.file()},
+                        {"line", f.line()}});
+    }
+    stacks.push_back({{"frames", frames},
+                      {"live_bytes", stack.live_bytes()},
+                      {"live_allocs", stack.live_allocs()},
+                      {"growth_bytes_per_hour", stack.growth_bytes_per_hour()},
+                      {"score", stack.score()},
+                      {"verdict", stack.verdict()},
+                      {"reason", stack.reason()}});
+  }
+  return {{"command_id", snap.command_id()},
+          {"state", snap.state()},
+          {"error", snap.error()},
+          {"instance", snap.instance()},
+          {"requested_ms", snap.requested_ms()},
+          {"finished_ms", snap.finished_ms()},
+          {"diagnosis",
+           {{"summary", snap.diagnosis().summary()},
+            {"rss_growth_bytes_per_hour", snap.diagnosis().rss_growth_bytes_per_hour()},
+            {"stacks", stacks}}}};
+}
+
+// One line on a suspect's snapshot for the table view.
+std::string SnapshotLine(const drip::v1::SuspectSnapshot& snap) {
+  if (snap.state() != "done") {
+    return snap.error().empty() ? snap.state() : fmt::format("{}: {}", snap.state(), snap.error());
+  }
+  for (const auto& stack : snap.diagnosis().stacks()) {
+    if (stack.verdict() != "leak" || stack.frames_size() == 0) continue;
+    const auto& f = stack.frames(0);
+    return fmt::format(
+        "leaking stack: {}{} ({}/h, score {:.2f})",
+        f.function().empty() ? f.module() : f.function(),
+        f.file().empty() ? "" : fmt::format(" at {}:{}", f.file(), f.line()),
+        FormatBytes(static_cast<uint64_t>(std::max(0.0, stack.growth_bytes_per_hour()))),
+        stack.score());
+  }
+  return "no leaking stack found: " + snap.diagnosis().summary();
 }
 
 }  // namespace
@@ -35,7 +86,8 @@ void RenderSuspects(const drip::v1::ListSuspectsResponse& response, bool json, i
            {"eta_to_oom_seconds",
             s.has_eta_to_oom_seconds() ? nlohmann::json(s.eta_to_oom_seconds()) : nullptr},
            {"rule", s.rule()},
-           {"reason", s.reason()}});
+           {"reason", s.reason()},
+           {"snapshot", s.has_snapshot() ? SnapshotJson(s.snapshot()) : nlohmann::json(nullptr)}});
     }
     nlohmann::json components = nlohmann::json::array();
     for (const auto& c : response.components()) {
@@ -64,6 +116,9 @@ void RenderSuspects(const drip::v1::ListSuspectsResponse& response, bool json, i
   out << "\n";
   for (const auto& s : response.suspects()) {
     out << fmt::format("{} {}: {}\n", s.host(), s.component(), s.reason());
+    if (s.has_snapshot()) {
+      out << fmt::format("  heap snapshot: {}\n", SnapshotLine(s.snapshot()));
+    }
   }
   out << "\n";
   TablePrinter components({"COMPONENT", "HOSTS", "OF", "MAX GROWTH", "FIRST FLAGGED"});

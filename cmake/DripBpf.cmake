@@ -11,6 +11,7 @@ if(NOT DRIP_CLANG OR NOT DRIP_BPFTOOL)
     "bpftool='${DRIP_BPFTOOL}'); run scripts/install-deps.sh")
 endif()
 pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf)
+pkg_check_modules(LIBELF REQUIRED IMPORTED_TARGET libelf)
 
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   set(DRIP_BPF_ARCH x86)
@@ -19,6 +20,10 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
 else()
   message(FATAL_ERROR "Drip's BPF programs support x86_64 and arm64, not ${CMAKE_SYSTEM_PROCESSOR}")
 endif()
+
+# usdt.bpf.h includes <linux/errno.h>, whose <asm/...> lives in the multiarch directory
+# that clang -target bpf does not search by itself.
+set(DRIP_BPF_SYS_INCLUDES -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
 
 set(DRIP_BPF_GEN_DIR ${CMAKE_BINARY_DIR}/gen/bpf)
 file(MAKE_DIRECTORY ${DRIP_BPF_GEN_DIR})
@@ -41,7 +46,7 @@ function(drip_bpf_skeleton name)
   set(skel ${DRIP_BPF_GEN_DIR}/${name}.skel.h)
   add_custom_command(
     OUTPUT ${obj}
-    COMMAND ${DRIP_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DRIP_BPF_ARCH}
+    COMMAND ${DRIP_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DRIP_BPF_ARCH} ${DRIP_BPF_SYS_INCLUDES}
             -I${DRIP_BPF_GEN_DIR} -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}
             -c ${src} -o ${obj}
     DEPENDS ${src} ${DRIP_VMLINUX_H} ${ARGN}
@@ -61,7 +66,7 @@ function(drip_bpf_skeleton name)
     OUTPUT ${fallback_obj}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${fallback_dir}
     COMMAND ${CMAKE_COMMAND} -E copy ${DRIP_VMLINUX_FALLBACK} ${fallback_dir}/vmlinux.h
-    COMMAND ${DRIP_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DRIP_BPF_ARCH}
+    COMMAND ${DRIP_CLANG} -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_${DRIP_BPF_ARCH} ${DRIP_BPF_SYS_INCLUDES}
             -I${fallback_dir} -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}
             -c ${src} -o ${fallback_obj}
     DEPENDS ${src} ${DRIP_VMLINUX_FALLBACK} ${ARGN}

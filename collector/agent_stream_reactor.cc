@@ -84,11 +84,8 @@ void AgentStreamReactor::OnReadDone(bool ok) {
       return;
     }
     case drip::v1::AgentMessage::kCommandResult:
-      // No command is sent yet (the analyzer will send them); accept and move on.
-      Logger("collector")
-          ->debug("host {}: command result for '{}' (ok={})", host_,
-                  in_.command_result().command_id(), in_.command_result().ok());
-      StartReadLocked();
+      // Diagnosing a snapshot takes a while: on a storage worker, not a gRPC thread.
+      SubmitLocked([this] { HandleCommandResult(); });
       return;
     case drip::v1::AgentMessage::BODY_NOT_SET:
       break;
@@ -216,6 +213,18 @@ void AgentStreamReactor::HandleHello() {
     FlushLocked();
     StartReadLocked();
   });
+}
+
+void AgentStreamReactor::HandleCommandResult() {
+  const drip::v1::CommandResult& result = in_.command_result();
+  const bool known = env_->snapshots != nullptr &&
+                     env_->snapshots->OnCommandResult(host_, result, env_->clock->NowMs());
+  if (!known) {
+    Logger("collector")
+        ->info("host {}: result for unknown or expired command '{}' (ok={}); ignored", host_,
+               result.command_id(), result.ok());
+  }
+  EndStorageTask([&] { StartReadLocked(); });
 }
 
 void AgentStreamReactor::HandleBatch(size_t wire_bytes) {

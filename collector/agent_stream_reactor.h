@@ -35,6 +35,7 @@
 #include "collector/connected_hosts.h"
 #include "collector/online_detector.h"
 #include "collector/sample_validator.h"
+#include "collector/snapshot_scheduler.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage_health.h"
 #include "collector/worker_pool.h"
@@ -57,8 +58,9 @@ struct AgentStreamEnv {
   CollectorMetrics* metrics = nullptr;
   ConnectedHosts* hosts = nullptr;
   StorageHealth* health = nullptr;
-  WorkerPool* writers = nullptr;       // runs every store call a stream makes
-  OnlineDetector* detector = nullptr;  // fed every batch once it is durable
+  WorkerPool* writers = nullptr;           // runs every store call a stream makes
+  OnlineDetector* detector = nullptr;      // fed every batch once it is durable
+  SnapshotScheduler* snapshots = nullptr;  // takes the agents' snapshot results
   const Clock* clock = nullptr;
   // Runs once, from whichever thread ends the reactor, just before it deletes itself.
   std::function<void(AgentStreamReactor*)> on_destroy;
@@ -93,6 +95,7 @@ class AgentStreamReactor final
   // Storage tasks: run on env_->writers while no read is outstanding, so in_ is stable.
   void HandleHello();
   void HandleBatch(size_t wire_bytes);
+  void HandleCommandResult();
   // Ends a storage task: runs `then` under mu_, then deletes the reactor if gRPC
   // finished with it meanwhile.
   void EndStorageTask(const std::function<void()>& then);

@@ -88,6 +88,15 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(analyzer::ReadDetectorConfig(r, "detector.", &c->detector));
   RETURN_IF_ERROR(
       r.ReadDuration("detector.rebuild_window", &c->detector_rebuild_window, milliseconds(0)));
+  RETURN_IF_ERROR(r.ReadBool("snapshots.enabled", &c->snapshots.enabled));
+  RETURN_IF_ERROR(
+      r.ReadUint("snapshots.hosts_per_component", &c->snapshots.hosts_per_component, 1, 1000));
+  RETURN_IF_ERROR(r.ReadByteSize("snapshots.min_free_memory", &c->snapshots.min_free_memory_bytes));
+  RETURN_IF_ERROR(r.ReadDuration("snapshots.cooldown", &c->snapshots.cooldown, milliseconds(0)));
+  RETURN_IF_ERROR(r.ReadDuration("snapshots.duration", &c->snapshots.duration, seconds(1)));
+  RETURN_IF_ERROR(r.ReadEnum("snapshots.mode", {"", "attach", "preload"}, &c->snapshots.mode));
+  RETURN_IF_ERROR(r.ReadDuration("snapshots.grace", &c->snapshots.grace, seconds(1)));
+  RETURN_IF_ERROR(diagnoser::ReadDiagnoserConfig(r, "diagnoser.", &c->diagnoser));
   return r.CheckNoUnknownKeys();
 }
 

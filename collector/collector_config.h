@@ -16,6 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "analyzer/detector_config.h"
+#include "collector/snapshot_scheduler.h"
+#include "diagnoser/diagnoser_config.h"
 
 namespace drip::collector {
 
@@ -59,6 +61,9 @@ struct CollectorConfig {
   // how much stored history it replays at start (detector.rebuild_window).
   analyzer::DetectorConfig detector;
   std::chrono::milliseconds detector_rebuild_window = std::chrono::hours(72);
+  // Heap snapshots of suspects and their diagnosis (docs/snapshot.md), under `snapshots:`.
+  SnapshotPolicy snapshots;
+  diagnoser::DiagnoserConfig diagnoser;
 
   // Reads `path`; absent keys keep their defaults.
   static absl::StatusOr<CollectorConfig> FromFile(const std::string& path);

@@ -175,6 +175,13 @@ TEST(CollectorConfigTest, ShippedExampleConfigParsesAndMatchesTheDefaults) {
   EXPECT_EQ(c->storage.chunk_window, d.storage.chunk_window);
   EXPECT_EQ(c->storage.retention_check_interval, d.storage.retention_check_interval);
   EXPECT_EQ(c->storage.write_threads, d.storage.write_threads);
+  EXPECT_EQ(c->snapshots.enabled, d.snapshots.enabled);
+  EXPECT_EQ(c->snapshots.hosts_per_component, d.snapshots.hosts_per_component);
+  EXPECT_EQ(c->snapshots.min_free_memory_bytes, d.snapshots.min_free_memory_bytes);
+  EXPECT_EQ(c->snapshots.cooldown, d.snapshots.cooldown);
+  EXPECT_EQ(c->snapshots.duration, d.snapshots.duration);
+  EXPECT_EQ(c->snapshots.mode, d.snapshots.mode);
+  EXPECT_EQ(c->snapshots.grace, d.snapshots.grace);
   EXPECT_EQ(c->metrics.listen_address, d.metrics.listen_address);
   EXPECT_EQ(c->ingest.max_future_skew, d.ingest.max_future_skew);
   EXPECT_EQ(c->ingest.max_samples_per_batch, d.ingest.max_samples_per_batch);

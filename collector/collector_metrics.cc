@@ -73,7 +73,13 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       detector_samples(Gauge(r, "drip_detector_samples",
                              "Component levels fed to the detector since start (incl. rebuild)")),
       detector_rebuild_seconds(Gauge(r, "drip_detector_rebuild_seconds",
-                                     "Time the detector's rebuild from the store took at start")) {
+                                     "Time the detector's rebuild from the store took at start")),
+      snapshots_requested(Counter(r, "drip_snapshots_requested_total",
+                                  "Heap snapshots the collector commanded agents to take")),
+      snapshots_succeeded(
+          Counter(r, "drip_snapshots_succeeded_total", "Heap snapshots received and diagnosed")),
+      snapshots_failed(Counter(r, "drip_snapshots_failed_total",
+                               "Heap snapshots that failed or were not answered in time")) {
   // Every label value exists from the start so that rate() and alerts see a 0 rather
   // than a missing series before the first occurrence.
   for (std::string_view reason : reject_reason::All()) Rejected(reason);

@@ -57,6 +57,9 @@ struct CollectorMetrics {
   prometheus::Gauge& detector_series;                // drip_detector_series
   prometheus::Gauge& detector_samples;               // drip_detector_samples
   prometheus::Gauge& detector_rebuild_seconds;       // drip_detector_rebuild_seconds
+  prometheus::Counter& snapshots_requested;          // drip_snapshots_requested_total
+  prometheus::Counter& snapshots_succeeded;          // drip_snapshots_succeeded_total
+  prometheus::Counter& snapshots_failed;             // drip_snapshots_failed_total
 };
 
 }  // namespace drip::collector

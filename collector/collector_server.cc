@@ -80,12 +80,14 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   log->info("leak detector rebuilt from {} stored samples: {} series, {} suspects", *replayed,
             detector_->series_count(), detector_->suspect_count());
 
+  snapshots_ = std::make_unique<SnapshotScheduler>(config_.snapshots, config_.diagnoser, &hosts_);
   writers_ = std::make_unique<WorkerPool>("drip-write", config_.storage.write_threads);
   readers_ = std::make_unique<WorkerPool>("drip-query", kQueryThreads);
-  ingest_ = std::make_unique<IngestService>(store_.get(), &validator_, &metrics_, &hosts_, &health_,
-                                            writers_.get(), clock_, detector_.get());
-  query_ =
-      std::make_unique<QueryServiceImpl>(store_.get(), &hosts_, readers_.get(), detector_.get());
+  ingest_ =
+      std::make_unique<IngestService>(store_.get(), &validator_, &metrics_, &hosts_, &health_,
+                                      writers_.get(), clock_, detector_.get(), snapshots_.get());
+  query_ = std::make_unique<QueryServiceImpl>(store_.get(), &hosts_, readers_.get(),
+                                              detector_.get(), snapshots_.get());
 
   if (!config_.metrics.listen_address.empty()) {
     absl::StatusOr<ListenAddress> address = ListenAddress::Parse(config_.metrics.listen_address);
@@ -183,6 +185,18 @@ void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
 void CollectorServer::RefreshDetectorMetrics() {
   drip::v1::ListSuspectsResponse now;
   detector_->Fill("", &now);
+  if (snapshots_ != nullptr) {
+    snapshots_->Tick(clock_->NowMs(), now);
+    // The scheduler counts; the metrics follow by the difference since the last refresh.
+    const SnapshotScheduler::Counts counts = snapshots_->counts();
+    metrics_.snapshots_requested.Increment(
+        static_cast<double>(counts.requested - snapshot_counts_.requested));
+    metrics_.snapshots_succeeded.Increment(
+        static_cast<double>(counts.succeeded - snapshot_counts_.succeeded));
+    metrics_.snapshots_failed.Increment(
+        static_cast<double>(counts.failed - snapshot_counts_.failed));
+    snapshot_counts_ = counts;
+  }
   metrics_.detector_suspects.Set(now.suspects_size());
   metrics_.detector_suspected_components.Set(now.components_size());
   metrics_.detector_series.Set(static_cast<double>(detector_->series_count()));
@@ -203,6 +217,7 @@ void CollectorServer::TearDown() {
   maintenance_.reset();
   writers_.reset();
   readers_.reset();
+  snapshots_.reset();
   detector_.reset();
   if (store_) {
     store_.reset();

@@ -86,6 +86,8 @@ class CollectorServer {
 
   std::unique_ptr<SeriesStore> store_;
   std::unique_ptr<OnlineDetector> detector_;
+  std::unique_ptr<SnapshotScheduler> snapshots_;
+  SnapshotScheduler::Counts snapshot_counts_;  // as of the last metrics refresh
   std::unique_ptr<WorkerPool> writers_;
   std::unique_ptr<WorkerPool> readers_;
   std::unique_ptr<IngestService> ingest_;

@@ -9,8 +9,9 @@ namespace drip::collector {
 IngestService::IngestService(SeriesStore* store, const SampleValidator* validator,
                              CollectorMetrics* metrics, ConnectedHosts* hosts,
                              StorageHealth* health, WorkerPool* writers, const Clock* clock,
-                             OnlineDetector* detector) {
+                             OnlineDetector* detector, SnapshotScheduler* snapshots) {
   env_.detector = detector;
+  env_.snapshots = snapshots;
   env_.store = store;
   env_.validator = validator;
   env_.metrics = metrics;

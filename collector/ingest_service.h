@@ -28,7 +28,8 @@ class IngestService final : public drip::v1::AgentService::CallbackService {
   // Every pointer must outlive the service; `writers` runs the store calls.
   IngestService(SeriesStore* store, const SampleValidator* validator, CollectorMetrics* metrics,
                 ConnectedHosts* hosts, StorageHealth* health, WorkerPool* writers,
-                const Clock* clock, OnlineDetector* detector = nullptr);
+                const Clock* clock, OnlineDetector* detector = nullptr,
+                SnapshotScheduler* snapshots = nullptr);
   ~IngestService() override;
 
   grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>* Connect(

@@ -25,8 +25,9 @@ grpc::ServerUnaryReactor* RunOn(WorkerPool* pool, grpc::CallbackServerContext* c
 }  // namespace
 
 QueryServiceImpl::QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers,
-                                   const OnlineDetector* detector)
-    : store_(store), hosts_(hosts), readers_(readers), detector_(detector) {}
+                                   const OnlineDetector* detector,
+                                   const SnapshotScheduler* snapshots)
+    : store_(store), hosts_(hosts), readers_(readers), detector_(detector), snapshots_(snapshots) {}
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
     grpc::CallbackServerContext* context, const drip::v1::ListSuspectsRequest* request,
@@ -36,6 +37,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this collector runs no leak detector");
     }
     detector_->Fill(request->component(), response);
+    if (snapshots_ != nullptr) snapshots_->Fill(response);
     return grpc::Status::OK;
   });
 }

@@ -15,6 +15,7 @@
 
 #include "collector/connected_hosts.h"
 #include "collector/online_detector.h"
+#include "collector/snapshot_scheduler.h"
 #include "collector/storage/series_store.h"
 #include "collector/worker_pool.h"
 #include "drip/v1/query.grpc.pb.h"
@@ -25,7 +26,8 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
  public:
   // Every pointer must outlive the service.
   QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers,
-                   const OnlineDetector* detector = nullptr);
+                   const OnlineDetector* detector = nullptr,
+                   const SnapshotScheduler* snapshots = nullptr);
 
   grpc::ServerUnaryReactor* ListHosts(grpc::CallbackServerContext* context,
                                       const drip::v1::ListHostsRequest* request,
@@ -47,6 +49,7 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   ConnectedHosts* hosts_;
   WorkerPool* readers_;
   const OnlineDetector* detector_;
+  const SnapshotScheduler* snapshots_;
 };
 
 }  // namespace drip::collector

@@ -18,7 +18,7 @@ PACKAGES=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   librocksdb-dev
   # eBPF
-  libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev
+  libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev systemtap-sdt-dev
   # libraries
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev
   libsystemd-dev nlohmann-json3-dev

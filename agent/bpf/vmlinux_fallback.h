@@ -35,7 +35,17 @@ enum {
   true = 1,
 };
 
+enum {
+  BPF_ANY = 0,
+  BPF_NOEXIST = 1,
+  BPF_EXIST = 2,
+};
+
 enum bpf_map_type {
+  BPF_MAP_TYPE_HASH = 1,
+  BPF_MAP_TYPE_ARRAY = 2,
+  BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+  BPF_MAP_TYPE_LRU_HASH = 9,
   BPF_MAP_TYPE_RINGBUF = 27,
 };
 
@@ -117,6 +127,31 @@ struct bpf_iter_meta {
 struct bpf_iter__task {
   struct bpf_iter_meta* meta;
   struct task_struct* task;
+};
+
+/* x86_64 user registers, as uprobe and USDT programs see them (heap_snapshot.bpf.c). */
+struct pt_regs {
+  unsigned long r15;
+  unsigned long r14;
+  unsigned long r13;
+  unsigned long r12;
+  unsigned long bp;
+  unsigned long bx;
+  unsigned long r11;
+  unsigned long r10;
+  unsigned long r9;
+  unsigned long r8;
+  unsigned long ax;
+  unsigned long cx;
+  unsigned long dx;
+  unsigned long si;
+  unsigned long di;
+  unsigned long orig_ax;
+  unsigned long ip;
+  unsigned long cs;
+  unsigned long flags;
+  unsigned long sp;
+  unsigned long ss;
 };
 
 #pragma clang attribute pop

@@ -72,6 +72,8 @@ metrics:
   listen_address: "127.0.0.1:0"
 log:
   level: debug
+snapshots:
+  cpu_budget: 0.5
 )",
                                                  host, grpc_address_, interval.count()));
   std::string ready = dir_.File("agent.ready");

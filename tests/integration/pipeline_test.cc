@@ -73,9 +73,16 @@ constexpr const char* kFastDetector = R"(detector:
   max_lateness: 20s
 )";
 
-TEST(PipelineTest, LeakingChildWatchedByTheRealAgentBecomesASuspect) {
+// A short snapshot as soon as a suspect appears.
+constexpr const char* kFastSnapshots = R"(snapshots:
+  duration: 12s
+  hosts_per_component: 1
+  grace: 30s
+)";
+
+TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFunction) {
   LocalDrip drip;
-  ASSERT_TRUE(drip.StartCollector(kFastDetector).ok()) << drip.Logs();
+  ASSERT_TRUE(drip.StartCollector(std::string(kFastDetector) + kFastSnapshots).ok()) << drip.Logs();
   std::string host = fmt::format("it-suspect-{}", getpid());
   ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
   // ~4 MiB/s: far above the 25 % a young series must rise within 40 s.
@@ -107,10 +114,38 @@ TEST(PipelineTest, LeakingChildWatchedByTheRealAgentBecomesASuspect) {
   EXPECT_GT(suspect["growth_bytes_per_hour"].get<double>(), 1.0 * (1 << 30)) << suspect.dump();
   EXPECT_FALSE(suspect["reason"].get<std::string>().empty());
 
-  // The table form names the component too.
+  // The collector then has the agent snapshot the suspect's heap (attach mode: the
+  // example has no shim) and attaches the diagnosis: the leaking function, found live.
+  nlohmann::json snapshot;
+  for (int attempt = 0; attempt < 90; ++attempt) {
+    std::this_thread::sleep_for(seconds(1));
+    CommandOutput out = drip.Dripctl({"suspects", "--json"});
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    last = out.out;
+    const nlohmann::json listed = nlohmann::json::parse(out.out);
+    for (const auto& s : listed["suspects"]) {
+      if (s["host"] == host && s["component"] == *component && s["snapshot"].is_object() &&
+          s["snapshot"]["state"] != "pending") {
+        snapshot = s["snapshot"];
+      }
+    }
+    if (!snapshot.is_null()) break;
+  }
+  ASSERT_FALSE(snapshot.is_null()) << "no finished snapshot in\n" << last << drip.Logs();
+  ASSERT_EQ(snapshot["state"], "done") << snapshot.dump(2) << drip.Logs();
+  const nlohmann::json& stacks = snapshot["diagnosis"]["stacks"];
+  ASSERT_FALSE(stacks.empty()) << snapshot.dump(2);
+  EXPECT_EQ(stacks[0]["verdict"], "leak") << snapshot.dump(2);
+  ASSERT_FALSE(stacks[0]["frames"].empty()) << snapshot.dump(2);
+  EXPECT_NE(stacks[0]["frames"][0]["function"].get<std::string>().find("RememberSession"),
+            std::string::npos)
+      << snapshot.dump(2);
+
+  // The table form names the component and the leaking function too.
   CommandOutput table = drip.Dripctl({"suspects"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find(*component), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("RememberSession"), std::string::npos) << table.out;
 }
 
 TEST(PipelineTest, DripctlSaysWhichCollectorItCannotReach) {

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Drip's live heap snapshotter, in the kernel (docs/snapshot.md).
+ *
+ * Attach mode: uprobes on the target's allocator entry points (one program for every
+ * allocator function, told how to read the size by its BPF cookie) and return probes
+ * that learn the address, plus probes on free. Every probe hit costs the target a trap
+ * (about 5 µs here), so the programs themselves stay small and the agent duty-cycles the
+ * allocation probes to keep the target within its CPU budget; the free probe stays on so
+ * that a tracked object freed while the allocation probes are off is still seen.
+ *
+ * Sampling is by bytes, as in tcmalloc: each CPU counts down a number of bytes drawn from
+ * an exponential distribution of mean T (from exp_table, filled by the agent); the
+ * allocation that takes the countdown to zero or below is sampled, so an allocation of s
+ * bytes is sampled with probability 1 - exp(-s/T) whatever the sizes around it. Only a
+ * sampled allocation costs more than a counter: its address goes into `tracked`, and its
+ * registers and the top of its user stack go to the agent, which unwinds them with the
+ * target's CFI on the host. Registers and stack are used only to unwind; no heap memory
+ * is ever read.
+ *
+ * Preload mode: the target runs Drip's sampling shim (libdrip_sampler.so), which samples
+ * in-process and fires USDT probes drip:alloc / drip:free only for sampled events; the
+ * shim_alloc / shim_free programs forward those with the same records. */
+// vmlinux.h must come first: it defines the types the rest use.
+// clang-format off
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "agent/bpf/heap_snapshot.h"
+// clang-format on
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the agent before load. */
+const volatile __u32 target_tgid = 0;
+const volatile __u64 sampling_mean_bytes = 524288;
+const volatile __u32 max_stack_bytes = DRIP_STACK_COPY_MAX;
+const volatile __u64 max_events_per_cpu_per_s = 1000;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 8 << 20); /* resized by the agent before load */
+} heap_events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, DRIP_CTR_COUNT);
+  __type(key, __u32);
+  __type(value, __u64);
+} heap_counters SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, DRIP_EXP_TABLE_SIZE);
+  __type(key, __u32);
+  __type(value, __u64);
+} exp_table SEC(".maps");
+
+struct sampler_state {
+  __s64 countdown;
+  __u64 window_s;
+  __u64 events_in_window;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct sampler_state);
+} sampler SEC(".maps");
+
+/* An allocator call between its entry and its return, per thread. `sp` tells a nested
+ * call (operator new calling malloc) from the outer one, and a stale entry (the return
+ * probe detached before the call returned) from a live one. */
+struct inflight_call {
+  __u64 sp; /* stack pointer at entry: the return address is at sp */
+  __u64 size;
+  __u64 out_ptr; /* posix_memalign: where the result is written */
+  __u32 sampled;
+  __u32 kind;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u32);
+  __type(value, struct inflight_call);
+} inflight SEC(".maps");
+
+/* Sampled live allocations: address -> size. Sized by the agent before load. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 262144);
+  __type(key, __u64);
+  __type(value, __u64);
+} tracked SEC(".maps");
+
+static __always_inline void count(__u32 which) {
+  __u64* value = bpf_map_lookup_elem(&heap_counters, &which);
+  if (value) *value += 1;
+}
+
+static __always_inline bool is_target(void) {
+  return target_tgid == 0 || (__u32)(bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+/* Takes `size` bytes off this CPU's countdown; true when the allocation is sampled. */
+static __always_inline bool sample_bytes(__u64 size) {
+  __u32 zero = 0;
+  struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
+  if (!state) return false;
+  state->countdown -= (__s64)size;
+  if (state->countdown > 0) return false;
+  __u32 index = bpf_get_prandom_u32() % DRIP_EXP_TABLE_SIZE;
+  __u64* next = bpf_map_lookup_elem(&exp_table, &index);
+  state->countdown = next ? (__s64)*next : (__s64)sampling_mean_bytes;
+  /* The hard limit on events per second, per CPU. */
+  __u64 now_s = bpf_ktime_get_boot_ns() / 1000000000ULL;
+  if (state->window_s != now_s) {
+    state->window_s = now_s;
+    state->events_in_window = 0;
+  }
+  if (state->events_in_window >= max_events_per_cpu_per_s) {
+    count(DRIP_CTR_RATE_LIMITED);
+    return false;
+  }
+  state->events_in_window++;
+  return true;
+}
+
+static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp) {
+  /* A read fails as a whole when any page of it is unmapped (the top of a thread's
+   * stack), so try smaller copies; sizes are constants for the verifier. */
+  if (max_stack_bytes >= 16384 && bpf_probe_read_user(dst, 16384, (void*)sp) == 0) return 16384;
+  if (max_stack_bytes >= 8192 && bpf_probe_read_user(dst, 8192, (void*)sp) == 0) return 8192;
+  if (bpf_probe_read_user(dst, 4096, (void*)sp) == 0) return 4096;
+  if (bpf_probe_read_user(dst, 2048, (void*)sp) == 0) return 2048;
+  if (bpf_probe_read_user(dst, 1024, (void*)sp) == 0) return 1024;
+  if (bpf_probe_read_user(dst, 256, (void*)sp) == 0) return 256;
+  return 0;
+}
+
+static __always_inline void emit_alloc(struct pt_regs* ctx, __u64 address, __u64 size,
+                                       __u64 mean_bytes) {
+  struct drip_heap_alloc_event* e = bpf_ringbuf_reserve(&heap_events, sizeof(*e), 0);
+  if (!e) {
+    count(DRIP_CTR_RINGBUF_FULL);
+    return;
+  }
+  e->kind = DRIP_HEAP_ALLOC;
+  e->tid = (__u32)bpf_get_current_pid_tgid();
+  e->timestamp_ns = bpf_ktime_get_boot_ns();
+  e->address = address;
+  e->size = size;
+  e->sampling_mean_bytes = mean_bytes;
+  e->regs[0] = ctx->ax;
+  e->regs[1] = ctx->dx;
+  e->regs[2] = ctx->cx;
+  e->regs[3] = ctx->bx;
+  e->regs[4] = ctx->si;
+  e->regs[5] = ctx->di;
+  e->regs[6] = ctx->bp;
+  e->regs[7] = ctx->sp;
+  e->regs[8] = ctx->r8;
+  e->regs[9] = ctx->r9;
+  e->regs[10] = ctx->r10;
+  e->regs[11] = ctx->r11;
+  e->regs[12] = ctx->r12;
+  e->regs[13] = ctx->r13;
+  e->regs[14] = ctx->r14;
+  e->regs[15] = ctx->r15;
+  e->regs[16] = ctx->ip;
+  e->reserved = 0;
+  e->stack_bytes = copy_user_stack(e->stack, ctx->sp);
+  if (e->stack_bytes == 0) count(DRIP_CTR_STACK_UNREADABLE);
+  bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void emit_free(__u64 address) {
+  struct drip_heap_free_event* e = bpf_ringbuf_reserve(&heap_events, sizeof(*e), 0);
+  if (!e) {
+    count(DRIP_CTR_RINGBUF_FULL);
+    return;
+  }
+  e->kind = DRIP_HEAP_FREE;
+  e->tid = (__u32)bpf_get_current_pid_tgid();
+  e->timestamp_ns = bpf_ktime_get_boot_ns();
+  e->address = address;
+  bpf_ringbuf_submit(e, 0);
+}
+
+/* A free of `address`: reported only when it was a tracked sampled allocation. */
+static __always_inline void untrack(__u64 address) {
+  if (address == 0) return;
+  if (bpf_map_delete_elem(&tracked, &address) != 0) return;
+  count(DRIP_CTR_FREES_MATCHED);
+  emit_free(address);
+}
+
+SEC("uprobe")
+int alloc_enter(struct pt_regs* ctx) {
+  if (!is_target()) return 0;
+  count(DRIP_CTR_ALLOC_HITS);
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  __u64 sp = ctx->sp;
+  struct inflight_call* outer = bpf_map_lookup_elem(&inflight, &tid);
+  /* Inside another allocator call of this thread (operator new -> malloc): the outer
+   * call is the allocation, counted once with its caller's stack. */
+  if (outer && outer->sp > sp) return 0;
+
+  __u64 kind = bpf_get_attach_cookie(ctx);
+  struct inflight_call call = {.sp = sp, .kind = (__u32)kind};
+  switch (kind) {
+    case DRIP_ALLOC_CALLOC:
+      call.size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
+      break;
+    case DRIP_ALLOC_REALLOC:
+      untrack(PT_REGS_PARM1(ctx));
+      call.size = PT_REGS_PARM2(ctx);
+      break;
+    case DRIP_ALLOC_MEMALIGN:
+      call.size = PT_REGS_PARM2(ctx);
+      break;
+    case DRIP_ALLOC_POSIX_MEMALIGN:
+      call.out_ptr = PT_REGS_PARM1(ctx);
+      call.size = PT_REGS_PARM3(ctx);
+      break;
+    case DRIP_ALLOC_REALLOCARRAY:
+      untrack(PT_REGS_PARM1(ctx));
+      call.size = PT_REGS_PARM2(ctx) * PT_REGS_PARM3(ctx);
+      break;
+    default:
+      call.size = PT_REGS_PARM1(ctx);
+      break;
+  }
+  call.sampled = sample_bytes(call.size) ? 1 : 0;
+  if (call.sampled) count(DRIP_CTR_SAMPLED);
+  bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY);
+  return 0;
+}
+
+SEC("uretprobe")
+int alloc_return(struct pt_regs* ctx) {
+  if (!is_target()) return 0;
+  count(DRIP_CTR_RETURN_HITS);
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  struct inflight_call* call = bpf_map_lookup_elem(&inflight, &tid);
+  /* Only the return of the call that made the entry: the return address was at sp. */
+  if (!call || call->sp + 8 != ctx->sp) return 0;
+  struct inflight_call done = *call;
+  bpf_map_delete_elem(&inflight, &tid);
+  if (!done.sampled) return 0;
+
+  __u64 address = 0;
+  if (done.kind == DRIP_ALLOC_POSIX_MEMALIGN) {
+    if (PT_REGS_RC(ctx) != 0) return 0; /* failed: nothing allocated */
+    if (bpf_probe_read_user(&address, sizeof(address), (void*)done.out_ptr) != 0) return 0;
+  } else {
+    address = PT_REGS_RC(ctx);
+  }
+  if (address == 0) return 0;
+  if (bpf_map_update_elem(&tracked, &address, &done.size, BPF_ANY) != 0) {
+    count(DRIP_CTR_TRACKED_FULL);
+    return 0;
+  }
+  /* Here the registers are the caller's right after the call returned, so the agent
+   * unwinds from the allocating function itself: the caller of new is never lost. */
+  emit_alloc(ctx, address, done.size, sampling_mean_bytes);
+  return 0;
+}
+
+SEC("uprobe")
+int free_enter(struct pt_regs* ctx) {
+  if (!is_target()) return 0;
+  count(DRIP_CTR_FREE_HITS);
+  untrack(PT_REGS_PARM1(ctx));
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(shim_alloc, __u64 address, __u64 size, __u64 mean_bytes) {
+  if (!is_target()) return 0;
+  count(DRIP_CTR_ALLOC_HITS);
+  count(DRIP_CTR_SAMPLED);
+  __u32 zero = 0;
+  struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
+  if (state) {
+    __u64 now_s = bpf_ktime_get_boot_ns() / 1000000000ULL;
+    if (state->window_s != now_s) {
+      state->window_s = now_s;
+      state->events_in_window = 0;
+    }
+    if (state->events_in_window >= max_events_per_cpu_per_s) {
+      count(DRIP_CTR_RATE_LIMITED);
+      return 0;
+    }
+    state->events_in_window++;
+  }
+  if (bpf_map_update_elem(&tracked, &address, &size, BPF_ANY) != 0) {
+    count(DRIP_CTR_TRACKED_FULL);
+    return 0;
+  }
+  emit_alloc(ctx, address, size, mean_bytes);
+  return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(shim_free, __u64 address) {
+  if (!is_target()) return 0;
+  count(DRIP_CTR_FREE_HITS);
+  untrack(address);
+  return 0;
+}
+
+/* Attached by the agent to a function of its own to measure what one probe hit costs on
+ * this host (agent/heap/uprobe_cost.cc). */
+SEC("uprobe")
+int calibrate(struct pt_regs* ctx) {
+  /* The trap is the cost; a lookup like the real programs' makes the rest comparable. */
+  __u32 tid = (__u32)bpf_get_current_pid_tgid();
+  bpf_map_lookup_elem(&inflight, &tid);
+  return 0;
+}

@@ -1,0 +1,36 @@
+// Where to probe a target's allocator: which mapped module really implements each
+// allocator entry point (the executable when it is static or brings its own malloc,
+// jemalloc / tcmalloc / mimalloc when loaded, else glibc; operator new from the
+// executable, the allocator library or libstdc++), read from /proc/PID/maps and the
+// modules' symbol tables. Also tells whether Drip's preload shim is loaded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace drip::agent {
+
+struct ProbeSite {
+  std::string function;     // symbol name, e.g. "malloc", "_Znwm"
+  std::string module;       // path as the target maps it
+  std::string open_path;    // the same file seen from here (/proc/PID/root/...)
+  uint64_t offset = 0;      // file offset of the function's entry
+  uint32_t alloc_kind = 0;  // enum drip_alloc_kind for allocation sites; 0 for frees
+};
+
+struct AllocatorProbePlan {
+  std::vector<ProbeSite> allocs;
+  std::vector<ProbeSite> frees;
+  std::string allocator;  // "glibc", "jemalloc", "tcmalloc", "mimalloc" or "executable"
+  std::string shim_path;  // the mapped libdrip_sampler.so, seen from here; empty if none
+};
+
+// Fails with NotFound when the process is gone and FailedPrecondition when no module of
+// it defines malloc.
+absl::StatusOr<AllocatorProbePlan> PlanAllocatorProbes(int pid,
+                                                       const std::string& proc_root = "/proc");
+
+}  // namespace drip::agent

@@ -1,0 +1,92 @@
+#include "agent/heap/elf_function_index.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "fmt/format.h"
+
+namespace drip::agent {
+namespace {
+
+struct LoadSegment {
+  uint64_t vaddr;
+  uint64_t memsz;
+  uint64_t offset;
+};
+
+}  // namespace
+
+absl::StatusOr<ElfFunctionIndex> ElfFunctionIndex::Read(const std::string& path) {
+  if (elf_version(EV_CURRENT) == EV_NONE) {
+    return absl::InternalError("libelf: version mismatch");
+  }
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
+    if (elf != nullptr) elf_end(elf);
+    close(fd);
+    return absl::InvalidArgumentError(fmt::format("{}: not an ELF file", path));
+  }
+  // uprobes are placed by file offset, symbols are given as virtual addresses: the
+  // PT_LOAD segment holding a symbol converts one into the other.
+  std::vector<LoadSegment> segments;
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) == 0) {
+    for (size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr phdr;
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr) continue;
+      if (phdr.p_type == PT_LOAD) segments.push_back({phdr.p_vaddr, phdr.p_memsz, phdr.p_offset});
+    }
+  }
+  ElfFunctionIndex index;
+  Elf_Scn* section = nullptr;
+  while ((section = elf_nextscn(elf, section)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(section, &shdr) == nullptr) continue;
+    if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) continue;
+    Elf_Data* data = elf_getdata(section, nullptr);
+    if (data == nullptr || shdr.sh_entsize == 0) continue;
+    const size_t count = shdr.sh_size / shdr.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+      const int type = GELF_ST_TYPE(sym.st_info);
+      // An IFUNC symbol is a resolver, not the function: probing it would miss every call.
+      if (type != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) {
+        continue;
+      }
+      const int binding = GELF_ST_BIND(sym.st_info);
+      if (binding != STB_GLOBAL && binding != STB_WEAK) continue;
+      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+      if (name == nullptr || *name == '\0') continue;
+      std::string bare(name);
+      if (size_t at = bare.find('@'); at != std::string::npos) bare.resize(at);
+      for (const LoadSegment& seg : segments) {
+        if (sym.st_value >= seg.vaddr && sym.st_value < seg.vaddr + seg.memsz) {
+          index.offsets_.try_emplace(bare, sym.st_value - seg.vaddr + seg.offset);
+          break;
+        }
+      }
+    }
+  }
+  elf_end(elf);
+  close(fd);
+  return index;
+}
+
+std::optional<uint64_t> ElfFunctionIndex::FunctionOffset(const std::string& name) const {
+  auto it = offsets_.find(name);
+  if (it == offsets_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace drip::agent

@@ -1,0 +1,233 @@
+#include "agent/heap/heap_probe_session.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "common/logging.h"
+#include "fmt/format.h"
+#include "heap_snapshot.skel.h"
+
+// A function of the agent's own that the probe-cost measurement attaches a uprobe to.
+// noinline and used, so that it exists, is called for real and is not folded away.
+extern "C" __attribute__((noinline, used)) int drip_uprobe_calibration_target(int x) {
+  asm volatile("" : "+r"(x));
+  return x + 1;
+}
+
+namespace drip::agent {
+namespace {
+
+std::string ErrnoText(int err) { return std::strerror(err < 0 ? -err : err); }
+
+void DestroyLinks(std::vector<bpf_link*>* links) {
+  for (bpf_link* link : *links) bpf_link__destroy(link);
+  links->clear();
+}
+
+// The calling thread's CPU time: a probe hit is charged to the thread that traps, and
+// unlike wall time it does not count the time the thread waits for a busy CPU.
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The file offset of a function of this very binary, for the calibration uprobe.
+absl::StatusOr<uint64_t> SelfFunctionOffset(const void* function) {
+  // The offset within the executable's file: the address minus the mapping's start plus
+  // the mapping's file offset, from /proc/self/maps.
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return absl::InternalError("cannot read /proc/self/maps");
+  const auto address = reinterpret_cast<uint64_t>(function);
+  char line[512];
+  absl::StatusOr<uint64_t> result = absl::NotFoundError("calibration target is not mapped");
+  while (std::fgets(line, sizeof(line), maps) != nullptr) {
+    unsigned long start = 0, end = 0, offset = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &offset) != 4) continue;
+    if (address >= start && address < end) {
+      result = address - start + offset;
+      break;
+    }
+  }
+  std::fclose(maps);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const Options& options) {
+  std::unique_ptr<HeapProbeSession> session(new HeapProbeSession());
+  session->options_ = options;
+  session->skel_ = heap_snapshot_bpf__open();
+  if (session->skel_ == nullptr) {
+    return absl::UnavailableError(
+        fmt::format("BPF: cannot open the heap snapshot programs: {}", ErrnoText(errno)));
+  }
+  auto* rodata = session->skel_->rodata;
+  rodata->target_tgid = static_cast<uint32_t>(options.pid);
+  rodata->sampling_mean_bytes = options.sampling_mean_bytes;
+  rodata->max_stack_bytes = options.max_stack_bytes;
+  const long cpus = std::max(1L, static_cast<long>(libbpf_num_possible_cpus()));
+  rodata->max_events_per_cpu_per_s =
+      std::max<uint64_t>(1, options.max_events_per_second / static_cast<uint64_t>(cpus));
+  bpf_map__set_max_entries(session->skel_->maps.heap_events, options.ring_buffer_bytes);
+  bpf_map__set_max_entries(session->skel_->maps.tracked, options.max_tracked);
+  if (int err = heap_snapshot_bpf__load(session->skel_); err != 0) {
+    return absl::UnavailableError(
+        fmt::format("BPF: the kernel refused the heap snapshot programs: {} (needs root or "
+                    "CAP_BPF+CAP_PERFMON, uprobes and BTF; log.level: debug shows libbpf's log)",
+                    ErrnoText(err)));
+  }
+  // The countdowns: quantiles of an exponential distribution of mean T, so that a
+  // uniformly drawn entry is an exponential draw (to within 1/1024 of the distribution).
+  const int table_fd = bpf_map__fd(session->skel_->maps.exp_table);
+  for (uint32_t i = 0; i < DRIP_EXP_TABLE_SIZE; ++i) {
+    const double u = (i + 0.5) / DRIP_EXP_TABLE_SIZE;
+    uint64_t value = static_cast<uint64_t>(
+        std::max(1.0, -std::log(u) * static_cast<double>(options.sampling_mean_bytes)));
+    bpf_map_update_elem(table_fd, &i, &value, BPF_ANY);
+  }
+  session->events_ = ring_buffer__new(bpf_map__fd(session->skel_->maps.heap_events),
+                                      &HeapProbeSession::OnEvent, session.get(), nullptr);
+  if (session->events_ == nullptr) {
+    return absl::UnavailableError(
+        fmt::format("BPF: cannot map the heap event ring buffer: {}", ErrnoText(errno)));
+  }
+  return session;
+}
+
+HeapProbeSession::~HeapProbeSession() {
+  DestroyLinks(&alloc_links_);
+  DestroyLinks(&free_links_);
+  DestroyLinks(&shim_links_);
+  ring_buffer__free(events_);
+  heap_snapshot_bpf__destroy(skel_);
+}
+
+absl::StatusOr<double> HeapProbeSession::MeasureProbeHitCost() {
+  constexpr int kCalls = 20000;
+  auto run = [] {
+    int x = 0;
+    const int64_t start = ThreadCpuNs();
+    for (int i = 0; i < kCalls; ++i) x = drip_uprobe_calibration_target(x);
+    asm volatile("" : "+r"(x));
+    return ThreadCpuNs() - start;
+  };
+  auto offset = SelfFunctionOffset(reinterpret_cast<const void*>(&drip_uprobe_calibration_target));
+  if (!offset.ok()) return offset.status();
+  const int64_t bare = run();
+  bpf_link* link = bpf_program__attach_uprobe(skel_->progs.calibrate, false, 0, "/proc/self/exe",
+                                              static_cast<size_t>(*offset));
+  if (link == nullptr) {
+    return absl::UnavailableError(
+        fmt::format("BPF: cannot attach the calibration uprobe: {}", ErrnoText(errno)));
+  }
+  // The best of three: the figure is a property of the host, noise only adds to it.
+  int64_t probed = run();
+  for (int i = 0; i < 2; ++i) probed = std::min(probed, run());
+  bpf_link__destroy(link);
+  return std::max(100.0, static_cast<double>(probed - bare) / kCalls);
+}
+
+absl::Status HeapProbeSession::AttachFrees(const AllocatorProbePlan& plan) {
+  for (const ProbeSite& site : plan.frees) {
+    LIBBPF_OPTS(bpf_uprobe_opts, opts);
+    bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.free_enter, options_.pid,
+                                                     site.open_path.c_str(), site.offset, &opts);
+    if (link == nullptr) {
+      return absl::UnavailableError(fmt::format("BPF: cannot probe {} in {}: {}", site.function,
+                                                site.module, ErrnoText(errno)));
+    }
+    free_links_.push_back(link);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HeapProbeSession::SetAllocationProbes(const AllocatorProbePlan& plan, bool on) {
+  if (!on) {
+    DestroyLinks(&alloc_links_);
+    return absl::OkStatus();
+  }
+  if (!alloc_links_.empty()) return absl::OkStatus();
+  for (const ProbeSite& site : plan.allocs) {
+    LIBBPF_OPTS(bpf_uprobe_opts, entry_opts, .bpf_cookie = site.alloc_kind);
+    bpf_link* entry = bpf_program__attach_uprobe_opts(
+        skel_->progs.alloc_enter, options_.pid, site.open_path.c_str(), site.offset, &entry_opts);
+    LIBBPF_OPTS(bpf_uprobe_opts, return_opts, .retprobe = true);
+    bpf_link* ret = entry == nullptr ? nullptr
+                                     : bpf_program__attach_uprobe_opts(
+                                           skel_->progs.alloc_return, options_.pid,
+                                           site.open_path.c_str(), site.offset, &return_opts);
+    if (entry == nullptr || ret == nullptr) {
+      const int err = errno;
+      if (entry != nullptr) bpf_link__destroy(entry);
+      DestroyLinks(&alloc_links_);
+      return absl::UnavailableError(fmt::format("BPF: cannot probe {} in {}: {}", site.function,
+                                                site.module, ErrnoText(err)));
+    }
+    alloc_links_.push_back(entry);
+    alloc_links_.push_back(ret);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HeapProbeSession::AttachShim(const std::string& shim_path) {
+  for (auto [prog, name] :
+       {std::pair{skel_->progs.shim_alloc, "alloc"}, std::pair{skel_->progs.shim_free, "free"}}) {
+    bpf_link* link =
+        bpf_program__attach_usdt(prog, options_.pid, shim_path.c_str(), "drip", name, nullptr);
+    if (link == nullptr) {
+      return absl::UnavailableError(fmt::format("BPF: cannot attach to USDT drip:{} in {}: {}",
+                                                name, shim_path, ErrnoText(errno)));
+    }
+    shim_links_.push_back(link);
+  }
+  return absl::OkStatus();
+}
+
+int HeapProbeSession::OnEvent(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<HeapProbeSession*>(ctx);
+  if (size < sizeof(uint32_t)) return 0;
+  uint32_t kind = 0;
+  std::memcpy(&kind, data, sizeof(kind));
+  if (kind == DRIP_HEAP_ALLOC && size >= sizeof(drip_heap_alloc_event)) {
+    (*self->on_alloc_)(*static_cast<const drip_heap_alloc_event*>(data));
+  } else if (kind == DRIP_HEAP_FREE && size >= sizeof(drip_heap_free_event)) {
+    (*self->on_free_)(*static_cast<const drip_heap_free_event*>(data));
+  }
+  return 0;
+}
+
+absl::Status HeapProbeSession::Poll(int timeout_ms, const AllocHandler& on_alloc,
+                                    const FreeHandler& on_free) {
+  on_alloc_ = &on_alloc;
+  on_free_ = &on_free;
+  const int n = ring_buffer__poll(events_, timeout_ms);
+  on_alloc_ = nullptr;
+  on_free_ = nullptr;
+  if (n < 0 && n != -EINTR) {
+    return absl::InternalError(fmt::format("BPF: polling heap events: {}", ErrnoText(n)));
+  }
+  return absl::OkStatus();
+}
+
+HeapProbeSession::Counters HeapProbeSession::ReadCounters() const {
+  Counters totals{};
+  const int fd = bpf_map__fd(skel_->maps.heap_counters);
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(std::max(cpus, 1)));
+  for (uint32_t i = 0; i < DRIP_CTR_COUNT; ++i) {
+    if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+    for (uint64_t v : per_cpu) totals[i] += v;
+  }
+  return totals;
+}
+
+}  // namespace drip::agent

@@ -1,0 +1,333 @@
+#include "agent/heap/heap_snapshotter.h"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "agent/heap/allocator_probe_plan.h"
+#include "agent/heap/duty_cycle_controller.h"
+#include "agent/heap/heap_probe_session.h"
+#include "agent/heap/live_heap_tracker.h"
+#include "agent/heap/stack_unwinder.h"
+#include "agent/proc_files.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "fmt/format.h"
+
+namespace drip::agent {
+namespace {
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double MonotonicSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// bpf_ktime_get_boot_ns() of an event, as Unix ms.
+int64_t BootNsToUnixMs(uint64_t boot_ns) {
+  timespec boot, real;
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  clock_gettime(CLOCK_REALTIME, &real);
+  const int64_t boot_now_ns = static_cast<int64_t>(boot.tv_sec) * 1000000000 + boot.tv_nsec;
+  const int64_t real_now_ns = static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec;
+  return (real_now_ns - boot_now_ns + static_cast<int64_t>(boot_ns)) / 1000000;
+}
+
+absl::StatusOr<ProcStat> ReadStat(int pid) {
+  std::string text;
+  RETURN_IF_ERROR(ReadProcFile(fmt::format("/proc/{}/stat", pid), &text));
+  return ParseProcStat(text);
+}
+
+// Alive and still the same process (not a recycled pid), and not a zombie.
+bool TargetAlive(int pid, uint64_t start_ticks) {
+  auto stat = ReadStat(pid);
+  return stat.ok() && stat->start_ticks == start_ticks && stat->state != 'Z' && stat->state != 'X';
+}
+
+absl::StatusOr<RssPoint> ReadRss(int pid, int64_t t_ms) {
+  std::string text;
+  RETURN_IF_ERROR(ReadProcFile(fmt::format("/proc/{}/status", pid), &text));
+  ASSIGN_OR_RETURN(ProcStatus status, ParseProcStatus(text));
+  RssPoint point;
+  point.t_ms = t_ms;
+  point.rss_bytes =
+      static_cast<int64_t>(status.anon_rss_bytes + status.file_rss_bytes + status.shmem_rss_bytes);
+  point.anon_bytes = static_cast<int64_t>(status.anon_rss_bytes + status.swap_bytes);
+  return point;
+}
+
+absl::Status FillTarget(int pid, SnapshotTarget* target, uint64_t* start_ticks) {
+  ASSIGN_OR_RETURN(ProcStat stat, ReadStat(pid));
+  target->pid = pid;
+  target->comm = stat.comm;
+  *start_ticks = stat.start_ticks;
+  char exe[4096];
+  const ssize_t n = readlink(fmt::format("/proc/{}/exe", pid).c_str(), exe, sizeof(exe) - 1);
+  if (n > 0) target->exe.assign(exe, static_cast<size_t>(n));
+  std::string proc_stat;
+  if (ReadProcFile("/proc/stat", &proc_stat).ok()) {
+    if (auto boot = ParseBootTime(proc_stat); boot.ok()) {
+      const long ticks = sysconf(_SC_CLK_TCK);
+      target->start_time_ms = *boot * 1000 + static_cast<int64_t>(stat.start_ticks * 1000 /
+                                                                  static_cast<uint64_t>(ticks));
+    }
+  }
+  char host[256] = {};
+  if (target->host.empty() && gethostname(host, sizeof(host) - 1) == 0) target->host = host;
+  return absl::OkStatus();
+}
+
+// Unwinds, symbolizes and files sampled allocations as they arrive.
+class EventSink {
+ public:
+  EventSink(int pid, StackUnwinder* unwinder, LiveHeapTracker* tracker, HeapSnapshot* snapshot,
+            int max_frames)
+      : pid_(pid),
+        unwinder_(unwinder),
+        tracker_(tracker),
+        snapshot_(snapshot),
+        max_frames_(max_frames) {}
+
+  void OnAlloc(const drip_heap_alloc_event& e) {
+    snapshot_->sampled_allocs++;
+    if (snapshot_->sampling_mean_bytes == 0) snapshot_->sampling_mean_bytes = e.sampling_mean_bytes;
+    UserStack stack;
+    stack.pid = pid_;
+    stack.tid = static_cast<int>(e.tid);
+    std::copy(std::begin(e.regs), std::end(e.regs), stack.regs.begin());
+    stack.stack =
+        std::span<const uint8_t>(e.stack, std::min<size_t>(e.stack_bytes, sizeof(e.stack)));
+    auto pcs = unwinder_->Unwind(stack, max_frames_);
+    uint64_t stack_id = 0;
+    if (!pcs.ok() || pcs->empty()) {
+      snapshot_->unwind_failures++;
+      StackFrame unknown;
+      unknown.function = "[unwind failed]";
+      stack_id = tracker_->AddStack({0}, {unknown});
+    } else {
+      stack_id = tracker_->FindStack(*pcs);
+      if (stack_id == 0) {
+        std::vector<StackFrame> frames;
+        frames.reserve(pcs->size());
+        for (size_t i = 0; i < pcs->size(); ++i) {
+          frames.push_back(unwinder_->Symbolize((*pcs)[i], i > 0));
+        }
+        stack_id = tracker_->AddStack(*pcs, std::move(frames));
+      }
+    }
+    tracker_->OnAlloc(stack_id, e.address, e.size, e.sampling_mean_bytes,
+                      BootNsToUnixMs(e.timestamp_ns), duty_weight_);
+  }
+
+  void set_duty_weight(double weight) { duty_weight_ = weight; }
+
+  void OnFree(const drip_heap_free_event& e) {
+    snapshot_->matched_frees++;
+    tracker_->OnFree(e.address, BootNsToUnixMs(e.timestamp_ns));
+  }
+
+ private:
+  int pid_;
+  StackUnwinder* unwinder_;
+  LiveHeapTracker* tracker_;
+  HeapSnapshot* snapshot_;
+  int max_frames_;
+  double duty_weight_ = 1.0;
+};
+
+}  // namespace
+
+absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
+                                              const std::atomic<bool>* stop_requested) {
+  auto log = Logger("agent");
+  if (options.pid <= 0) return absl::InvalidArgumentError("snapshot: --pid must be a process id");
+  if (!(options.duration_seconds > 0) || options.duration_seconds > options.max_duration_seconds) {
+    return absl::InvalidArgumentError(
+        fmt::format("snapshot: duration must be within (0, {}] seconds, not {}",
+                    options.max_duration_seconds, options.duration_seconds));
+  }
+  if (options.mode != "" && options.mode != "attach" && options.mode != "preload") {
+    return absl::InvalidArgumentError(
+        fmt::format("snapshot: mode must be attach or preload, not '{}'", options.mode));
+  }
+  if (!(options.cpu_budget > 0 && options.cpu_budget <= 1)) {
+    return absl::InvalidArgumentError(
+        fmt::format("snapshot: cpu budget must be within (0, 1], not {}", options.cpu_budget));
+  }
+  if (options.sampling_mean_bytes == 0) {
+    return absl::InvalidArgumentError("snapshot: sampling mean bytes must be positive");
+  }
+
+  HeapSnapshot snapshot;
+  snapshot.target.host = options.host;
+  snapshot.target.component = options.component;
+  snapshot.target.instance = options.instance;
+  uint64_t start_ticks = 0;
+  if (absl::Status s = FillTarget(options.pid, &snapshot.target, &start_ticks); !s.ok()) {
+    return absl::NotFoundError(
+        fmt::format("snapshot: process {}: {}", options.pid, std::string(s.message())));
+  }
+  ASSIGN_OR_RETURN(AllocatorProbePlan plan, PlanAllocatorProbes(options.pid));
+  std::string mode = options.mode;
+  if (mode.empty()) mode = plan.shim_path.empty() ? "attach" : "preload";
+  if (mode == "preload" && plan.shim_path.empty()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "snapshot: process {} ({}) does not have libdrip_sampler.so loaded; start it with "
+        "LD_PRELOAD (deploy/systemd/drip-sampler.conf) or use --mode attach",
+        options.pid, snapshot.target.comm));
+  }
+  snapshot.mode = mode;
+
+  ASSIGN_OR_RETURN(std::unique_ptr<StackUnwinder> unwinder, StackUnwinder::ForProcess(options.pid));
+  HeapProbeSession::Options session_options;
+  session_options.pid = options.pid;
+  session_options.sampling_mean_bytes = options.sampling_mean_bytes;
+  session_options.max_tracked = options.max_tracked;
+  session_options.max_events_per_second = options.max_events_per_second;
+  ASSIGN_OR_RETURN(std::unique_ptr<HeapProbeSession> session,
+                   HeapProbeSession::Open(session_options));
+
+  DutyCycleController::Config duty_config;
+  duty_config.cpu_budget = options.cpu_budget;
+  snapshot.duty_cycle.cpu_budget = options.cpu_budget;
+  if (mode == "attach") {
+    ASSIGN_OR_RETURN(double cost_ns, session->MeasureProbeHitCost());
+    duty_config.probe_hit_cost_ns = cost_ns;
+    snapshot.duty_cycle.probe_hit_cost_ns = cost_ns;
+    snapshot.sampling_mean_bytes = options.sampling_mean_bytes;
+    RETURN_IF_ERROR(session->AttachFrees(plan));
+    log->info(
+        "snapshot: pid {} ({}) attach mode, allocator {}, {} allocation and {} free probes, "
+        "probe hit {:.1f} µs, budget {:.1f}% of a core",
+        options.pid, snapshot.target.comm, plan.allocator, plan.allocs.size(), plan.frees.size(),
+        cost_ns / 1000, options.cpu_budget * 100);
+  } else {
+    RETURN_IF_ERROR(session->AttachShim(plan.shim_path));
+    log->info("snapshot: pid {} ({}) preload mode via {}", options.pid, snapshot.target.comm,
+              plan.shim_path);
+  }
+  DutyCycleController duty(duty_config);
+
+  double interval = options.interval_seconds;
+  if (interval <= 0) interval = std::clamp(options.duration_seconds / 60, 0.25, 10.0);
+  snapshot.interval_seconds = interval;
+
+  LiveHeapTracker tracker(options.max_stacks);
+  EventSink sink(options.pid, unwinder.get(), &tracker, &snapshot, options.max_frames);
+  const HeapProbeSession::AllocHandler on_alloc = [&](const drip_heap_alloc_event& e) {
+    sink.OnAlloc(e);
+  };
+  const HeapProbeSession::FreeHandler on_free = [&](const drip_heap_free_event& e) {
+    sink.OnFree(e);
+  };
+
+  snapshot.start_ms = UnixMs();
+  const double start_s = MonotonicSeconds();
+  double next_point_s = start_s;
+  int64_t last_point_ms = 0;
+  auto take_point = [&](int64_t t_ms) {
+    last_point_ms = t_ms;
+    tracker.TakePoint(t_ms);
+    if (auto rss = ReadRss(options.pid, t_ms); rss.ok()) snapshot.rss.push_back(*rss);
+  };
+  take_point(snapshot.start_ms);
+  next_point_s += interval;
+
+  std::string stop_reason, stop_detail;
+  bool probes_on = false;
+  while (stop_reason.empty()) {
+    const double now = MonotonicSeconds();
+    const double elapsed = now - start_s;
+    if (mode == "attach") {
+      const auto counters = session->ReadCounters();
+      const auto decision =
+          duty.Update(elapsed, counters[DRIP_CTR_ALLOC_HITS] + counters[DRIP_CTR_RETURN_HITS],
+                      counters[DRIP_CTR_FREE_HITS], probes_on);
+      if (decision.stop) {
+        stop_reason = "budget";
+        stop_detail = decision.stop_detail;
+        break;
+      }
+      if (decision.allocation_probes_on != probes_on) {
+        if (absl::Status s = session->SetAllocationProbes(plan, decision.allocation_probes_on);
+            !s.ok()) {
+          stop_reason = "error";
+          stop_detail = std::string(s.message());
+          break;
+        }
+        probes_on = decision.allocation_probes_on;
+      }
+      sink.set_duty_weight(1.0 / std::max(0.01, duty.planned_on_fraction()));
+    }
+    if (absl::Status s = session->Poll(20, on_alloc, on_free); !s.ok()) {
+      stop_reason = "error";
+      stop_detail = std::string(s.message());
+      break;
+    }
+    const double after = MonotonicSeconds();
+    if (after >= next_point_s) {
+      // A slow poll (probes being attached) must not bunch points up: the next one is
+      // at least half an interval away, and times strictly increase.
+      const int64_t t_ms = UnixMs();
+      if (t_ms > last_point_ms) take_point(t_ms);
+      next_point_s = std::max(next_point_s + interval, after + interval / 2);
+    }
+    if (after - start_s >= options.duration_seconds) {
+      stop_reason = "duration";
+      stop_detail = fmt::format("ran its {:.0f} s", options.duration_seconds);
+    } else if (stop_requested != nullptr && stop_requested->load()) {
+      stop_reason = "signal";
+      stop_detail = "stopped on request (SIGTERM/SIGINT or agent shutdown)";
+    } else if (!TargetAlive(options.pid, start_ticks)) {
+      stop_reason = "target_exited";
+      stop_detail = fmt::format("process {} exited after {:.1f} s", options.pid, after - start_s);
+    }
+  }
+  // Detach the allocation probes first, then take in what is still in the ring buffer.
+  IgnoreError(session->SetAllocationProbes(plan, false));
+  IgnoreError(session->Poll(0, on_alloc, on_free));
+  snapshot.end_ms = UnixMs();
+  // The window's end is always a point, so growth up to the end is seen.
+  if (last_point_ms < snapshot.end_ms - 50) take_point(snapshot.end_ms);
+  const auto counters = session->ReadCounters();
+  session.reset();  // detaches every probe
+
+  snapshot.stop_reason = stop_reason;
+  snapshot.stop_detail = stop_detail;
+  snapshot.dropped_events = counters[DRIP_CTR_RINGBUF_FULL] + counters[DRIP_CTR_RATE_LIMITED] +
+                            counters[DRIP_CTR_TRACKED_FULL];
+  snapshot.duty_cycle.probe_hits =
+      counters[DRIP_CTR_ALLOC_HITS] + counters[DRIP_CTR_RETURN_HITS] + counters[DRIP_CTR_FREE_HITS];
+  if (mode == "attach") {
+    snapshot.duty_cycle.on_fraction = duty.on_fraction();
+    const double window_s = std::max(1e-3, (snapshot.end_ms - snapshot.start_ms) / 1000.0);
+    snapshot.duty_cycle.estimated_cpu_fraction =
+        static_cast<double>(snapshot.duty_cycle.probe_hits) *
+        snapshot.duty_cycle.probe_hit_cost_ns / 1e9 / window_s;
+  } else {
+    snapshot.duty_cycle.on_fraction = 1;
+  }
+  snapshot.stacks = tracker.stacks();
+  log->info(
+      "snapshot: pid {} done ({}: {}): {} stacks, {} sampled allocations, {} frees matched, "
+      "{} dropped, {} probe hits, allocation probes on {:.0f}% of the time",
+      options.pid, snapshot.stop_reason, snapshot.stop_detail, snapshot.stacks.size(),
+      snapshot.sampled_allocs, snapshot.matched_frees, snapshot.dropped_events,
+      snapshot.duty_cycle.probe_hits, snapshot.duty_cycle.on_fraction * 100);
+  return snapshot;
+}
+
+}  // namespace drip::agent

@@ -1,0 +1,49 @@
+// HeapSnapshotter: takes one live heap snapshot of a running process (docs/snapshot.md).
+//
+// Attach mode works on any process: uprobes on its allocator, byte-sampled tracking of
+// allocations and their frees, the allocation probes duty-cycled to a CPU budget.
+// Preload mode is near-free: the target's libdrip_sampler.so samples in-process and only
+// its sampled events reach the agent. Without a mode the snapshotter picks preload when
+// the shim is loaded. Each sampled allocation's stack is unwound and symbolized on the
+// host while the target runs; live bytes per stack are read out every interval with the
+// target's RSS.
+//
+// The snapshot ends at its duration, when the target exits, on the caller's stop flag
+// (SIGTERM), over the CPU budget, or on an error after data was gathered; every path
+// detaches the probes (HeapProbeSession's destructor) and says why in stop_reason.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/heap_snapshot.h"
+
+namespace drip::agent {
+
+struct SnapshotOptions {
+  int pid = 0;
+  double duration_seconds = 60;
+  std::string mode;          // "attach", "preload" or "" (preload when the shim is loaded)
+  double cpu_budget = 0.05;  // attach mode: fraction of one core
+  uint64_t sampling_mean_bytes = 512 * 1024;  // attach mode's T (preload: the shim's)
+  double interval_seconds = 0;                // 0: duration / 60, within [0.25 s, 10 s]
+  uint32_t max_tracked = 262144;
+  uint64_t max_events_per_second = 2000;
+  int max_frames = 64;
+  size_t max_stacks = 20000;
+  double max_duration_seconds = 3600;  // hard limit whatever was asked
+  // Copied into the snapshot's target when the collector asked for it.
+  std::string host;
+  std::string component;
+  std::string instance;
+};
+
+// Fails when nothing could be gathered: bad options, the target is gone, the kernel
+// refuses the probes, preload mode without the shim. Otherwise a snapshot, whose
+// stop_reason says why it ended.
+absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
+                                              const std::atomic<bool>* stop_requested);
+
+}  // namespace drip::agent

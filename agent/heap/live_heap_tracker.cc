@@ -1,0 +1,95 @@
+#include "agent/heap/live_heap_tracker.h"
+
+#include <cmath>
+
+namespace drip::agent {
+
+size_t LiveHeapTracker::PcsHash::operator()(const std::vector<uint64_t>& pcs) const {
+  uint64_t h = 1469598103934665603ULL;
+  for (uint64_t pc : pcs) h = (h ^ pc) * 1099511628211ULL;
+  return static_cast<size_t>(h);
+}
+
+uint64_t LiveHeapTracker::FindStack(const std::vector<uint64_t>& pcs) const {
+  auto it = index_.find(pcs);
+  return it == index_.end() ? 0 : stacks_[it->second].id;
+}
+
+uint64_t LiveHeapTracker::AddStack(const std::vector<uint64_t>& pcs,
+                                   std::vector<StackFrame> frames) {
+  if (uint64_t id = FindStack(pcs); id != 0) return id;
+  if (full()) return overflow_stack();
+  SnapshotStack stack;
+  stack.id = stacks_.size() + 1;
+  stack.frames = std::move(frames);
+  // Every series has a point at every read-out: zeros before the stack was first seen.
+  for (int64_t t : point_times_) stack.series.push_back({t, 0, 0});
+  index_.emplace(pcs, static_cast<uint32_t>(stacks_.size()));
+  stacks_.push_back(std::move(stack));
+  totals_.emplace_back();
+  return stacks_.back().id;
+}
+
+uint64_t LiveHeapTracker::overflow_stack() {
+  if (overflow_index_ < 0) {
+    SnapshotStack stack;
+    stack.id = stacks_.size() + 1;
+    StackFrame other;
+    other.function = "[other stacks]";
+    stack.frames.push_back(other);
+    for (int64_t t : point_times_) stack.series.push_back({t, 0, 0});
+    overflow_index_ = static_cast<int64_t>(stacks_.size());
+    stacks_.push_back(std::move(stack));
+    totals_.emplace_back();
+  }
+  return stacks_[static_cast<size_t>(overflow_index_)].id;
+}
+
+void LiveHeapTracker::OnAlloc(uint64_t stack_id, uint64_t address, uint64_t size,
+                              uint64_t mean_bytes, int64_t t_ms, double duty_weight) {
+  if (stack_id == 0 || stack_id > stacks_.size()) return;
+  const uint32_t index = static_cast<uint32_t>(stack_id - 1);
+  // p = 1 - exp(-s/T); expm1 keeps precision for s << T, where p ≈ s/T.
+  const double p = mean_bytes == 0
+                       ? 1.0
+                       : -std::expm1(-static_cast<double>(size) / static_cast<double>(mean_bytes));
+  LiveObject object{index, p > 0 ? duty_weight * static_cast<double>(size) / p : 0.0,
+                    p > 0 ? duty_weight / p : 0.0};
+  // An address handed out again without its free seen (its free was missed): the old
+  // object is gone.
+  if (auto it = live_.find(address); it != live_.end()) OnFree(address, t_ms);
+  live_.emplace(address, object);
+  Totals& totals = totals_[index];
+  totals.live_bytes += object.weight_bytes;
+  totals.live_allocs += object.weight_count;
+  totals.allocated_bytes += object.weight_bytes;
+  SnapshotStack& stack = stacks_[index];
+  stack.sampled_allocs++;
+  stack.allocated_bytes = std::llround(totals.allocated_bytes);
+  if (stack.first_alloc_ms == 0) stack.first_alloc_ms = t_ms;
+  stack.last_alloc_ms = t_ms;
+}
+
+void LiveHeapTracker::OnFree(uint64_t address, int64_t t_ms) {
+  auto it = live_.find(address);
+  if (it == live_.end()) return;
+  const LiveObject object = it->second;
+  live_.erase(it);
+  Totals& totals = totals_[object.stack_index];
+  totals.live_bytes -= object.weight_bytes;
+  totals.live_allocs -= object.weight_count;
+  totals.freed_bytes += object.weight_bytes;
+  SnapshotStack& stack = stacks_[object.stack_index];
+  stack.sampled_frees++;
+  stack.freed_bytes = std::llround(totals.freed_bytes);
+}
+
+void LiveHeapTracker::TakePoint(int64_t t_ms) {
+  point_times_.push_back(t_ms);
+  for (size_t i = 0; i < stacks_.size(); ++i) {
+    stacks_[i].series.push_back({t_ms, std::max<int64_t>(0, std::llround(totals_[i].live_bytes)),
+                                 std::max<int64_t>(0, std::llround(totals_[i].live_allocs))});
+  }
+}
+
+}  // namespace drip::agent

@@ -1,0 +1,72 @@
+// LiveHeapTracker: the snapshotter's bookkeeping of sampled allocations. Each sampled
+// allocation is charged to its call stack with its Poisson weight (an allocation of s
+// bytes sampled with probability p = 1 - exp(-s/T) stands for s/p bytes and 1/p objects,
+// which makes the per-stack sums unbiased estimates for the whole heap); its free takes
+// the same weight off. At every read-out each stack gets a point of its live bytes and
+// objects, so each stack has a live-bytes time series.
+//
+// Pure bookkeeping (no I/O, no BPF): the snapshotter feeds it unwound, symbolized events.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "common/heap_snapshot.h"
+
+namespace drip::agent {
+
+class LiveHeapTracker {
+ public:
+  // Stacks beyond max_stacks are charged to one "[other stacks]" stack rather than
+  // growing without bound.
+  explicit LiveHeapTracker(size_t max_stacks = 20000) : max_stacks_(max_stacks) {}
+
+  // The id of the stack with these pcs (innermost first), or nullopt-like 0 when it is
+  // not known yet; AddStack registers it with its symbolized frames.
+  uint64_t FindStack(const std::vector<uint64_t>& pcs) const;
+  uint64_t AddStack(const std::vector<uint64_t>& pcs, std::vector<StackFrame> frames);
+  bool full() const { return stacks_.size() >= max_stacks_; }
+  uint64_t overflow_stack();
+
+  // `duty_weight` scales the estimate when only part of the allocations could be watched
+  // (attach mode's duty cycle: 1 / the share of time the probes were on).
+  void OnAlloc(uint64_t stack_id, uint64_t address, uint64_t size, uint64_t mean_bytes,
+               int64_t t_ms, double duty_weight = 1.0);
+  // A free of an address not allocated while tracking (allocated before the snapshot
+  // started, or charged to a stack dropped at the limit) is ignored.
+  void OnFree(uint64_t address, int64_t t_ms);
+
+  // Appends a point to every stack's series.
+  void TakePoint(int64_t t_ms);
+
+  const std::vector<SnapshotStack>& stacks() const { return stacks_; }
+  uint64_t live_objects_tracked() const { return live_.size(); }
+
+ private:
+  struct LiveObject {
+    uint32_t stack_index;
+    double weight_bytes;
+    double weight_count;
+  };
+  struct Totals {
+    double live_bytes = 0;
+    double live_allocs = 0;
+    double allocated_bytes = 0;
+    double freed_bytes = 0;
+  };
+  struct PcsHash {
+    size_t operator()(const std::vector<uint64_t>& pcs) const;
+  };
+
+  size_t max_stacks_;
+  std::vector<SnapshotStack> stacks_;
+  std::vector<Totals> totals_;
+  std::vector<int64_t> point_times_;
+  absl::flat_hash_map<std::vector<uint64_t>, uint32_t, PcsHash> index_;
+  absl::flat_hash_map<uint64_t, LiveObject> live_;
+  int64_t overflow_index_ = -1;
+};
+
+}  // namespace drip::agent

@@ -1,0 +1,141 @@
+#include "agent/heap/snapshot_command_runner.h"
+
+#include <algorithm>
+
+#include "agent/heap/heap_snapshotter.h"
+#include "agent/proc_files.h"
+#include "common/heap_snapshot_proto.h"
+#include "common/logging.h"
+#include "drip/v1/snapshot.pb.h"
+#include "fmt/format.h"
+
+namespace drip::agent {
+namespace {
+
+// The instance is "pid@start_seconds" as the samplers name it; the pid must still be
+// that process, not a restart or a recycled pid.
+std::string CheckInstance(const std::string& proc_root, int pid, const std::string& instance) {
+  std::string text;
+  if (!ReadProcFile(fmt::format("{}/{}/stat", proc_root, pid), &text).ok()) {
+    return fmt::format("process {} no longer runs", pid);
+  }
+  if (instance.empty() || instance.find('@') == std::string::npos) return "";
+  auto stat = ParseProcStat(text);
+  std::string proc_stat;
+  if (!stat.ok() || !ReadProcFile(proc_root + "/stat", &proc_stat).ok()) return "";
+  auto boot = ParseBootTime(proc_stat);
+  if (!boot.ok()) return "";
+  const int64_t start_s =
+      *boot + static_cast<int64_t>(stat->start_ticks / static_cast<uint64_t>(sysconf(_SC_CLK_TCK)));
+  const std::string now = fmt::format("{}@{}", pid, start_s);
+  // A second of rounding either way between the sampler's reading and this one.
+  const std::string expected_start = instance.substr(instance.find('@') + 1);
+  int64_t then = 0;
+  try {
+    then = std::stoll(expected_start);
+  } catch (...) {
+    return "";
+  }
+  if (std::llabs(then - start_s) > 1) {
+    return fmt::format("process {} is not instance {} any more (it is {})", pid, instance, now);
+  }
+  return "";
+}
+
+// Keeps the stacks that matter: the most live bytes at the end, then the most allocated.
+void TrimStacks(HeapSnapshot* snapshot, size_t max_stacks) {
+  if (snapshot->stacks.size() <= max_stacks) return;
+  auto final_live = [](const SnapshotStack& s) {
+    return s.series.empty() ? 0 : s.series.back().live_bytes;
+  };
+  std::sort(snapshot->stacks.begin(), snapshot->stacks.end(),
+            [&](const SnapshotStack& a, const SnapshotStack& b) {
+              if (final_live(a) != final_live(b)) return final_live(a) > final_live(b);
+              return a.allocated_bytes > b.allocated_bytes;
+            });
+  snapshot->stacks.resize(max_stacks);
+}
+
+}  // namespace
+
+SnapshotCommandRunner::SnapshotCommandRunner(SnapshotCommandOptions options, Reply reply)
+    : options_(std::move(options)), reply_(std::move(reply)) {}
+
+SnapshotCommandRunner::~SnapshotCommandRunner() {
+  stop_ = true;
+  std::thread worker;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    worker = std::move(worker_);
+  }
+  if (worker.joinable()) worker.join();
+}
+
+void SnapshotCommandRunner::Fail(const std::string& id, const std::string& error) {
+  drip::v1::CommandResult result;
+  result.set_command_id(id);
+  result.set_ok(false);
+  result.set_error(error);
+  reply_(std::move(result));
+}
+
+void SnapshotCommandRunner::Submit(const drip::v1::Command& command) {
+  auto log = Logger("agent");
+  if (!command.has_snapshot()) return Fail(command.id(), "not a snapshot command");
+  if (!options_.enabled) {
+    return Fail(command.id(),
+                "heap snapshots are disabled in this agent's config (snapshots.enabled)");
+  }
+  const drip::v1::SnapshotCommand& snap = command.snapshot();
+  if (snap.pid() <= 0) return Fail(command.id(), "snapshot command without a pid");
+  if (snap.duration_seconds() == 0 || snap.duration_seconds() > options_.max_duration_seconds) {
+    return Fail(command.id(),
+                fmt::format("duration {} s is outside (0, {}] s (snapshots.max_duration)",
+                            snap.duration_seconds(), options_.max_duration_seconds));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (busy_) return Fail(command.id(), "another snapshot is running on this host");
+  if (worker_.joinable()) worker_.join();  // the previous one has finished
+  busy_ = true;
+  log->info("collector asked for a heap snapshot ({}): pid {} ({}) for {} s", command.id(),
+            snap.pid(), snap.component(), snap.duration_seconds());
+  worker_ = std::thread([this, command] { Run(command); });
+}
+
+void SnapshotCommandRunner::Run(drip::v1::Command command) {
+  const drip::v1::SnapshotCommand& snap = command.snapshot();
+  std::string error = CheckInstance(options_.proc_root, snap.pid(), snap.instance());
+  drip::v1::CommandResult result;
+  result.set_command_id(command.id());
+  if (error.empty()) {
+    SnapshotOptions options;
+    options.pid = snap.pid();
+    options.duration_seconds = snap.duration_seconds();
+    options.mode = snap.mode();
+    options.cpu_budget = options_.cpu_budget;
+    options.sampling_mean_bytes = options_.sampling_mean_bytes;
+    options.host = options_.host;
+    options.component = snap.component();
+    options.instance = snap.instance();
+    absl::StatusOr<HeapSnapshot> snapshot = TakeHeapSnapshot(options, &stop_);
+    if (snapshot.ok()) {
+      TrimStacks(&*snapshot, options_.max_stacks_sent);
+      drip::v1::HeapSnapshot proto;
+      HeapSnapshotToProto(*snapshot, &proto);
+      result.set_ok(true);
+      result.set_payload(proto.SerializeAsString());
+    } else {
+      error = std::string(snapshot.status().message());
+    }
+  }
+  if (!error.empty()) {
+    result.set_ok(false);
+    result.set_error(error);
+    Logger("agent")->warn("heap snapshot {} failed: {}", command.id(), error);
+  }
+  reply_(std::move(result));
+  std::lock_guard<std::mutex> lock(mu_);
+  busy_ = false;
+}
+
+}  // namespace drip::agent

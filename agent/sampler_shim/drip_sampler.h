@@ -1,0 +1,33 @@
+// The C API of libdrip_sampler.so, Drip's LD_PRELOAD allocation-sampling shim (see
+// docs/preload.md): read-only counters for tests and for the agent. A program that may
+// or may not run with the shim preloaded looks these up with dlsym(RTLD_DEFAULT, ...)
+// rather than linking the library. All functions are thread-safe, lock-free, and never
+// allocate; counts are since the process started (a forked child inherits its parent's).
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DRIP_SAMPLER_API __attribute__((visibility("default")))
+
+// The sampling mean T in bytes (DRIP_SAMPLE_BYTES, or 524288 when it is unset, 0 or not a
+// plain decimal number). An allocation of s bytes is sampled with probability
+// 1 - exp(-s/T); T is also the third argument of the drip:alloc USDT probe.
+DRIP_SAMPLER_API uint64_t drip_sampler_mean_bytes(void);
+
+// Sampled allocations not yet freed (the addresses drip:free will fire for).
+DRIP_SAMPLER_API uint64_t drip_sampler_live_sampled(void);
+
+// Sampled allocations since start, i.e. drip:alloc probe firings.
+DRIP_SAMPLER_API uint64_t drip_sampler_sampled_total(void);
+
+// Allocations that were sampled but dropped (no drip:alloc) because the set of sampled
+// live addresses had no room for them.
+DRIP_SAMPLER_API uint64_t drip_sampler_dropped_full(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif

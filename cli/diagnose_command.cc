@@ -1,0 +1,215 @@
+#include "cli/diagnose_command.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "cli/table_printer.h"
+#include "common/config_reader.h"
+#include "common/duration.h"
+#include "common/heap_snapshot_json.h"
+#include "common/status_macros.h"
+#include "diagnoser/diagnosis_json.h"
+#include "diagnoser/heap_diagnoser.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace drip::cli {
+namespace {
+
+using diagnoser::DiagnosedStack;
+using diagnoser::Diagnosis;
+using diagnoser::Verdict;
+
+// How many leaks get their whole stack printed under the table.
+constexpr int kFullStacks = 3;
+
+std::string Rate(double bytes_per_hour) {
+  const char* sign = bytes_per_hour > 0 ? "+" : bytes_per_hour < 0 ? "-" : "";
+  return fmt::format("{}{}/h", sign,
+                     FormatBytes(static_cast<uint64_t>(std::llround(std::fabs(bytes_per_hour)))));
+}
+
+std::string Bytes(int64_t bytes) {
+  return FormatBytes(static_cast<uint64_t>(std::max<int64_t>(bytes, 0)));
+}
+
+std::string Basename(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+nlohmann::ordered_json SnapshotJson(const HeapSnapshot& s) {
+  nlohmann::ordered_json target;
+  target["pid"] = s.target.pid;
+  target["comm"] = s.target.comm;
+  target["exe"] = s.target.exe;
+  target["host"] = s.target.host;
+  target["component"] = s.target.component;
+  target["instance"] = s.target.instance;
+  nlohmann::ordered_json j;
+  j["target"] = std::move(target);
+  j["mode"] = s.mode;
+  j["start_ms"] = s.start_ms;
+  j["end_ms"] = s.end_ms;
+  j["sampling_mean_bytes"] = s.sampling_mean_bytes;
+  j["stop_reason"] = s.stop_reason;
+  j["stacks"] = s.stacks.size();
+  return j;
+}
+
+void RenderHeader(const HeapSnapshot& s, std::ostream& out) {
+  std::string target = fmt::format("pid {}", s.target.pid);
+  if (!s.target.comm.empty()) target += fmt::format(" ({})", s.target.comm);
+  if (!s.target.host.empty()) target += " on " + s.target.host;
+  if (!s.target.component.empty()) target += ", " + s.target.component;
+  out << fmt::format("target    {}\n", target);
+  const double seconds = static_cast<double>(s.end_ms - s.start_ms) / 1000;
+  out << fmt::format("window    {} mode, {} to {} UTC ({}, read every {})\n", s.mode,
+                     FormatTimestamp(s.start_ms), FormatTimestamp(s.end_ms), FormatSpan(seconds),
+                     FormatSpan(s.interval_seconds));
+  const std::string sampling = s.sampling_mean_bytes == 0
+                                   ? std::string("every allocation recorded")
+                                   : fmt::format("one sample per {} allocated on average (Poisson)",
+                                                 FormatBytes(s.sampling_mean_bytes));
+  out << fmt::format(
+      "sampling  {}; {} sampled allocations, {} frees matched, {} dropped, {} "
+      "unwind failures\n",
+      sampling, s.sampled_allocs, s.matched_frees, s.dropped_events, s.unwind_failures);
+  if (s.mode == "attach" && s.duty_cycle.cpu_budget > 0) {
+    out << fmt::format("probes    on {:.0f}% of the window, {:.2f}% of a core (budget {:.2f}%)\n",
+                       s.duty_cycle.on_fraction * 100, s.duty_cycle.estimated_cpu_fraction * 100,
+                       s.duty_cycle.cpu_budget * 100);
+  }
+  if (!s.stop_reason.empty()) {
+    out << fmt::format("stopped   {}{}\n", s.stop_reason,
+                       s.stop_detail.empty() ? std::string() : ": " + s.stop_detail);
+  }
+}
+
+void RenderStack(int rank, const DiagnosedStack& s, std::ostream& out) {
+  out << fmt::format("#{} {}, stack {}: {} live in {} objects, {}\n", rank,
+                     diagnoser::VerdictName(s.verdict), s.stack_id, Bytes(s.live_bytes),
+                     s.live_allocs, Rate(s.growth_bytes_per_hour));
+  out << fmt::format("  {}\n", s.reason);
+  if (s.frames.empty()) out << "  <allocator frames only>\n";
+  for (size_t i = 0; i < s.frames.size(); ++i) {
+    const StackFrame& f = s.frames[i];
+    std::string where;
+    if (!f.function.empty() && !f.module.empty()) {
+      where = fmt::format("  [{}+{:#x}]", Basename(f.module), f.module_offset);
+    }
+    out << fmt::format("  #{:<2} {}{}\n", i, diagnoser::FrameLabel(f), where);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<HeapSnapshot> ReadSnapshotFile(const std::string& path) {
+  const bool is_stdin = path == "-";
+  const std::string source = is_stdin ? "<stdin>" : path;
+  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return absl::InvalidArgumentError(fmt::format("{}: {}", source, std::strerror(errno)));
+  struct Closer {
+    int fd;
+    bool own;
+    ~Closer() {
+      if (own) ::close(fd);
+    }
+  } closer{fd, !is_stdin};
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(fmt::format("{}: Is a directory", source));
+  }
+  std::string text;
+  if (S_ISREG(st.st_mode)) text.reserve(static_cast<size_t>(st.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InvalidArgumentError(fmt::format("{}: {}", source, std::strerror(errno)));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return ParseHeapSnapshotJson(text, source);
+}
+
+absl::StatusOr<diagnoser::DiagnoserConfig> LoadDiagnoserConfig(const std::string& path) {
+  diagnoser::DiagnoserConfig config;
+  if (path.empty()) return config;
+  // Every config problem is bad input (exit 2), whatever code the reader chose.
+  auto invalid = [](const absl::Status& status) {
+    return absl::InvalidArgumentError(std::string(status.message()));
+  };
+  auto reader = ConfigReader::FromFile(path);
+  if (!reader.ok()) return invalid(reader.status());
+  if (auto status = diagnoser::ReadDiagnoserConfig(*reader, "", &config); !status.ok()) {
+    return invalid(status);
+  }
+  if (auto status = reader->CheckNoUnknownKeys(); !status.ok()) return invalid(status);
+  return config;
+}
+
+void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, bool json, int top,
+                     std::ostream& out) {
+  if (json) {
+    nlohmann::ordered_json j = diagnoser::DiagnosisToJson(diagnosis);
+    j["snapshot"] = SnapshotJson(snapshot);
+    // Symbol names come from the target's binaries: never let a stray byte throw.
+    out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    return;
+  }
+  RenderHeader(snapshot, out);
+  std::string rss = "not measured";
+  if (snapshot.rss.size() >= 2) {
+    rss =
+        fmt::format("{} ({} to {})", Rate(diagnosis.rss_growth_bytes_per_hour),
+                    Bytes(snapshot.rss.front().anon_bytes), Bytes(snapshot.rss.back().anon_bytes));
+  }
+  out << fmt::format("anon RSS  {}\n\n", rss);
+  out << diagnosis.summary << "\n";
+  if (diagnosis.stacks.empty()) return;
+  out << "\n";
+
+  TablePrinter table({"RANK", "VERDICT", "SCORE", "LIVE", "GROWTH", "SAMPLES", "TOP FRAME"});
+  const size_t rows = top > 0 ? std::min(diagnosis.stacks.size(), static_cast<size_t>(top))
+                              : diagnosis.stacks.size();
+  for (size_t i = 0; i < rows; ++i) {
+    const DiagnosedStack& s = diagnosis.stacks[i];
+    table.AddRow({std::to_string(i + 1), std::string(diagnoser::VerdictName(s.verdict)),
+                  fmt::format("{:.2f}", s.score), Bytes(s.live_bytes),
+                  Rate(s.growth_bytes_per_hour), std::to_string(s.sampled_allocs),
+                  s.frames.empty() ? std::string("<allocator frames only>")
+                                   : diagnoser::FrameLabel(s.frames.front())});
+  }
+  table.Print(out);
+  if (rows < diagnosis.stacks.size()) {
+    out << fmt::format("({} more stacks; --top 0 or --json lists them all)\n",
+                       diagnosis.stacks.size() - rows);
+  }
+  int shown = 0;
+  for (size_t i = 0; i < diagnosis.stacks.size() && shown < kFullStacks; ++i) {
+    if (diagnosis.stacks[i].verdict != Verdict::kLeak) break;  // leaks come first
+    out << "\n";
+    RenderStack(static_cast<int>(i + 1), diagnosis.stacks[i], out);
+    ++shown;
+  }
+}
+
+absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& out) {
+  ASSIGN_OR_RETURN(diagnoser::DiagnoserConfig config, LoadDiagnoserConfig(options.config_path));
+  ASSIGN_OR_RETURN(HeapSnapshot snapshot, ReadSnapshotFile(options.input));
+  const Diagnosis diagnosis = diagnoser::HeapDiagnoser(config).Diagnose(snapshot);
+  RenderDiagnosis(snapshot, diagnosis, options.json, options.top, out);
+  return absl::OkStatus();
+}
+
+}  // namespace drip::cli

@@ -1,0 +1,38 @@
+// `dripctl diagnose`: one-shot diagnosis of a heap snapshot file (DESIGN.md "Fixed
+// contracts"), no collector needed. Reads the JSON that `drip-agent snapshot` wrote
+// (common/heap_snapshot_json.h), runs the diagnoser (diagnoser/heap_diagnoser.h) and
+// prints the ranked stacks: a summary and table for people, or the contract JSON.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/heap_snapshot.h"
+#include "diagnoser/diagnoser_config.h"
+#include "diagnoser/diagnosis.h"
+
+namespace drip::cli {
+
+struct DiagnoseOptions {
+  std::string input;        // snapshot JSON path, "-" for standard input
+  std::string config_path;  // diagnoser YAML; empty: the diagnoser's defaults
+  bool json = false;
+  int top = 20;  // table rows (0: all); --json always lists every stack kept
+};
+
+// Errors are INVALID_ARGUMENT (exit 2), one line naming the file: unreadable, not JSON,
+// or not a valid snapshot (then also the field), or a bad config.
+absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& out);
+
+// The pieces, for tests.
+
+// Reads and parses a snapshot; "-" reads standard input (named "<stdin>" in errors).
+absl::StatusOr<HeapSnapshot> ReadSnapshotFile(const std::string& path);
+// The diagnoser's defaults when `path` is empty; errors name the file, line and key.
+absl::StatusOr<diagnoser::DiagnoserConfig> LoadDiagnoserConfig(const std::string& path);
+void RenderDiagnosis(const HeapSnapshot& snapshot, const diagnoser::Diagnosis& diagnosis, bool json,
+                     int top, std::ostream& out);
+
+}  // namespace drip::cli

@@ -1,0 +1,205 @@
+#include "cli/diagnose_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli/exit_codes.h"
+#include "common/heap_snapshot_json.h"
+#include "diagnoser/heap_diagnoser.h"
+#include "diagnoser/synthetic_heap.h"
+#include "nlohmann/json.hpp"
+
+namespace drip::cli {
+namespace {
+
+using diagnoser::testing::AllocationSite;
+using diagnoser::testing::Frame;
+using diagnoser::testing::SyntheticHeap;
+using diagnoser::testing::SyntheticOptions;
+
+// A leak under request churn, next to a cache that fills and levels off.
+HeapSnapshot LeakySnapshot(bool with_leak = true) {
+  SyntheticOptions options;
+  options.duration_s = 1800;
+  SyntheticHeap heap(options);
+  if (with_leak) {
+    AllocationSite leak;
+    leak.frames = {Frame("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+                   Frame("_Znwm", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
+                   Frame("Session::Remember(Request const&)", "/usr/bin/app", "src/session.cc", 88),
+                   Frame("main", "/usr/bin/app", "src/main.cc", 12)};
+    leak.rate_per_s = 100;
+    leak.size = 200;
+    heap.AddSite(leak);
+  }
+  AllocationSite cache;
+  cache.frames = {Frame("_Znwm", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
+                  Frame("LruCache::Insert(Key const&, Value)", "/usr/bin/app", "src/lru.cc", 57)};
+  cache.rate_per_s = 200;
+  cache.size = 1024;
+  cache.fifo_capacity = 126'000;
+  heap.AddSite(cache);
+  AllocationSite churn;
+  churn.frames = {Frame("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+                  Frame("Buffer::Buffer(unsigned long)", "/usr/bin/app", "src/buffer.cc", 20)};
+  churn.rate_per_s = 2000;
+  churn.size = 4096;
+  churn.lifetime_s = 2;
+  heap.AddSite(churn);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.duty_cycle = {0.05, 5000, 0.8, 123456, 0.012};
+  snapshot.stop_detail = "ran for the 30 min asked";
+  return snapshot;
+}
+
+std::string Render(const HeapSnapshot& snapshot, bool json, int top = 20) {
+  std::ostringstream out;
+  RenderDiagnosis(snapshot, diagnoser::HeapDiagnoser().Diagnose(snapshot), json, top, out);
+  return out.str();
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name + "." + std::to_string(::getpid());
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(DiagnoseCommandTest, TableRanksTheLeakFirstAndPrintsItsStack) {
+  const std::string text = Render(LeakySnapshot(), /*json=*/false);
+  EXPECT_NE(text.find("target    pid 4242 (app) on web-1, svc:app.service\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("window    attach mode, 2023-11-14 22:13:20 to 2023-11-14 22:43:20 UTC "
+                      "(30 min, read every 10 s)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sampling  one sample per 512.0 KiB allocated on average (Poisson)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("probes    on 80% of the window, 1.20% of a core (budget 5.00%)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("stopped   duration: ran for the 30 min asked\n"), std::string::npos);
+  EXPECT_NE(text.find("anon RSS  +"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n1 leak: Session::Remember(Request const&) (session.cc:88) +"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("RANK  VERDICT    SCORE  LIVE"), std::string::npos) << text;
+  // Row 1 is the leak, by its first frame past the allocator.
+  const size_t row1 = text.find("\n1     leak ");
+  ASSERT_NE(row1, std::string::npos) << text;
+  const std::string line1 = text.substr(row1 + 1, text.find('\n', row1 + 1) - row1 - 1);
+  EXPECT_NE(line1.find("/h"), std::string::npos) << line1;
+  EXPECT_TRUE(line1.ends_with("Session::Remember(Request const&) (session.cc:88)")) << line1;
+  EXPECT_NE(text.find("\n2     cache "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n3     transient "), std::string::npos) << text;
+  // The leak's whole stack, one frame per line, allocator frames dropped.
+  EXPECT_NE(text.find("\n#1 leak, stack 1: "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  #0  Session::Remember(Request const&) (session.cc:88)  [app+0x"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  #1  main (main.cc:12)  [app+0x"), std::string::npos) << text;
+  EXPECT_EQ(text.find("malloc"), std::string::npos) << text;
+  EXPECT_EQ(text.find("_Znwm"), std::string::npos) << text;
+}
+
+TEST(DiagnoseCommandTest, JsonFollowsTheContractMostLikelyLeakFirst) {
+  const std::string text = Render(LeakySnapshot(), /*json=*/true);
+  const nlohmann::json j = nlohmann::json::parse(text);
+  const nlohmann::json& stacks = j["stacks"];
+  ASSERT_EQ(stacks.size(), 3u);
+  EXPECT_EQ(stacks[0]["verdict"], "leak");
+  EXPECT_EQ(stacks[1]["verdict"], "cache");
+  EXPECT_EQ(stacks[2]["verdict"], "transient");
+  const nlohmann::json& frame = stacks[0]["frames"][0];
+  EXPECT_EQ(frame["function"], "Session::Remember(Request const&)");
+  EXPECT_EQ(frame["module"], "/usr/bin/app");
+  EXPECT_EQ(frame["file"], "src/session.cc");
+  EXPECT_EQ(frame["line"], 88);
+  EXPECT_EQ(stacks[0]["frames"].size(), 2u);
+  for (const char* key : {"live_bytes", "live_allocs"}) {
+    EXPECT_TRUE(stacks[0][key].is_number_integer()) << key;
+  }
+  for (const char* key : {"growth_bytes_per_hour", "score"}) {
+    EXPECT_TRUE(stacks[0][key].is_number()) << key;
+  }
+  EXPECT_GT(stacks[0]["score"].get<double>(), stacks[1]["score"].get<double>());
+  EXPECT_EQ(j["snapshot"]["target"]["pid"], 4242);
+  EXPECT_TRUE(j["summary"].is_string());
+}
+
+TEST(DiagnoseCommandTest, TopLimitsTheTableAndSaysHowManyMore) {
+  const std::string text = Render(LeakySnapshot(), /*json=*/false, /*top=*/1);
+  EXPECT_NE(text.find("(2 more stacks; --top 0 or --json lists them all)"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("\n2     cache "), std::string::npos) << text;
+}
+
+TEST(DiagnoseCommandTest, NoLeakPrintsNoStack) {
+  const std::string text = Render(LeakySnapshot(/*with_leak=*/false), /*json=*/false);
+  EXPECT_NE(text.find("\nno leak found"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\n#1 "), std::string::npos) << text;
+}
+
+TEST(DiagnoseCommandTest, ReadsTheFileTheAgentWrites) {
+  const std::string path = WriteTemp("snapshot.json", HeapSnapshotToJson(LeakySnapshot()));
+  DiagnoseOptions options;
+  options.input = path;
+  options.json = true;
+  std::ostringstream out;
+  absl::Status status = RunDiagnoseCommand(options, out);
+  ::unlink(path.c_str());
+  ASSERT_TRUE(status.ok()) << status;
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["stacks"][0]["verdict"], "leak");
+}
+
+TEST(DiagnoseCommandTest, MissingFileIsOneLineNamingIt) {
+  auto snapshot = ReadSnapshotFile("/nonexistent/snapshot.json");
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.status().message(), "/nonexistent/snapshot.json: No such file or directory");
+  EXPECT_EQ(ExitCodeFor(snapshot.status()), kExitUsage);
+  auto dir = ReadSnapshotFile("/");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.status().message(), "/: Is a directory");
+}
+
+TEST(DiagnoseCommandTest, BadSnapshotNamesFileAndField) {
+  nlohmann::json j = nlohmann::json::parse(HeapSnapshotToJson(LeakySnapshot()));
+  j["stacks"][1]["series"][3]["live_bytes"] = "lots";
+  const std::string path = WriteTemp("bad.json", j.dump());
+  DiagnoseOptions options;
+  options.input = path;
+  std::ostringstream out;
+  absl::Status status = RunDiagnoseCommand(options, out);
+  ::unlink(path.c_str());
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), path + ": stacks[1].series[3].live_bytes: expected an integer");
+  EXPECT_EQ(ExitCodeFor(status), kExitUsage);
+  EXPECT_TRUE(out.str().empty());
+}
+
+TEST(DiagnoseCommandTest, ConfigChangesThresholdsAndRejectsUnknownKeys) {
+  const std::string strict = WriteTemp("strict.yaml", "min_sampled_allocs: 100000\n");
+  const std::string path = WriteTemp("snapshot.json", HeapSnapshotToJson(LeakySnapshot()));
+  DiagnoseOptions options;
+  options.input = path;
+  options.config_path = strict;
+  std::ostringstream out;
+  absl::Status status = RunDiagnoseCommand(options, out);
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_NE(out.str().find("no leak found"), std::string::npos) << out.str();
+
+  const std::string typo = WriteTemp("typo.yaml", "min_sampled_alocs: 3\n");
+  options.config_path = typo;
+  status = RunDiagnoseCommand(options, out);
+  EXPECT_EQ(ExitCodeFor(status), kExitUsage);
+  EXPECT_NE(std::string(status.message()).find("min_sampled_alocs"), std::string::npos) << status;
+  for (const std::string& p : {strict, path, typo}) ::unlink(p.c_str());
+}
+
+}  // namespace
+}  // namespace drip::cli

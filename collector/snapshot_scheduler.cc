@@ -1,0 +1,164 @@
+#include "collector/snapshot_scheduler.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/heap_snapshot_proto.h"
+#include "common/logging.h"
+#include "diagnoser/diagnosis_proto.h"
+#include "diagnoser/heap_diagnoser.h"
+#include "fmt/format.h"
+
+namespace drip::collector {
+namespace {
+
+// "pid@start" -> pid; 0 when the instance does not name a process.
+int PidOfInstance(const std::string& instance) {
+  const size_t at = instance.find('@');
+  const std::string digits = instance.substr(0, at);
+  if (digits.empty() || digits.size() > 9) return 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return 0;
+  }
+  return std::stoi(digits);
+}
+
+}  // namespace
+
+SnapshotScheduler::SnapshotScheduler(const SnapshotPolicy& policy,
+                                     const diagnoser::DiagnoserConfig& diagnoser,
+                                     ConnectedHosts* hosts)
+    : policy_(policy), diagnoser_config_(diagnoser), hosts_(hosts) {}
+
+void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsResponse& suspects) {
+  if (!policy_.enabled) return;
+  auto log = Logger("collector");
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [key, attempt] : attempts_) {
+    if (attempt.state == "pending" && now_ms > attempt.deadline_ms) {
+      attempt.state = "failed";
+      attempt.error = "the agent did not answer before the deadline";
+      attempt.finished_ms = now_ms;
+      by_command_.erase(attempt.command_id);
+      counts_.failed++;
+      log->warn("snapshot {} of {} on {} timed out", attempt.command_id, key.second, key.first);
+    }
+  }
+  // Suspects per component, fastest growing first.
+  std::map<std::string, std::vector<const drip::v1::Suspect*>> by_component;
+  for (const drip::v1::Suspect& s : suspects.suspects()) by_component[s.component()].push_back(&s);
+  for (auto& [component, list] : by_component) {
+    if (auto it = component_started_.find(component);
+        it != component_started_.end() && now_ms - it->second < policy_.cooldown.count()) {
+      continue;
+    }
+    std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
+      return a->growth_bytes_per_hour() > b->growth_bytes_per_hour();
+    });
+    uint64_t sent = 0;
+    for (const drip::v1::Suspect* s : list) {
+      if (sent >= policy_.hosts_per_component) break;
+      const int pid = PidOfInstance(s->instance());
+      if (pid <= 0 || !hosts_->IsConnected(s->host())) continue;
+      if (s->has_eta_to_oom_seconds()) {
+        // What the detector's ETA implies is left: growth × time to OOM.
+        const double free_bytes = s->eta_to_oom_seconds() * s->growth_bytes_per_hour() / 3600;
+        if (free_bytes < static_cast<double>(policy_.min_free_memory_bytes)) continue;
+      }
+      drip::v1::Command command;
+      command.set_id(fmt::format("snapshot-{}-{}", now_ms, next_id_++));
+      drip::v1::SnapshotCommand* snap = command.mutable_snapshot();
+      snap->set_pid(pid);
+      snap->set_component(component);
+      snap->set_instance(s->instance());
+      snap->set_duration_seconds(static_cast<uint32_t>(policy_.duration.count() / 1000));
+      snap->set_mode(policy_.mode);
+      if (!hosts_->SendCommand(s->host(), command)) continue;
+      Attempt attempt;
+      attempt.command_id = command.id();
+      attempt.instance = s->instance();
+      attempt.sent_ms = now_ms;
+      attempt.deadline_ms = now_ms + policy_.duration.count() + policy_.grace.count();
+      attempt.state = "pending";
+      const Key key{s->host(), component};
+      if (auto old = attempts_.find(key); old != attempts_.end()) {
+        by_command_.erase(old->second.command_id);
+      }
+      attempts_[key] = attempt;
+      by_command_[command.id()] = key;
+      counts_.requested++;
+      ++sent;
+      log->info("snapshot {}: {} on {} (pid {}, growing {:.0f} B/h) for {} s", command.id(),
+                component, s->host(), pid, s->growth_bytes_per_hour(),
+                policy_.duration.count() / 1000);
+    }
+    if (sent > 0) component_started_[component] = now_ms;
+  }
+}
+
+bool SnapshotScheduler::OnCommandResult(const std::string& host,
+                                        const drip::v1::CommandResult& result, int64_t now_ms) {
+  auto log = Logger("collector");
+  // Parse and diagnose outside the lock: a snapshot can hold thousands of stacks.
+  std::string error;
+  drip::v1::Diagnosis diagnosis;
+  if (!result.ok()) {
+    error = result.error().empty() ? "the agent reported a failure" : result.error();
+  } else {
+    drip::v1::HeapSnapshot proto;
+    if (!proto.ParseFromString(result.payload())) {
+      error = "the snapshot in the result does not parse";
+    } else {
+      absl::StatusOr<HeapSnapshot> snapshot =
+          ParseHeapSnapshotProto(proto, fmt::format("snapshot from {}", host));
+      if (!snapshot.ok()) {
+        error = std::string(snapshot.status().message());
+      } else {
+        diagnoser::HeapDiagnoser diagnoser(diagnoser_config_);
+        diagnoser::DiagnosisToProto(diagnoser.Diagnose(*snapshot), &diagnosis);
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_command_.find(result.command_id());
+  if (it == by_command_.end() || it->second.first != host) return false;
+  Attempt& attempt = attempts_[it->second];
+  by_command_.erase(it);
+  attempt.finished_ms = now_ms;
+  if (error.empty()) {
+    attempt.state = "done";
+    attempt.diagnosis = std::move(diagnosis);
+    counts_.succeeded++;
+    log->info("snapshot {} from {}: {}", result.command_id(), host, attempt.diagnosis.summary());
+  } else {
+    attempt.state = "failed";
+    attempt.error = error;
+    counts_.failed++;
+    log->warn("snapshot {} from {} failed: {}", result.command_id(), host, error);
+  }
+  return true;
+}
+
+void SnapshotScheduler::Fill(drip::v1::ListSuspectsResponse* response) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (drip::v1::Suspect& s : *response->mutable_suspects()) {
+    auto it = attempts_.find({s.host(), s.component()});
+    if (it == attempts_.end()) continue;
+    const Attempt& a = it->second;
+    drip::v1::SuspectSnapshot* out = s.mutable_snapshot();
+    out->set_command_id(a.command_id);
+    out->set_state(a.state);
+    out->set_error(a.error);
+    out->set_instance(a.instance);
+    out->set_requested_ms(a.sent_ms);
+    out->set_finished_ms(a.finished_ms);
+    if (a.state == "done") *out->mutable_diagnosis() = a.diagnosis;
+  }
+}
+
+SnapshotScheduler::Counts SnapshotScheduler::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts_;
+}
+
+}  // namespace drip::collector

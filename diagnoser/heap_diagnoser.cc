@@ -1,0 +1,274 @@
+#include "diagnoser/heap_diagnoser.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/duration.h"
+#include "diagnoser/live_series.h"
+#include "diagnoser/stack_evidence.h"
+#include "diagnoser/stack_merge.h"
+#include "diagnoser/trend.h"
+#include "fmt/format.h"
+
+namespace drip::diagnoser {
+namespace {
+
+constexpr size_t kMaxGridPoints = 1024;
+constexpr double kMsPerHour = 3.6e6;
+
+std::string Bytes(double bytes) {
+  return FormatBytes(static_cast<uint64_t>(std::llround(std::max(bytes, 0.0))));
+}
+
+std::string Rate(double bytes_per_hour) {
+  const char* sign = bytes_per_hour > 0 ? "+" : bytes_per_hour < 0 ? "-" : "";
+  return fmt::format("{}{}/h", sign, Bytes(std::fabs(bytes_per_hour)));
+}
+
+// Object lifetimes run from microseconds to days.
+std::string Lifetime(double seconds) {
+  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1000);
+  return FormatSpan(seconds);
+}
+
+std::string Percent(double fraction) { return fmt::format("{:.0f}%", fraction * 100); }
+
+// Trend of the target's anonymous memory (bytes/h); 0 without two read-outs.
+double RssGrowthPerHour(const HeapSnapshot& snapshot, int max_points) {
+  if (snapshot.rss.size() < 2) return 0;
+  std::vector<double> t, y;
+  t.reserve(snapshot.rss.size());
+  y.reserve(snapshot.rss.size());
+  for (const RssPoint& p : snapshot.rss) {
+    t.push_back(static_cast<double>(p.t_ms - snapshot.rss.front().t_ms) / kMsPerHour);
+    y.push_back(static_cast<double>(p.anon_bytes));
+  }
+  return TheilSenSlope(t, y, max_points);
+}
+
+// How the last third's growth compares with the first two thirds'.
+std::string Pace(const StackEvidence& e) {
+  if (e.early_slope <= 0) return "growth began in the last third of the window";
+  return fmt::format("last third at {:.2f}x the earlier pace", e.recent_growth_ratio);
+}
+
+struct Judgement {
+  Verdict verdict = Verdict::kTransient;
+  std::string reason;
+};
+
+Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window_start_ms,
+                int64_t last_alloc_ms) {
+  const std::string span = FormatSpan(e.window_ms / 1000);
+  const std::string freed = Percent(e.freed_fraction);
+  const std::string lifetime = Lifetime(std::min(e.lifetime_fraction, 1e6) * e.window_ms / 1000);
+  auto startup_reason = [&] {
+    if (last_alloc_ms == 0 || last_alloc_ms < window_start_ms) {
+      return fmt::format(
+          "allocated before the window and held since ({} live, no allocation in "
+          "the window)",
+          Bytes(static_cast<double>(e.live_bytes)));
+    }
+    return fmt::format(
+        "allocated {} at the start (last allocation {} into the window) and "
+        "held since; {} freed",
+        Bytes(e.peak_level),
+        FormatSpan(static_cast<double>(last_alloc_ms - window_start_ms) / 1000), freed);
+  };
+
+  if (e.significant_growth) {
+    const std::string grew =
+        fmt::format("grew {} over {} ({})", Bytes(e.net_rise), span, Rate(e.growth_bytes_per_hour));
+    if (e.levelled_off) {
+      if (e.allocated_early) return {Verdict::kStartup, startup_reason()};
+      return {Verdict::kCache,
+              fmt::format("{} then levelled off ({}), {} live at the end; {} of what it "
+                          "allocated was freed",
+                          grew, Pace(e), Bytes(static_cast<double>(e.live_bytes)), freed)};
+    }
+    if (e.steadiness < c.min_leak_steadiness) {
+      if (e.allocated_early) return {Verdict::kStartup, startup_reason()};
+      return {Verdict::kCache,
+              fmt::format("{} but not steadily (R² {:.2f} below {:.2f}): a step up, not a "
+                          "sustained trend",
+                          grew, e.steadiness, c.min_leak_steadiness)};
+    }
+    if (e.freed_fraction > c.max_leak_freed_fraction) {
+      return {Verdict::kCache,
+              fmt::format("{} while freeing {} of what it allocated (above {}): a bounded "
+                          "structure still filling or a queue backing up rather than lost "
+                          "objects",
+                          grew, freed, Percent(c.max_leak_freed_fraction))};
+    }
+    return {Verdict::kLeak,
+            fmt::format("{}, steadily (R² {:.2f}) and not levelling off ({}); {} of the bytes it "
+                        "allocated were freed; {} sampled allocations",
+                        grew, e.steadiness, Pace(e), freed, e.sampled_allocs)};
+  }
+
+  // No growth that stands out of the sampling noise.
+  std::string noise;
+  if (e.rise > 0 && e.growth_bytes_per_hour > 0) {
+    noise = e.enough_samples
+                ? fmt::format(" (its rise of {} is within the sampling noise: {} needed)",
+                              Bytes(e.rise), Bytes(e.rise_needed))
+                : fmt::format(" (too few sampled allocations to call a trend: {} of {})",
+                              e.sampled_allocs, c.min_sampled_allocs);
+  }
+  if (e.allocated_early && e.live_bytes > 0 && e.freed_fraction < 0.5) {
+    return {Verdict::kStartup, startup_reason() + noise};
+  }
+  if (e.lifetime_fraction <= c.transient_max_lifetime_fraction) {
+    return {Verdict::kTransient,
+            fmt::format("frees {} of what it allocates; objects live about {} on average, {} "
+                        "live at the end{}",
+                        freed, lifetime, Bytes(static_cast<double>(e.live_bytes)), noise)};
+  }
+  if (!e.significant_level) {
+    return {Verdict::kTransient,
+            fmt::format("too little to judge: {} sampled allocations and at most {} live, below "
+                        "the noise level of {}",
+                        e.sampled_allocs, Bytes(e.peak_level),
+                        Bytes(std::max(static_cast<double>(c.min_rise_bytes),
+                                       c.min_rise_samples * e.noise_unit)))};
+  }
+  return {Verdict::kCache,
+          fmt::format("held about {} while allocating {} and freeing {} in the window (objects "
+                      "live about {} on average){}",
+                      Bytes(e.mean_level), Bytes(static_cast<double>(e.allocated_bytes)),
+                      Bytes(static_cast<double>(e.freed_bytes)), lifetime, noise)};
+}
+
+double Score(const StackEvidence& e, double reference_growth, const DiagnoserConfig& c) {
+  if (e.rise <= 0 || e.growth_bytes_per_hour <= 0 || e.rise_needed <= 0) return 0;
+  double evidence = std::min(1.0, e.rise / e.rise_needed);
+  if (!e.enough_samples && c.min_sampled_allocs > 0) {
+    evidence *= static_cast<double>(e.sampled_allocs) / static_cast<double>(c.min_sampled_allocs);
+  }
+  const double share =
+      reference_growth > 0 ? std::min(1.0, e.growth_bytes_per_hour / reference_growth) : 0;
+  const double steadiness = std::clamp(e.steadiness, 0.0, 1.0);
+  const double not_levelling = std::clamp(e.recent_growth_ratio, 0.0, 1.0);
+  const double never_freed = 1 - e.freed_fraction;
+  const double total =
+      c.weight_share + c.weight_steadiness + c.weight_not_levelling + c.weight_never_freed;
+  if (total <= 0) return 0;
+  const double mix = (c.weight_share * share + c.weight_steadiness * steadiness +
+                      c.weight_not_levelling * not_levelling + c.weight_never_freed * never_freed) /
+                     total;
+  return std::clamp(evidence * mix, 0.0, 1.0);
+}
+
+std::string TopFrameLabel(const DiagnosedStack& s) {
+  return s.frames.empty() ? std::string("<allocator frames only>") : FrameLabel(s.frames.front());
+}
+
+std::string Summary(const std::vector<DiagnosedStack>& ranked, double rss_growth,
+                    bool rss_measured) {
+  if (ranked.empty()) return "no stacks in the snapshot";
+  std::array<int, 4> counts{};
+  for (const DiagnosedStack& s : ranked) ++counts[static_cast<int>(s.verdict)];
+  const int leaks = counts[static_cast<int>(Verdict::kLeak)];
+  std::vector<std::string> others;
+  for (Verdict v : {Verdict::kCache, Verdict::kStartup, Verdict::kTransient}) {
+    if (counts[static_cast<int>(v)] > 0) {
+      others.push_back(fmt::format("{} {}", counts[static_cast<int>(v)], VerdictName(v)));
+    }
+  }
+  const std::string rest =
+      others.empty() ? std::string() : fmt::format("; also {}", fmt::join(others, ", "));
+  const std::string rss = !rss_measured    ? std::string("anon RSS not measured")
+                          : rss_growth > 0 ? fmt::format("anon RSS {}", Rate(rss_growth))
+                                           : std::string("anon RSS not growing");
+  if (leaks == 0) return fmt::format("no leak found ({}){}", rss, rest);
+  const DiagnosedStack& top = ranked.front();
+  const std::string explained =
+      rss_growth > 0
+          ? fmt::format(", {} of the {}",
+                        Percent(std::min(top.growth_bytes_per_hour / rss_growth, 1.0)), rss)
+          : fmt::format(" ({})", rss);
+  return fmt::format("{} {}: {} {}{}{}{}", leaks, leaks == 1 ? "leak" : "leaks", TopFrameLabel(top),
+                     Rate(top.growth_bytes_per_hour), explained,
+                     leaks > 1 ? fmt::format(" (and {} more)", leaks - 1) : std::string(), rest);
+}
+
+}  // namespace
+
+HeapDiagnoser::HeapDiagnoser(DiagnoserConfig config) : config_(std::move(config)) {}
+
+Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
+  Diagnosis diagnosis;
+  diagnosis.rss_growth_bytes_per_hour = RssGrowthPerHour(snapshot, config_.max_trend_points);
+
+  std::vector<MergedStack> merged = MergeStacks(snapshot.stacks);
+  std::vector<SnapshotStack> stacks;
+  stacks.reserve(merged.size());
+  for (MergedStack& m : merged) stacks.push_back(std::move(m.stack));
+
+  SnapshotWindow window;
+  window.times = CommonTimes(stacks, kMaxGridPoints);
+  window.start_ms = snapshot.start_ms;
+  window.end_ms = snapshot.end_ms;
+  if (window.end_ms <= window.start_ms && !window.times.empty()) {
+    window.start_ms = window.times.front();
+    window.end_ms = window.times.back();
+  }
+  window.sampling_mean_bytes = snapshot.sampling_mean_bytes;
+
+  std::vector<StackEvidence> evidence;
+  evidence.reserve(stacks.size());
+  for (const SnapshotStack& s : stacks) evidence.push_back(MeasureStack(s, window, config_));
+
+  // The growth to explain: the process's own, else what the significant stacks add up to.
+  double reference = diagnosis.rss_growth_bytes_per_hour;
+  if (reference <= 0) {
+    reference = 0;
+    for (const StackEvidence& e : evidence) {
+      if (e.significant_growth && e.growth_bytes_per_hour > 0) reference += e.growth_bytes_per_hour;
+    }
+  }
+
+  std::vector<DiagnosedStack> ranked;
+  ranked.reserve(stacks.size());
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    const StackEvidence& e = evidence[i];
+    Judgement j = Judge(e, config_, window.start_ms, stacks[i].last_alloc_ms);
+    DiagnosedStack& d = ranked.emplace_back();
+    d.frames = std::move(stacks[i].frames);
+    d.live_bytes = e.live_bytes;
+    d.live_allocs = e.live_allocs;
+    d.growth_bytes_per_hour = e.growth_bytes_per_hour;
+    d.score = Score(e, reference, config_);
+    d.verdict = j.verdict;
+    d.reason = std::move(j.reason);
+    if (merged[i].sources > 1) {
+      d.reason +=
+          fmt::format(" [{} stacks merged after dropping allocator frames]", merged[i].sources);
+    }
+    d.stack_id = stacks[i].id;
+    d.sampled_allocs = e.sampled_allocs;
+    d.freed_fraction = e.freed_fraction;
+    d.steadiness = e.steadiness;
+    d.recent_growth_ratio = e.recent_growth_ratio;
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const DiagnosedStack& a, const DiagnosedStack& b) {
+    const bool a_leak = a.verdict == Verdict::kLeak, b_leak = b.verdict == Verdict::kLeak;
+    if (a_leak != b_leak) return a_leak;
+    if (a.score != b.score) return a.score > b.score;
+    if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
+    return a.stack_id < b.stack_id;
+  });
+  diagnosis.summary =
+      Summary(ranked, diagnosis.rss_growth_bytes_per_hour, snapshot.rss.size() >= 2);
+  if (config_.max_stacks > 0 && ranked.size() > static_cast<size_t>(config_.max_stacks)) {
+    ranked.resize(static_cast<size_t>(config_.max_stacks));
+  }
+  diagnosis.stacks = std::move(ranked);
+  return diagnosis;
+}
+
+}  // namespace drip::diagnoser

@@ -1,0 +1,404 @@
+#include "diagnoser/heap_diagnoser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "diagnoser/synthetic_heap.h"
+
+// The snapshots here are random (Poisson sampling is simulated) but seeded, so every run
+// sees the same data: these tests cannot fail by chance. RobustAcrossSamplingSeeds checks
+// that the verdicts do not hinge on one lucky seed.
+namespace drip::diagnoser {
+namespace {
+
+using testing::AllocationSite;
+using testing::Frame;
+using testing::SyntheticHeap;
+using testing::SyntheticOptions;
+
+std::vector<StackFrame> LeakFrames() {
+  return {Frame("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+          Frame("operator new(unsigned long)", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
+          Frame("std::__new_allocator<Entry>::allocate(unsigned long, void const*)"),
+          Frame("Session::Remember(Request const&)", "/usr/bin/app", "src/session.cc", 88),
+          Frame("Server::Handle(Request const&)", "/usr/bin/app", "src/server.cc", 140),
+          Frame("main", "/usr/bin/app", "src/main.cc", 12)};
+}
+
+std::vector<StackFrame> ChurnFrames(const std::string& site) {
+  return {Frame("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+          Frame(site, "/usr/bin/app", "src/buffer.cc", 20),
+          Frame("Server::Handle(Request const&)", "/usr/bin/app", "src/server.cc", 131),
+          Frame("main", "/usr/bin/app", "src/main.cc", 12)};
+}
+
+std::vector<StackFrame> CacheFrames() {
+  return {Frame("_Znwm", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"),
+          Frame("LruCache::Insert(Key const&, Value)", "/usr/bin/app", "src/lru.cc", 57),
+          Frame("main", "/usr/bin/app", "src/main.cc", 30)};
+}
+
+std::vector<StackFrame> StartupFrames() {
+  return {Frame("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+          Frame("Arena::Arena(unsigned long)", "/usr/bin/app", "src/arena.cc", 12),
+          Frame("main", "/usr/bin/app", "src/main.cc", 9)};
+}
+
+// 100 allocations/s of 200 bytes never freed: 36 MB over the 30 minutes, about 70
+// sampled objects at T = 512 KiB.
+AllocationSite Leak() {
+  AllocationSite site;
+  site.frames = LeakFrames();
+  site.rate_per_s = 100;
+  site.size = 200;
+  return site;
+}
+
+// Request buffers and short-lived strings: far more bytes than the leak, all freed.
+void AddChurn(SyntheticHeap& heap) {
+  AllocationSite tiny;
+  tiny.frames = ChurnFrames("std::string::_M_create(unsigned long&, unsigned long)");
+  tiny.rate_per_s = 50'000;
+  tiny.size = 64;
+  tiny.lifetime_s = 0.05;
+  heap.AddSite(tiny);
+  AllocationSite buffers;
+  buffers.frames = ChurnFrames("Buffer::Buffer(unsigned long)");
+  buffers.rate_per_s = 2'000;
+  buffers.size = 4096;
+  buffers.lifetime_s = 2;
+  heap.AddSite(buffers);
+}
+
+// A FIFO cache of 1 KiB entries that fills over the first 35 % of the window and then
+// evicts one entry per insertion.
+AllocationSite Cache(double duration_s, double from_s = 0) {
+  AllocationSite site;
+  site.frames = CacheFrames();
+  site.from_s = from_s;
+  site.rate_per_s = 200;
+  site.size = 1024;
+  site.fifo_capacity = static_cast<int64_t>(0.35 * duration_s * site.rate_per_s);
+  return site;
+}
+
+// 20 buffers of 4 MiB in the first 5 seconds, kept for the life of the process.
+AllocationSite Startup(double from_s = 0) {
+  AllocationSite site;
+  site.frames = StartupFrames();
+  site.from_s = from_s;
+  site.to_s = from_s + 5;
+  site.rate_per_s = 4;
+  site.size = 4 << 20;
+  return site;
+}
+
+SyntheticOptions HalfHour(uint32_t seed = 1) {
+  SyntheticOptions options;
+  options.duration_s = 1800;
+  options.interval_s = 10;
+  options.seed = seed;
+  return options;
+}
+
+const DiagnosedStack* FindByTopFrame(const Diagnosis& d, const std::string& function) {
+  for (const DiagnosedStack& s : d.stacks) {
+    if (!s.frames.empty() && s.frames[0].function == function) return &s;
+  }
+  return nullptr;
+}
+
+int CountVerdict(const Diagnosis& d, Verdict v) {
+  int n = 0;
+  for (const DiagnosedStack& s : d.stacks) n += s.verdict == v;
+  return n;
+}
+
+TEST(HeapDiagnoserTest, LeakFewFramesDeepUnderHeavyChurnRanksFirst) {
+  SyntheticHeap heap(HalfHour());
+  AddChurn(heap);
+  heap.AddSite(Leak());
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+
+  ASSERT_FALSE(d.stacks.empty());
+  const DiagnosedStack& top = d.stacks[0];
+  EXPECT_EQ(top.verdict, Verdict::kLeak) << top.reason;
+  ASSERT_FALSE(top.frames.empty());
+  // Allocator frames (malloc, operator new, the allocator's allocate) are gone.
+  EXPECT_EQ(top.frames[0].function, "Session::Remember(Request const&)");
+  EXPECT_EQ(top.frames.size(), 3u);
+  EXPECT_GT(top.score, 0.7);
+  // 72 MB/h, estimated from ~70 sampled objects.
+  EXPECT_NEAR(top.growth_bytes_per_hour, 72e6, 0.3 * 72e6);
+  EXPECT_GT(d.rss_growth_bytes_per_hour, 0);
+  EXPECT_EQ(CountVerdict(d, Verdict::kLeak), 1);
+  for (const DiagnosedStack& s : d.stacks) {
+    if (&s == &top) continue;
+    EXPECT_EQ(s.verdict, Verdict::kTransient) << s.reason;
+  }
+  EXPECT_NE(d.summary.find("1 leak: Session::Remember(Request const&) (session.cc:88)"),
+            std::string::npos)
+      << d.summary;
+}
+
+TEST(HeapDiagnoserTest, CacheThatPlateausIsNotALeak) {
+  SyntheticHeap heap(HalfHour());
+  heap.AddSite(Cache(1800));
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+
+  const DiagnosedStack* cache = FindByTopFrame(d, "LruCache::Insert(Key const&, Value)");
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(cache->verdict, Verdict::kCache) << cache->reason;
+  EXPECT_LT(cache->recent_growth_ratio, 0.5);
+  EXPECT_NE(cache->reason.find("levelled off"), std::string::npos) << cache->reason;
+  EXPECT_EQ(CountVerdict(d, Verdict::kLeak), 0);
+  EXPECT_EQ(d.summary.rfind("no leak found", 0), 0u) << d.summary;
+}
+
+TEST(HeapDiagnoserTest, LeakOutranksACacheThatGrewMore) {
+  SyntheticHeap heap(HalfHour());
+  heap.AddSite(Cache(1800));  // 126 MB, more than the leak's 36 MB
+  heap.AddSite(Leak());
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  ASSERT_GE(d.stacks.size(), 2u);
+  EXPECT_EQ(d.stacks[0].frames[0].function, "Session::Remember(Request const&)");
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak);
+  const DiagnosedStack* cache = FindByTopFrame(d, "LruCache::Insert(Key const&, Value)");
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(cache->verdict, Verdict::kCache);
+  EXPECT_LT(cache->score, d.stacks[0].score);
+}
+
+TEST(HeapDiagnoserTest, StartupBuffersAtTheStartAreNotALeak) {
+  SyntheticHeap heap(HalfHour());
+  heap.AddSite(Startup());
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  const DiagnosedStack* startup = FindByTopFrame(d, "Arena::Arena(unsigned long)");
+  ASSERT_NE(startup, nullptr);
+  EXPECT_EQ(startup->verdict, Verdict::kStartup) << startup->reason;
+  EXPECT_GE(startup->live_bytes, 40 << 20);
+  EXPECT_EQ(CountVerdict(d, Verdict::kLeak), 0);
+}
+
+TEST(HeapDiagnoserTest, BuffersAllocatedBeforeThePreloadWindowAreStartup) {
+  SyntheticOptions options = HalfHour();
+  options.mode = "preload";
+  SyntheticHeap heap(options);
+  heap.AddSite(Startup(/*from_s=*/-600));
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  ASSERT_EQ(d.stacks.size(), 1u);
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kStartup) << d.stacks[0].reason;
+  EXPECT_NE(d.stacks[0].reason.find("before the window"), std::string::npos) << d.stacks[0].reason;
+}
+
+TEST(HeapDiagnoserTest, TransientChurnIsTransient) {
+  SyntheticHeap heap(HalfHour());
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  ASSERT_EQ(d.stacks.size(), 2u);
+  for (const DiagnosedStack& s : d.stacks) {
+    EXPECT_EQ(s.verdict, Verdict::kTransient) << s.reason;
+    EXPECT_LT(s.score, 0.2);
+    EXPECT_GT(s.freed_fraction, 0.99);
+  }
+}
+
+TEST(HeapDiagnoserTest, NoisyLowCountStackIsNotALeak) {
+  SyntheticHeap heap(HalfHour());
+  // Three sampled 300 KB objects spread over the window and never freed: on a chart a
+  // perfect line, but three samples are no evidence of a trend.
+  const std::vector<StackFrame> frames = {Frame("malloc", "/lib/libc.so.6"),
+                                          Frame("Config::Reload()", "/usr/bin/app")};
+  heap.AddSampledObjects(frames, {300, 900, 1500}, 300'000);
+  // Six sampled objects of 64 bytes (each weighs ~512 KiB): below the needed eight.
+  const std::vector<StackFrame> six = {Frame("malloc", "/lib/libc.so.6"),
+                                       Frame("Metrics::AddLabel()", "/usr/bin/app")};
+  heap.AddSampledObjects(six, {100, 400, 700, 1000, 1300, 1600}, 64);
+  // One big object: a step, however large.
+  const std::vector<StackFrame> one = {Frame("malloc", "/lib/libc.so.6"),
+                                       Frame("Snapshot::Load()", "/usr/bin/app")};
+  heap.AddSampledObjects(one, {900}, 256 << 20);
+  HeapSnapshot snapshot = heap.Build();
+  Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  ASSERT_EQ(d.stacks.size(), 3u);
+  for (const DiagnosedStack& s : d.stacks) {
+    EXPECT_NE(s.verdict, Verdict::kLeak) << s.frames[0].function << ": " << s.reason;
+    EXPECT_LT(s.score, 0.8);
+  }
+  const DiagnosedStack* reload = FindByTopFrame(d, "Config::Reload()");
+  ASSERT_NE(reload, nullptr);
+  const DiagnosedStack* labels = FindByTopFrame(d, "Metrics::AddLabel()");
+  ASSERT_NE(labels, nullptr);
+  EXPECT_EQ(labels->sampled_allocs, 6);
+  EXPECT_EQ(labels->verdict, Verdict::kTransient) << labels->reason;
+}
+
+TEST(HeapDiagnoserTest, SnapshotWithoutGrowthHasNoLeak) {
+  SyntheticOptions options = HalfHour();
+  options.mode = "preload";
+  SyntheticHeap heap(options);
+  heap.AddSite(Cache(1800, /*from_s=*/-3600));  // full and evicting all window long
+  heap.AddSite(Startup(/*from_s=*/-3000));
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  EXPECT_EQ(CountVerdict(d, Verdict::kLeak), 0);
+  EXPECT_EQ(d.summary.rfind("no leak found", 0), 0u) << d.summary;
+  const DiagnosedStack* cache = FindByTopFrame(d, "LruCache::Insert(Key const&, Value)");
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(cache->verdict, Verdict::kCache) << cache->reason;
+  EXPECT_NE(cache->reason.find("held about"), std::string::npos) << cache->reason;
+  const DiagnosedStack* startup = FindByTopFrame(d, "Arena::Arena(unsigned long)");
+  ASSERT_NE(startup, nullptr);
+  EXPECT_EQ(startup->verdict, Verdict::kStartup) << startup->reason;
+}
+
+TEST(HeapDiagnoserTest, StacksThatDifferOnlyInAllocatorFramesAreMerged) {
+  SyntheticHeap heap(HalfHour());
+  AllocationSite via_malloc = Leak();
+  via_malloc.rate_per_s = 50;
+  AllocationSite via_new = via_malloc;
+  via_new.frames = {Frame("_Znwm", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6")};
+  for (size_t i = 3; i < LeakFrames().size(); ++i) via_new.frames.push_back(LeakFrames()[i]);
+  via_malloc.frames = {
+      Frame("malloc", "/usr/lib/drip/libdrip_sampler.so"),
+      Frame("drip::SampleAllocation(unsigned long)", "/usr/lib/drip/libdrip_sampler.so")};
+  for (size_t i = 3; i < LeakFrames().size(); ++i) via_malloc.frames.push_back(LeakFrames()[i]);
+  heap.AddSite(via_new);
+  heap.AddSite(via_malloc);
+  HeapSnapshot snapshot = heap.Build();
+  Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  ASSERT_EQ(d.stacks.size(), 1u);
+  const DiagnosedStack& s = d.stacks[0];
+  EXPECT_EQ(s.verdict, Verdict::kLeak) << s.reason;
+  EXPECT_EQ(s.stack_id, 1u);
+  EXPECT_EQ(s.sampled_allocs,
+            snapshot.stacks[0].sampled_allocs + snapshot.stacks[1].sampled_allocs);
+  EXPECT_EQ(s.live_bytes, snapshot.stacks[0].series.back().live_bytes +
+                              snapshot.stacks[1].series.back().live_bytes);
+  EXPECT_NE(s.reason.find("2 stacks merged"), std::string::npos) << s.reason;
+}
+
+TEST(HeapDiagnoserTest, LeakThatStartsMidWindowIsStillALeak) {
+  SyntheticHeap heap(HalfHour());
+  AllocationSite late = Leak();
+  late.from_s = 700;
+  late.rate_per_s = 200;
+  heap.AddSite(late);
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  ASSERT_FALSE(d.stacks.empty());
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak) << d.stacks[0].reason;
+  EXPECT_GT(d.stacks[0].recent_growth_ratio, 1);
+}
+
+TEST(HeapDiagnoserTest, OldLeakSeenInPreloadModeIsStillALeak) {
+  // Leaking for two hours before the window: a large live level that keeps rising.
+  SyntheticOptions options = HalfHour();
+  options.mode = "preload";
+  SyntheticHeap heap(options);
+  AllocationSite old = Leak();
+  old.from_s = -7200;
+  heap.AddSite(old);
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  ASSERT_FALSE(d.stacks.empty());
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak) << d.stacks[0].reason;
+  EXPECT_GT(d.stacks[0].live_bytes, 150 << 20);
+  // ~70 sampled objects in the window: the estimate is good to about ±15 % (one sigma).
+  EXPECT_NEAR(d.stacks[0].growth_bytes_per_hour, 72e6, 0.4 * 72e6);
+}
+
+TEST(HeapDiagnoserTest, LeakOnOnePathOfAChurningSiteIsALeak) {
+  // Most objects of the site are freed after a second; one in five is lost (an error
+  // path that forgets to free).
+  SyntheticHeap heap(HalfHour());
+  AllocationSite site = Leak();
+  site.rate_per_s = 500;
+  site.size = 256;
+  site.lifetime_s = 1;
+  site.leak_fraction = 0.2;
+  heap.AddSite(site);
+  AddChurn(heap);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  ASSERT_FALSE(d.stacks.empty());
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak) << d.stacks[0].reason;
+  EXPECT_NEAR(d.stacks[0].freed_fraction, 0.8, 0.1);
+}
+
+TEST(HeapDiagnoserTest, ExactTrackingNeedsNoSamplingMargin) {
+  SyntheticOptions options = HalfHour();
+  options.sampling_mean_bytes = 0;  // every allocation recorded
+  SyntheticHeap heap(options);
+  AllocationSite small = Leak();
+  small.rate_per_s = 1;  // 360 KB over the window
+  heap.AddSite(small);
+  AllocationSite tiny = Leak();
+  tiny.frames[3] = Frame("Tiny::Leak()", "/usr/bin/app");
+  tiny.rate_per_s = 0.1;  // 36 KB: below min_rise_bytes
+  heap.AddSite(tiny);
+  Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+  ASSERT_EQ(d.stacks.size(), 2u);
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak) << d.stacks[0].reason;
+  EXPECT_EQ(d.stacks[0].frames[0].function, "Session::Remember(Request const&)");
+  EXPECT_NE(d.stacks[1].verdict, Verdict::kLeak) << d.stacks[1].reason;
+}
+
+TEST(HeapDiagnoserTest, WithoutRssTheStacksOwnGrowthIsTheReference) {
+  SyntheticHeap heap(HalfHour());
+  heap.AddSite(Leak());
+  AddChurn(heap);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.rss.clear();
+  Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_EQ(d.rss_growth_bytes_per_hour, 0);
+  ASSERT_FALSE(d.stacks.empty());
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak);
+  EXPECT_GT(d.stacks[0].score, 0.8);  // it explains all the growth there is
+  EXPECT_NE(d.summary.find("(anon RSS not measured)"), std::string::npos) << d.summary;
+}
+
+TEST(HeapDiagnoserTest, RobustAcrossSamplingSeeds) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    SyntheticHeap heap(HalfHour(seed));
+    heap.AddSite(Leak());
+    heap.AddSite(Cache(1800));
+    heap.AddSite(Startup());
+    AddChurn(heap);
+    Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+    ASSERT_FALSE(d.stacks.empty());
+    EXPECT_EQ(d.stacks[0].frames[0].function, "Session::Remember(Request const&)") << seed;
+    EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak) << seed << ": " << d.stacks[0].reason;
+    EXPECT_EQ(CountVerdict(d, Verdict::kLeak), 1) << seed;
+    EXPECT_EQ(FindByTopFrame(d, "LruCache::Insert(Key const&, Value)")->verdict, Verdict::kCache)
+        << seed << ": " << FindByTopFrame(d, "LruCache::Insert(Key const&, Value)")->reason;
+    EXPECT_EQ(FindByTopFrame(d, "Arena::Arena(unsigned long)")->verdict, Verdict::kStartup) << seed;
+  }
+}
+
+TEST(HeapDiagnoserTest, MaxStacksKeepsTheBestButTheSummaryCountsAll) {
+  SyntheticHeap heap(HalfHour());
+  heap.AddSite(Leak());
+  AddChurn(heap);
+  DiagnoserConfig config;
+  config.max_stacks = 1;
+  Diagnosis d = HeapDiagnoser(config).Diagnose(heap.Build());
+  ASSERT_EQ(d.stacks.size(), 1u);
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak);
+  EXPECT_NE(d.summary.find("also 2 transient"), std::string::npos) << d.summary;
+}
+
+TEST(HeapDiagnoserTest, EmptySnapshotSaysSo) {
+  HeapSnapshot snapshot;
+  snapshot.mode = "attach";
+  Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_TRUE(d.stacks.empty());
+  EXPECT_EQ(d.summary, "no stacks in the snapshot");
+}
+
+}  // namespace
+}  // namespace drip::diagnoser

@@ -1,0 +1,155 @@
+#include "diagnoser/stack_evidence.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "diagnoser/live_series.h"
+#include "diagnoser/trend.h"
+
+namespace drip::diagnoser {
+namespace {
+
+constexpr double kMsPerHour = 3.6e6;
+constexpr double kMaxRatio = 10;
+
+// The p of an object whose sampled weight s/p is `w`: solves x / (1 - e^-x) = w/T for
+// x = s/T by bisection (the left side rises from 1 at x = 0 to x for large x).
+double SampleProbabilityOfWeight(double w, double T) {
+  const double r = w / T;
+  if (r <= 1) return 0;
+  double lo = 0, hi = r + 1;
+  for (int i = 0; i < 60; ++i) {
+    const double x = (lo + hi) / 2;
+    const double f = x / -std::expm1(-x);
+    (f < r ? lo : hi) = x;
+  }
+  return -std::expm1(-(lo + hi) / 2);
+}
+
+double MeanOf(const std::vector<double>& y, size_t begin, size_t end) {
+  if (begin >= end) return 0;
+  double sum = 0;
+  for (size_t i = begin; i < end; ++i) sum += y[i];
+  return sum / static_cast<double>(end - begin);
+}
+
+}  // namespace
+
+StackEvidence MeasureStack(const SnapshotStack& stack, const SnapshotWindow& window,
+                           const DiagnoserConfig& config) {
+  StackEvidence e;
+  e.sampled_allocs = stack.sampled_allocs;
+  e.allocated_bytes = stack.allocated_bytes;
+  e.freed_bytes = stack.freed_bytes;
+  e.window_ms = static_cast<double>(std::max<int64_t>(window.end_ms - window.start_ms, 1));
+  if (!stack.series.empty()) {
+    e.live_bytes = stack.series.back().live_bytes;
+    e.live_allocs = stack.series.back().live_allocs;
+  }
+
+  // Hours since the first read-out keep the fits well conditioned.
+  const std::vector<int64_t>& times = window.times;
+  const std::vector<double> y = LiveBytesAt(stack.series, times);
+  std::vector<double> t(times.size());
+  for (size_t i = 0; i < times.size(); ++i) {
+    t[i] = static_cast<double>(times[i] - times.front()) / kMsPerHour;
+  }
+  const size_t n = y.size();
+  e.points = n;
+  if (n > 0) {
+    const size_t k = std::max<size_t>(1, n / 12);
+    e.start_level = MeanOf(y, 0, k);
+    e.end_level = MeanOf(y, n - k, n);
+    e.mean_level = MeanOf(y, 0, n);
+    e.peak_level = *std::max_element(y.begin(), y.end());
+    e.net_rise = e.end_level - e.start_level;
+  }
+
+  // Freed fraction; frees of objects from before the window can exceed what it allocated.
+  if (stack.allocated_bytes > 0) {
+    e.freed_fraction = std::clamp(
+        static_cast<double>(stack.freed_bytes) / static_cast<double>(stack.allocated_bytes), 0.0,
+        1.0);
+  } else {
+    e.freed_fraction = stack.freed_bytes > 0 ? 1.0 : 0.0;
+  }
+  // Little's law: mean live = allocation rate × mean lifetime, so lifetime / window =
+  // mean live / bytes allocated in the window.
+  e.lifetime_fraction = stack.allocated_bytes > 0
+                            ? e.mean_level / static_cast<double>(stack.allocated_bytes)
+                            : kMaxRatio;
+
+  const double startup_end =
+      static_cast<double>(window.start_ms) + config.startup_window_fraction * e.window_ms;
+  e.allocated_early = stack.last_alloc_ms != 0
+                          ? static_cast<double>(stack.last_alloc_ms) <= startup_end
+                          : stack.sampled_allocs == 0;
+
+  // Sampling noise. An s-byte object is sampled with p = 1 - exp(-s/T) and then counts
+  // w = s/p bytes, with variance w²(1-p); B bytes of such objects (B/w of them) carry a
+  // variance of B·u, u = w(1-p): about T for small objects, ~0 for objects far above T,
+  // which are sampled for sure. u also serves as "one sampled object's worth" below.
+  const double T = static_cast<double>(window.sampling_mean_bytes);
+  if (T > 0) {
+    double w = T;
+    if (stack.sampled_allocs > 0 && stack.allocated_bytes > 0) {
+      w = std::max(T, static_cast<double>(stack.allocated_bytes) /
+                          static_cast<double>(stack.sampled_allocs));
+    }
+    e.noise_unit = w * (1 - SampleProbabilityOfWeight(w, T));
+  }
+  const double w = e.noise_unit;
+  const double level_needed =
+      std::max(static_cast<double>(config.min_rise_bytes), config.min_rise_samples * w);
+  e.significant_level = e.peak_level >= level_needed;
+  e.enough_samples = stack.sampled_allocs >= config.min_sampled_allocs;
+
+  if (n < 2) {
+    e.rise_needed = level_needed;
+    return e;
+  }
+  const double span_h = t.back();
+  const double trend = TheilSenSlope(t, y, config.max_trend_points);
+  e.growth_bytes_per_hour = trend;
+  e.rise = std::min(e.net_rise, trend * span_h);
+
+  // Sampling noise of the rise: the objects that came (and stayed) or went (of those
+  // there at the start) in the window each carry a Poisson count's noise; objects there
+  // throughout were sampled once, before, and add none.
+  const double churn =
+      std::min(static_cast<double>(stack.allocated_bytes), std::max(e.end_level, 0.0)) +
+      std::min(static_cast<double>(stack.freed_bytes), std::max(e.start_level, 0.0));
+  e.rise_needed = std::max(level_needed, config.noise_sigmas * std::sqrt(churn * w));
+  e.significant_growth = n >= 3 && e.enough_samples && e.rise > 0 && e.rise >= e.rise_needed;
+
+  const LineFit whole = FitLine(t, y, 0, n);
+  e.steadiness = whole.r2;
+
+  // Slopes over the first two thirds and the last third of the read-outs' span.
+  const double split = span_h * 2.0 / 3.0;
+  const size_t split_index =
+      static_cast<size_t>(std::lower_bound(t.begin(), t.end(), split) - t.begin());
+  const LineFit early = FitLine(t, y, 0, std::min(split_index + 1, n));
+  const LineFit late = FitLine(t, y, std::min(split_index, n - 1), n);
+  if (early.points >= 2 && late.points >= 2) {
+    e.early_slope = early.slope;
+    e.late_slope = late.slope;
+    if (early.slope > 0) {
+      e.recent_growth_ratio = std::clamp(late.slope / early.slope, -kMaxRatio, kMaxRatio);
+    } else {
+      e.recent_growth_ratio = late.slope > 0 ? kMaxRatio : 0;
+    }
+    // Levelled off: the last third added clearly less than the earlier pace predicts,
+    // by more than the Poisson noise of the predicted count of sampled objects.
+    const double late_h = span_h - split;
+    const double expected = early.slope * late_h;
+    const double observed = late.slope * late_h;
+    e.levelled_off = early.slope > 0 && observed < config.level_off_ratio * expected &&
+                     expected - observed >= config.noise_sigmas * std::sqrt(expected * w);
+  } else {
+    e.recent_growth_ratio = 1;
+  }
+  return e;
+}
+
+}  // namespace drip::diagnoser

@@ -1,0 +1,138 @@
+#include "diagnoser/synthetic_heap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace drip::diagnoser::testing {
+
+SyntheticHeap::SyntheticHeap(SyntheticOptions options)
+    : options_(std::move(options)), rng_(options_.seed) {}
+
+double SyntheticHeap::SampleProbability(int64_t size) const {
+  if (options_.sampling_mean_bytes == 0) return 1;
+  return 1 -
+         std::exp(-static_cast<double>(size) / static_cast<double>(options_.sampling_mean_bytes));
+}
+
+uint64_t SyntheticHeap::AddSite(const AllocationSite& site) {
+  Stack& stack = stacks_.emplace_back();
+  stack.frames = site.frames;
+  const double p = SampleProbability(site.size);
+  const double to = std::min(site.to_s, options_.duration_s);
+  if (site.rate_per_s > 0 && to > site.from_s) {
+    const double total = (to - site.from_s) * site.rate_per_s;
+    // Allocations between sampled ones: geometric, as in the sampler.
+    std::geometric_distribution<int64_t> gap(std::min(p, 0.999999));
+    std::uniform_real_distribution<double> unit(0, 1);
+    for (double index = static_cast<double>(p < 1 ? gap(rng_) : 0); index < total;
+         index += 1 + static_cast<double>(p < 1 ? gap(rng_) : 0)) {
+      const double at = site.from_s + index / site.rate_per_s;
+      double free_at = at + site.lifetime_s;
+      if (site.fifo_capacity > 0) {
+        const double evicted_index = index + static_cast<double>(site.fifo_capacity);
+        free_at = evicted_index < total ? site.from_s + evicted_index / site.rate_per_s
+                                        : std::numeric_limits<double>::infinity();
+      }
+      if (site.leak_fraction > 0 && unit(rng_) < site.leak_fraction) {
+        free_at = std::numeric_limits<double>::infinity();
+      }
+      stack.objects.push_back({at, free_at, static_cast<double>(site.size) / p, 1 / p});
+    }
+  }
+  return stacks_.size();
+}
+
+uint64_t SyntheticHeap::AddSampledObjects(const std::vector<StackFrame>& frames,
+                                          const std::vector<double>& at_s, int64_t size,
+                                          double lifetime_s) {
+  const double p = SampleProbability(size);
+  Stack& stack = stacks_.emplace_back();
+  stack.frames = frames;
+  for (double at : at_s) {
+    stack.objects.push_back({at, at + lifetime_s, static_cast<double>(size) / p, 1 / p});
+  }
+  return stacks_.size();
+}
+
+HeapSnapshot SyntheticHeap::Build() const {
+  HeapSnapshot s;
+  s.target = {4242,
+              "app",
+              "/usr/bin/app",
+              options_.start_ms - 60'000,
+              "web-1",
+              "svc:app.service",
+              "4242@1700000000"};
+  s.mode = options_.mode;
+  s.start_ms = options_.start_ms;
+  s.end_ms = options_.start_ms + static_cast<int64_t>(options_.duration_s * 1000);
+  s.interval_seconds = options_.interval_s;
+  s.sampling_mean_bytes = options_.sampling_mean_bytes;
+  s.stop_reason = "duration";
+  const bool attach = options_.mode == "attach";
+  auto ms = [&](double seconds) {
+    return options_.start_ms + static_cast<int64_t>(std::llround(seconds * 1000));
+  };
+  std::vector<double> readouts;
+  for (double t = 0; t <= options_.duration_s + 1e-9; t += options_.interval_s) {
+    readouts.push_back(t);
+  }
+  std::vector<double> heap_total(readouts.size(), 0);
+  for (size_t i = 0; i < stacks_.size(); ++i) {
+    const Stack& stack = stacks_[i];
+    SnapshotStack& out = s.stacks.emplace_back();
+    out.id = i + 1;
+    out.frames = stack.frames;
+    for (const Object& o : stack.objects) {
+      // Attach mode starts tracking at the window's start: older objects are unseen.
+      if (attach && o.at_s < 0) continue;
+      if (o.at_s <= options_.duration_s) {
+        if (out.first_alloc_ms == 0) out.first_alloc_ms = ms(o.at_s);
+        out.first_alloc_ms = std::min(out.first_alloc_ms, ms(o.at_s));
+        out.last_alloc_ms = std::max(out.last_alloc_ms, ms(o.at_s));
+      }
+      if (o.at_s >= 0 && o.at_s <= options_.duration_s) {
+        ++out.sampled_allocs;
+        out.allocated_bytes += std::llround(o.weight);
+      }
+      if (o.free_s >= 0 && o.free_s <= options_.duration_s) {
+        ++out.sampled_frees;
+        out.freed_bytes += std::llround(o.weight);
+      }
+    }
+    for (size_t k = 0; k < readouts.size(); ++k) {
+      double bytes = 0, count = 0;
+      for (const Object& o : stack.objects) {
+        if (attach && o.at_s < 0) continue;
+        if (o.at_s <= readouts[k] && readouts[k] < o.free_s) {
+          bytes += o.weight;
+          count += o.count;
+        }
+      }
+      heap_total[k] += bytes;
+      out.series.push_back({ms(readouts[k]), std::llround(bytes), std::llround(count)});
+    }
+    s.sampled_allocs += static_cast<uint64_t>(out.sampled_allocs);
+    s.matched_frees += static_cast<uint64_t>(out.sampled_frees);
+  }
+  for (size_t k = 0; k < readouts.size(); ++k) {
+    const int64_t anon = options_.base_anon_bytes + std::llround(heap_total[k]);
+    s.rss.push_back({ms(readouts[k]), anon + (50 << 20), anon});
+  }
+  return s;
+}
+
+StackFrame Frame(const std::string& function, const std::string& module, const std::string& file,
+                 int line, uint64_t address) {
+  StackFrame f;
+  f.function = function;
+  f.module = module;
+  f.file = file;
+  f.line = line;
+  f.address = address != 0 ? address : 0x400000 + (std::hash<std::string>{}(function)&0xffffff);
+  f.module_offset = f.address - 0x400000;
+  return f;
+}
+
+}  // namespace drip::diagnoser::testing
