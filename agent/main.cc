@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   snapshot_cmd->add_option("--interval", snapshot_options.interval_seconds,
                            "seconds between read-outs (default duration/60, 0.25-10)");
   snapshot_cmd->add_option("--max-events-per-second", snapshot_options.max_events_per_second,
-                           "hard limit on sampled events (default 2000)");
+                           "hard limit on sampled events per CPU (default 5000)");
   snapshot_cmd->add_option("--log-level", snapshot_log_level, "log level on stderr (default warn)");
 
   try {

@@ -72,7 +72,8 @@ void RenderHeader(const HeapSnapshot& s, std::ostream& out) {
   const double seconds = static_cast<double>(s.end_ms - s.start_ms) / 1000;
   out << fmt::format("window    {} mode, {} to {} UTC ({}, read every {})\n", s.mode,
                      FormatTimestamp(s.start_ms), FormatTimestamp(s.end_ms), FormatSpan(seconds),
-                     FormatSpan(s.interval_seconds));
+                     s.interval_seconds < 10 ? fmt::format("{:g} s", s.interval_seconds)
+                                             : FormatSpan(s.interval_seconds));
   const std::string sampling = s.sampling_mean_bytes == 0
                                    ? std::string("every allocation recorded")
                                    : fmt::format("one sample per {} allocated on average (Poisson)",

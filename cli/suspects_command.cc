@@ -5,6 +5,8 @@
 
 #include "cli/table_printer.h"
 #include "common/duration.h"
+#include "diagnoser/diagnosis_json.h"
+#include "diagnoser/diagnosis_proto.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -16,25 +18,13 @@ std::string Eta(const drip::v1::Suspect& s) {
   return FormatSpan(s.eta_to_oom_seconds());
 }
 
-// The heap snapshot of a suspect and its diagnosis, in the same shape as `dripctl
-// diagnose --json` (docs/snapshot.md).
+// The heap snapshot of a suspect and its diagnosis, the diagnosis in the same shape as
+// `dripctl diagnose --json` (docs/snapshot.md).
 nlohmann::json SnapshotJson(const drip::v1::SuspectSnapshot& snap) {
-  nlohmann::json stacks = nlohmann::json::array();
-  for (const auto& stack : snap.diagnosis().stacks()) {
-    nlohmann::json frames = nlohmann::json::array();
-    for (const auto& f : stack.frames()) {
-      frames.push_back({{"function", f.function()},
-                        {"module", f.module()},
-                        {"file", f.file()},
-                        {"line", f.line()}});
-    }
-    stacks.push_back({{"frames", frames},
-                      {"live_bytes", stack.live_bytes()},
-                      {"live_allocs", stack.live_allocs()},
-                      {"growth_bytes_per_hour", stack.growth_bytes_per_hour()},
-                      {"score", stack.score()},
-                      {"verdict", stack.verdict()},
-                      {"reason", stack.reason()}});
+  nlohmann::json diagnosis = nullptr;
+  if (snap.has_diagnosis()) {
+    absl::StatusOr<diagnoser::Diagnosis> d = diagnoser::DiagnosisFromProto(snap.diagnosis());
+    if (d.ok()) diagnosis = nlohmann::json::parse(diagnoser::DiagnosisToJson(*d).dump());
   }
   return {{"command_id", snap.command_id()},
           {"state", snap.state()},
@@ -42,10 +32,7 @@ nlohmann::json SnapshotJson(const drip::v1::SuspectSnapshot& snap) {
           {"instance", snap.instance()},
           {"requested_ms", snap.requested_ms()},
           {"finished_ms", snap.finished_ms()},
-          {"diagnosis",
-           {{"summary", snap.diagnosis().summary()},
-            {"rss_growth_bytes_per_hour", snap.diagnosis().rss_growth_bytes_per_hour()},
-            {"stacks", stacks}}}};
+          {"diagnosis", diagnosis}};
 }
 
 // One line on a suspect's snapshot for the table view.

@@ -1,6 +1,7 @@
 #include "collector/snapshot_scheduler.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include "common/heap_snapshot_proto.h"
@@ -44,22 +45,35 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
       log->warn("snapshot {} of {} on {} timed out", attempt.command_id, key.second, key.first);
     }
   }
-  // Suspects per component, fastest growing first.
+  // Suspects per component, fastest growing first; the components in the order of their
+  // fastest suspect, so the most urgent leak gets a host's one snapshot slot first.
   std::map<std::string, std::vector<const drip::v1::Suspect*>> by_component;
   for (const drip::v1::Suspect& s : suspects.suspects()) by_component[s.component()].push_back(&s);
+  std::vector<std::pair<std::string, std::vector<const drip::v1::Suspect*>>> ordered;
   for (auto& [component, list] : by_component) {
+    std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
+      return a->growth_bytes_per_hour() > b->growth_bytes_per_hour();
+    });
+    ordered.emplace_back(component, std::move(list));
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return a.second.front()->growth_bytes_per_hour() > b.second.front()->growth_bytes_per_hour();
+  });
+  // An agent takes one snapshot at a time: a host with one pending gets no other.
+  std::set<std::string> busy_hosts;
+  for (const auto& [key, attempt] : attempts_) {
+    if (attempt.state == "pending") busy_hosts.insert(key.first);
+  }
+  for (auto& [component, list] : ordered) {
     if (auto it = component_started_.find(component);
         it != component_started_.end() && now_ms - it->second < policy_.cooldown.count()) {
       continue;
     }
-    std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
-      return a->growth_bytes_per_hour() > b->growth_bytes_per_hour();
-    });
     uint64_t sent = 0;
     for (const drip::v1::Suspect* s : list) {
       if (sent >= policy_.hosts_per_component) break;
       const int pid = PidOfInstance(s->instance());
-      if (pid <= 0 || !hosts_->IsConnected(s->host())) continue;
+      if (pid <= 0 || busy_hosts.count(s->host()) || !hosts_->IsConnected(s->host())) continue;
       if (s->has_eta_to_oom_seconds()) {
         // What the detector's ETA implies is left: growth × time to OOM.
         const double free_bytes = s->eta_to_oom_seconds() * s->growth_bytes_per_hour() / 3600;
@@ -87,6 +101,7 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
       attempts_[key] = attempt;
       by_command_[command.id()] = key;
       counts_.requested++;
+      busy_hosts.insert(s->host());
       ++sent;
       log->info("snapshot {}: {} on {} (pid {}, growing {:.0f} B/h) for {} s", command.id(),
                 component, s->host(), pid, s->growth_bytes_per_hour(),

@@ -115,6 +115,7 @@ static __always_inline bool sample_bytes(__u64 size) {
   __u32 index = bpf_get_prandom_u32() % DRIP_EXP_TABLE_SIZE;
   __u64* next = bpf_map_lookup_elem(&exp_table, &index);
   state->countdown = next ? (__s64)*next : (__s64)sampling_mean_bytes;
+  count(DRIP_CTR_SAMPLED);
   /* The hard limit on events per second, per CPU. */
   __u64 now_s = bpf_ktime_get_boot_ns() / 1000000000ULL;
   if (state->window_s != now_s) {
@@ -235,7 +236,6 @@ int alloc_enter(struct pt_regs* ctx) {
       break;
   }
   call.sampled = sample_bytes(call.size) ? 1 : 0;
-  if (call.sampled) count(DRIP_CTR_SAMPLED);
   bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY);
   return 0;
 }

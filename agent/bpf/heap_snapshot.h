@@ -38,7 +38,7 @@ enum drip_heap_counter {
   DRIP_CTR_ALLOC_HITS = 0,  /* allocator entry probe hits */
   DRIP_CTR_RETURN_HITS = 1, /* allocator return probe hits */
   DRIP_CTR_FREE_HITS = 2,   /* free / delete probe hits */
-  DRIP_CTR_SAMPLED = 3,     /* allocations chosen by the byte sampler */
+  DRIP_CTR_SAMPLED = 3,     /* allocations chosen by the byte sampler (kept or not) */
   DRIP_CTR_FREES_MATCHED = 4,
   DRIP_CTR_RINGBUF_FULL = 5, /* events lost because the ring buffer was full */
   DRIP_CTR_RATE_LIMITED = 6, /* sampled allocations dropped over the events/s limit */

@@ -22,7 +22,7 @@ class DutyCycleController {
     double probe_hit_cost_ns = 5000;  // measured on this host
     double period_seconds = 1.0;
     double first_probe_seconds = 0.1;          // the first on-window, before any rate is known
-    double min_elapsed_to_stop_seconds = 1.0;  // frees are judged over at least this long
+    double min_elapsed_to_stop_seconds = 0.3;  // frees are judged over at least this long
   };
 
   struct Decision {

@@ -74,9 +74,7 @@ absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const O
   rodata->target_tgid = static_cast<uint32_t>(options.pid);
   rodata->sampling_mean_bytes = options.sampling_mean_bytes;
   rodata->max_stack_bytes = options.max_stack_bytes;
-  const long cpus = std::max(1L, static_cast<long>(libbpf_num_possible_cpus()));
-  rodata->max_events_per_cpu_per_s =
-      std::max<uint64_t>(1, options.max_events_per_second / static_cast<uint64_t>(cpus));
+  rodata->max_events_per_cpu_per_s = std::max<uint64_t>(1, options.max_events_per_second);
   bpf_map__set_max_entries(session->skel_->maps.heap_events, options.ring_buffer_bytes);
   bpf_map__set_max_entries(session->skel_->maps.tracked, options.max_tracked);
   if (int err = heap_snapshot_bpf__load(session->skel_); err != 0) {

@@ -31,7 +31,7 @@ class HeapProbeSession {
     uint64_t sampling_mean_bytes = 512 * 1024;  // attach mode's T
     uint32_t max_tracked = 262144;              // sampled live allocations followed
     uint32_t ring_buffer_bytes = 16 << 20;
-    uint64_t max_events_per_second = 2000;  // hard limit on sampled events
+    uint64_t max_events_per_second = 5000;  // hard limit on sampled events, per CPU
     uint32_t max_stack_bytes = DRIP_STACK_COPY_MAX;
   };
 

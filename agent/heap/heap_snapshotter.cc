@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <thread>
 
@@ -129,10 +130,11 @@ class EventSink {
       }
     }
     tracker_->OnAlloc(stack_id, e.address, e.size, e.sampling_mean_bytes,
-                      BootNsToUnixMs(e.timestamp_ns), duty_weight_);
+                      BootNsToUnixMs(e.timestamp_ns), duty_weight_ * loss_weight_);
   }
 
   void set_duty_weight(double weight) { duty_weight_ = weight; }
+  void set_loss_weight(double weight) { loss_weight_ = weight; }
 
   void OnFree(const drip_heap_free_event& e) {
     snapshot_->matched_frees++;
@@ -146,6 +148,7 @@ class EventSink {
   HeapSnapshot* snapshot_;
   int max_frames_;
   double duty_weight_ = 1.0;
+  double loss_weight_ = 1.0;
 };
 
 }  // namespace
@@ -248,6 +251,12 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
 
   std::string stop_reason, stop_detail;
   bool probes_on = false;
+  struct LossReading {
+    double t;
+    uint64_t sampled;
+    uint64_t lost;
+  };
+  std::deque<LossReading> loss_history;
   while (stop_reason.empty()) {
     const double now = MonotonicSeconds();
     const double elapsed = now - start_s;
@@ -271,6 +280,21 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
         probes_on = decision.allocation_probes_on;
       }
       sink.set_duty_weight(1.0 / std::max(0.01, duty.planned_on_fraction()));
+    }
+    {
+      // Sampled allocations dropped by the hard limits over the last second (the kernel's
+      // limit works in 1 s windows): the kept ones stand for them, and since the dropped
+      // ones' frees are not tracked either, live bytes stay balanced.
+      const auto counters = session->ReadCounters();
+      const uint64_t sampled = counters[DRIP_CTR_SAMPLED];
+      const uint64_t lost = counters[DRIP_CTR_RATE_LIMITED] + counters[DRIP_CTR_TRACKED_FULL] +
+                            counters[DRIP_CTR_RINGBUF_FULL];
+      loss_history.push_back({now, sampled, lost});
+      while (loss_history.size() > 2 && now - loss_history[1].t >= 1.0) loss_history.pop_front();
+      const double d_sampled = static_cast<double>(sampled - loss_history.front().sampled);
+      const double d_lost = static_cast<double>(lost - loss_history.front().lost);
+      const double kept = d_sampled > 0 ? std::max(0.01, (d_sampled - d_lost) / d_sampled) : 1.0;
+      sink.set_loss_weight(1.0 / kept);
     }
     if (absl::Status s = session->Poll(20, on_alloc, on_free); !s.ok()) {
       stop_reason = "error";
@@ -296,11 +320,13 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       stop_detail = fmt::format("process {} exited after {:.1f} s", options.pid, after - start_s);
     }
   }
-  // Detach the allocation probes first, then take in what is still in the ring buffer.
+  // The window ends now, not after the detach: removing dozens of uprobes can take
+  // seconds, during which nothing is seen, and a flat tail would read as levelling off.
+  snapshot.end_ms = UnixMs();
   IgnoreError(session->SetAllocationProbes(plan, false));
   IgnoreError(session->Poll(0, on_alloc, on_free));
-  snapshot.end_ms = UnixMs();
-  // The window's end is always a point, so growth up to the end is seen.
+  // The window's end is always a point (with what was still in the ring buffer), so growth
+  // up to the end is seen.
   if (last_point_ms < snapshot.end_ms - 50) take_point(snapshot.end_ms);
   const auto counters = session->ReadCounters();
   session.reset();  // detaches every probe

@@ -30,7 +30,9 @@ struct SnapshotOptions {
   uint64_t sampling_mean_bytes = 512 * 1024;  // attach mode's T (preload: the shim's)
   double interval_seconds = 0;                // 0: duration / 60, within [0.25 s, 10 s]
   uint32_t max_tracked = 262144;
-  uint64_t max_events_per_second = 2000;
+  // Per CPU. Sampled events over it are dropped; those kept then stand for the dropped
+  // ones too (their weight grows by sampled / kept), so estimates stay unbiased.
+  uint64_t max_events_per_second = 5000;
   int max_frames = 64;
   size_t max_stacks = 20000;
   double max_duration_seconds = 3600;  // hard limit whatever was asked
