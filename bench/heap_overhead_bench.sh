@@ -279,7 +279,7 @@ run_heaptrack() {
   data=$(ls "$p.heaptrack".* 2>/dev/null | head -1 || true)
   if [ -n "$data" ]; then
     heaptrack_print -f "$data" --print-leaks 1 --print-peaks 0 --print-allocators 0 \
-      --print-temporary 0 --print-histogram 0 --print-flamegraph 0 >"$p.txt" 2>&1 || true
+      --print-temporary 0 >"$p.txt" 2>&1 || true
     rm -f "$data"  # tens of MB per run
   fi
 }

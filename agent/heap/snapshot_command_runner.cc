@@ -1,5 +1,7 @@
 #include "agent/heap/snapshot_command_runner.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "agent/heap/heap_snapshotter.h"
