@@ -27,6 +27,11 @@ namespace {
 // The scenarios' pace: a cache fills over its first 6 s after "ready" and then plateaus,
 // so a 16 s window sees it level off for 10 s.
 constexpr int kSnapshotSeconds = 16;
+// Attach mode's mean bytes between samples (preload mode's is the shim's 64 KiB, set in its
+// environment). Its duty cycle watches allocations only part of the time, so it samples
+// more densely to see as many leaked objects in a 16 s window: at 64 KiB a rare path's
+// 4-16 KiB buffers gave ~25 samples, too few to tell a steady leak from a levelling one.
+constexpr const char* kAttachSampleBytes = "16384";
 
 struct Variant {
   std::string build;  // "fp" or "nofp"
@@ -70,11 +75,11 @@ Outcome RunVariant(const std::string& scenario, const Variant& v, const TempDir&
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const std::string snapshot = dir.File(tag + ".json");
-  CommandOutput snap =
-      RunCommand({DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string(child.value()->pid()),
-                  "--duration", std::to_string(kSnapshotSeconds), "--output", snapshot, "--mode",
-                  v.mode, "--sample-bytes", "65536", "--cpu-budget", "0.5", "--interval", "0.5"},
-                 std::chrono::seconds(kSnapshotSeconds + 60));
+  CommandOutput snap = RunCommand(
+      {DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string(child.value()->pid()), "--duration",
+       std::to_string(kSnapshotSeconds), "--output", snapshot, "--mode", v.mode, "--sample-bytes",
+       kAttachSampleBytes, "--cpu-budget", "0.5", "--interval", "0.5"},
+      std::chrono::seconds(kSnapshotSeconds + 60));
   if (snap.exit_code != 0) return {"drip-agent snapshot failed", snap.err};
   CommandOutput diag =
       RunCommand({DRIPCTL_BIN, "diagnose", snapshot, "--json"}, std::chrono::seconds(60));
