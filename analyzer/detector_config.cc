@@ -18,29 +18,21 @@ absl::Status ReadSeconds(ConfigReader& reader, const std::string& key, int64_t* 
   return absl::OkStatus();
 }
 
-absl::Status ReadInt(ConfigReader& reader, const std::string& key, int* out, int min, int max) {
-  uint64_t value = static_cast<uint64_t>(*out);
-  RETURN_IF_ERROR(
-      reader.ReadUint(key, &value, static_cast<uint64_t>(min), static_cast<uint64_t>(max)));
-  *out = static_cast<int>(value);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status ReadDetectorConfig(ConfigReader& reader, const std::string& prefix,
                                 DetectorConfig* config) {
   const auto key = [&](const char* name) { return prefix + name; };
   RETURN_IF_ERROR(ReadSeconds(reader, key("epoch"), &config->epoch_seconds, 10));
-  RETURN_IF_ERROR(ReadInt(reader, key("floor_epochs"), &config->floor_epochs, 1, 16));
+  RETURN_IF_ERROR(reader.ReadInt(key("floor_epochs"), &config->floor_epochs, 1, 16));
   RETURN_IF_ERROR(reader.ReadDouble(key("bucket_width"), &config->bucket_width, 0.0001, 0.5));
   RETURN_IF_ERROR(
-      ReadInt(reader, key("climb_tolerance_buckets"), &config->climb_tolerance_buckets, 0, 1000));
-  RETURN_IF_ERROR(ReadInt(reader, key("min_rise_buckets"), &config->min_rise_buckets, 1, 10000));
-  RETURN_IF_ERROR(ReadInt(reader, key("min_records"), &config->min_records, 1, 10000));
+      reader.ReadInt(key("climb_tolerance_buckets"), &config->climb_tolerance_buckets, 0, 1000));
+  RETURN_IF_ERROR(reader.ReadInt(key("min_rise_buckets"), &config->min_rise_buckets, 1, 10000));
+  RETURN_IF_ERROR(reader.ReadInt(key("min_records"), &config->min_records, 1, 10000));
   RETURN_IF_ERROR(ReadSeconds(reader, key("min_climb"), &config->min_climb_seconds, 0));
-  RETURN_IF_ERROR(ReadInt(reader, key("normal_high_margin_buckets"),
-                          &config->normal_high_margin_buckets, 0, 10000));
+  RETURN_IF_ERROR(reader.ReadInt(key("normal_high_margin_buckets"),
+                                 &config->normal_high_margin_buckets, 0, 10000));
   RETURN_IF_ERROR(ReadSeconds(reader, key("relearn_after"), &config->relearn_seconds, 0));
   RETURN_IF_ERROR(reader.ReadDouble(key("normal_occupancy_fraction"),
                                     &config->normal_occupancy_fraction, 0.0, 0.5));
@@ -55,12 +47,12 @@ absl::Status ReadDetectorConfig(ConfigReader& reader, const std::string& prefix,
   RETURN_IF_ERROR(ReadSeconds(reader, key("level_off"), &config->level_off_seconds, 0));
   RETURN_IF_ERROR(ReadSeconds(reader, key("startup_grace"), &config->startup_grace_seconds, 0));
   RETURN_IF_ERROR(
-      ReadInt(reader, key("restart_leak_instances"), &config->restart_leak_instances, 1, 100));
+      reader.ReadInt(key("restart_leak_instances"), &config->restart_leak_instances, 1, 100));
   RETURN_IF_ERROR(
       ReadSeconds(reader, key("restart_min_climb"), &config->restart_min_climb_seconds, 0));
   RETURN_IF_ERROR(reader.ReadDouble(key("restart_min_recent_slope_ratio"),
                                     &config->restart_min_recent_slope_ratio, 0.0, 1.0));
-  RETURN_IF_ERROR(ReadInt(reader, key("fleet_min_hosts"), &config->fleet_min_hosts, 1, 1000000));
+  RETURN_IF_ERROR(reader.ReadInt(key("fleet_min_hosts"), &config->fleet_min_hosts, 1, 1000000));
   RETURN_IF_ERROR(
       reader.ReadDouble(key("fleet_min_fraction"), &config->fleet_min_fraction, 0.0, 1.0));
   RETURN_IF_ERROR(ReadSeconds(reader, key("fleet_min_climb"), &config->fleet_min_climb_seconds, 0));

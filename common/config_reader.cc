@@ -177,6 +177,13 @@ absl::Status ConfigReader::ReadDuration(std::string_view key, std::chrono::milli
   return absl::OkStatus();
 }
 
+absl::Status ConfigReader::ReadInt(std::string_view key, int* out, int min, int max) {
+  uint64_t value = static_cast<uint64_t>(*out);
+  RETURN_IF_ERROR(ReadUint(key, &value, static_cast<uint64_t>(min), static_cast<uint64_t>(max)));
+  *out = static_cast<int>(value);
+  return absl::OkStatus();
+}
+
 absl::Status ConfigReader::ReadByteSize(std::string_view key, uint64_t* out, uint64_t min) {
   bool found = false;
   auto node = Find(key, &found);

@@ -36,6 +36,8 @@ class ConfigReader {
   absl::Status ReadBool(std::string_view key, bool* out);
   absl::Status ReadUint(std::string_view key, uint64_t* out, uint64_t min = 0,
                         uint64_t max = UINT64_MAX);
+  // A non-negative int within [min, max] (min >= 0).
+  absl::Status ReadInt(std::string_view key, int* out, int min, int max);
   absl::Status ReadDouble(std::string_view key, double* out, double min, double max);
   // "10s", "5m", or a bare number of seconds.
   absl::Status ReadDuration(std::string_view key, std::chrono::milliseconds* out,

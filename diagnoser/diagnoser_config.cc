@@ -14,14 +14,6 @@ absl::Status ReadInt64(ConfigReader& reader, const std::string& key, int64_t* ou
   return absl::OkStatus();
 }
 
-absl::Status ReadInt(ConfigReader& reader, const std::string& key, int* out, int min, int max) {
-  uint64_t value = static_cast<uint64_t>(*out);
-  RETURN_IF_ERROR(
-      reader.ReadUint(key, &value, static_cast<uint64_t>(min), static_cast<uint64_t>(max)));
-  *out = static_cast<int>(value);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status ReadDiagnoserConfig(ConfigReader& reader, const std::string& prefix,
@@ -48,8 +40,8 @@ absl::Status ReadDiagnoserConfig(ConfigReader& reader, const std::string& prefix
   RETURN_IF_ERROR(reader.ReadDouble(key("weight_steadiness"), &c->weight_steadiness, 0, 100));
   RETURN_IF_ERROR(reader.ReadDouble(key("weight_not_levelling"), &c->weight_not_levelling, 0, 100));
   RETURN_IF_ERROR(reader.ReadDouble(key("weight_never_freed"), &c->weight_never_freed, 0, 100));
-  RETURN_IF_ERROR(ReadInt(reader, key("max_trend_points"), &c->max_trend_points, 2, 4096));
-  RETURN_IF_ERROR(ReadInt(reader, key("max_stacks"), &c->max_stacks, 0, 1'000'000));
+  RETURN_IF_ERROR(reader.ReadInt(key("max_trend_points"), &c->max_trend_points, 2, 4096));
+  RETURN_IF_ERROR(reader.ReadInt(key("max_stacks"), &c->max_stacks, 0, 1'000'000));
   absl::Status valid = ValidateDiagnoserConfig(*c);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(reader.source() + ": " + std::string(valid.message()));

@@ -105,18 +105,9 @@ static __always_inline bool is_target(void) {
   return target_tgid == 0 || (__u32)(bpf_get_current_pid_tgid() >> 32) == target_tgid;
 }
 
-/* Takes `size` bytes off this CPU's countdown; true when the allocation is sampled. */
-static __always_inline bool sample_bytes(__u64 size) {
-  __u32 zero = 0;
-  struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
-  if (!state) return false;
-  state->countdown -= (__s64)size;
-  if (state->countdown > 0) return false;
-  __u32 index = bpf_get_prandom_u32() % DRIP_EXP_TABLE_SIZE;
-  __u64* next = bpf_map_lookup_elem(&exp_table, &index);
-  state->countdown = next ? (__s64)*next : (__s64)sampling_mean_bytes;
-  count(DRIP_CTR_SAMPLED);
-  /* The hard limit on events per second, per CPU. */
+/* The hard limit on sampled events per second, per CPU: true while this one is within it;
+ * a sampled event over it is counted and dropped. */
+static __always_inline bool within_event_limit(struct sampler_state* state) {
   __u64 now_s = bpf_ktime_get_boot_ns() / 1000000000ULL;
   if (state->window_s != now_s) {
     state->window_s = now_s;
@@ -128,6 +119,20 @@ static __always_inline bool sample_bytes(__u64 size) {
   }
   state->events_in_window++;
   return true;
+}
+
+/* Takes `size` bytes off this CPU's countdown; true when the allocation is sampled. */
+static __always_inline bool sample_bytes(__u64 size) {
+  __u32 zero = 0;
+  struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
+  if (!state) return false;
+  state->countdown -= (__s64)size;
+  if (state->countdown > 0) return false;
+  __u32 index = bpf_get_prandom_u32() % DRIP_EXP_TABLE_SIZE;
+  __u64* next = bpf_map_lookup_elem(&exp_table, &index);
+  state->countdown = next ? (__s64)*next : (__s64)sampling_mean_bytes;
+  count(DRIP_CTR_SAMPLED);
+  return within_event_limit(state);
 }
 
 static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp) {
@@ -285,18 +290,7 @@ int BPF_USDT(shim_alloc, __u64 address, __u64 size, __u64 mean_bytes) {
   count(DRIP_CTR_SAMPLED);
   __u32 zero = 0;
   struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
-  if (state) {
-    __u64 now_s = bpf_ktime_get_boot_ns() / 1000000000ULL;
-    if (state->window_s != now_s) {
-      state->window_s = now_s;
-      state->events_in_window = 0;
-    }
-    if (state->events_in_window >= max_events_per_cpu_per_s) {
-      count(DRIP_CTR_RATE_LIMITED);
-      return 0;
-    }
-    state->events_in_window++;
-  }
+  if (state && !within_event_limit(state)) return 0;
   if (bpf_map_update_elem(&tracked, &address, &size, BPF_ANY) != 0) {
     count(DRIP_CTR_TRACKED_FULL);
     return 0;
