@@ -24,6 +24,11 @@ prometheus::Histogram::BucketBoundaries WriteLatencyBuckets() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
 }
 
+// A detector pass over every series: 1 ms (a few hosts) to 10 s (a stalled fleet-wide pass).
+prometheus::Histogram::BucketBoundaries DetectorRunBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
+}
+
 }  // namespace
 
 CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
@@ -79,7 +84,44 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       snapshots_succeeded(
           Counter(r, "drip_snapshots_succeeded_total", "Heap snapshots received and diagnosed")),
       snapshots_failed(Counter(r, "drip_snapshots_failed_total",
-                               "Heap snapshots that failed or were not answered in time")) {
+                               "Heap snapshots that failed or were not answered in time")),
+      leaks_open(BuildGauge()
+                     .Name("drip_leaks_open")
+                     .Help("1 per leak report that is not resolved, by component, severity "
+                           "(critical, warning, info) and state (open, acknowledged, mitigated)")
+                     .Register(r)),
+      leak_host_eta(BuildGauge()
+                        .Name("drip_leak_host_eta_to_oom_seconds")
+                        .Help("Estimated time until a leaking host runs out of memory, per "
+                              "host of an unresolved leak report whose memory size is known")
+                        .Register(r)),
+      leak_host_growth(BuildGauge()
+                           .Name("drip_leak_host_growth_bytes_per_hour")
+                           .Help("Growth of the leaking component on each host of an "
+                                 "unresolved leak report")
+                           .Register(r)),
+      leak_reports_opened(
+          Counter(r, "drip_leak_reports_opened_total", "Leak reports opened since start")),
+      leak_reports_resolved(Counter(r, "drip_leak_reports_resolved_total",
+                                    "Leak reports resolved (automatically or by dripctl)")),
+      report_store_errors(Counter(r, "drip_report_store_errors_total",
+                                  "Failed writes of leak reports or audit entries to the store")),
+      mitigations_family(BuildCounter()
+                             .Name("drip_mitigations_total")
+                             .Help("Mitigations requested by policy or dripctl, by action and "
+                                   "outcome (requested, succeeded, failed, refused, timed-out, "
+                                   "recommended)")
+                             .Register(r)),
+      detector_run_seconds(BuildHistogram()
+                               .Name("drip_detector_run_seconds")
+                               .Help("Time of one detector pass: judging due epochs and "
+                                     "listing suspects")
+                               .Register(r)
+                               .Add({}, DetectorRunBuckets())),
+      agent_last_batch(BuildGauge()
+                           .Name("drip_agent_last_batch_timestamp_seconds")
+                           .Help("Unix time at which each host's last sample batch was stored")
+                           .Register(r)) {
   // Every label value exists from the start so that rate() and alerts see a 0 rather
   // than a missing series before the first occurrence.
   for (std::string_view reason : reject_reason::All()) Rejected(reason);
@@ -88,11 +130,23 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
         stream_outcome::kSuperseded, stream_outcome::kStorageError, stream_outcome::kShutdown}) {
     StreamEnded(outcome);
   }
+  for (std::string_view action : {"restart-unit", "signal-process", "recommend"}) {
+    for (std::string_view outcome :
+         {"requested", "succeeded", "failed", "refused", "timed-out", "recommended", "dry-run"}) {
+      Mitigation(action, outcome);
+    }
+  }
   healthy.Set(1);
 }
 
 prometheus::Counter& CollectorMetrics::Rejected(std::string_view reason) {
   return rejected_family.Add({{"reason", std::string(reason)}});
+}
+
+prometheus::Counter& CollectorMetrics::Mitigation(std::string_view action,
+                                                  std::string_view outcome) {
+  return mitigations_family.Add(
+      {{"action", std::string(action)}, {"outcome", std::string(outcome)}});
 }
 
 prometheus::Counter& CollectorMetrics::StreamEnded(std::string_view outcome) {

@@ -37,6 +37,10 @@ struct CollectorMetrics {
   // drip_agent_streams_total{outcome}; `outcome` is one of stream_outcome::k*.
   prometheus::Counter& StreamEnded(std::string_view outcome);
 
+  // drip_mitigations_total{action,outcome}: every mitigation the collector requested and
+  // how it ended (outcome as in drip.v1.AuditEntry).
+  prometheus::Counter& Mitigation(std::string_view action, std::string_view outcome);
+
   prometheus::Family<prometheus::Counter>& rejected_family;
   prometheus::Family<prometheus::Counter>& streams_family;
 
@@ -60,6 +64,21 @@ struct CollectorMetrics {
   prometheus::Counter& snapshots_requested;          // drip_snapshots_requested_total
   prometheus::Counter& snapshots_succeeded;          // drip_snapshots_succeeded_total
   prometheus::Counter& snapshots_failed;             // drip_snapshots_failed_total
+  // Leak reports, for dashboards and alerts (docs/runbook.md). The labelled gauges hold
+  // one series per unresolved report or at-risk host; LeakReportMetrics keeps them
+  // current and removes series of resolved reports.
+  prometheus::Family<prometheus::Gauge>& leaks_open;  // drip_leaks_open{component,severity,state}
+  prometheus::Family<prometheus::Gauge>&
+      leak_host_eta;  // drip_leak_host_eta_to_oom_seconds{component,host}
+  prometheus::Family<prometheus::Gauge>&
+      leak_host_growth;                      // drip_leak_host_growth_bytes_per_hour{component,host}
+  prometheus::Counter& leak_reports_opened;  // drip_leak_reports_opened_total
+  prometheus::Counter& leak_reports_resolved;                   // drip_leak_reports_resolved_total
+  prometheus::Counter& report_store_errors;                     // drip_report_store_errors_total
+  prometheus::Family<prometheus::Counter>& mitigations_family;  // drip_mitigations_total
+  prometheus::Histogram& detector_run_seconds;                  // drip_detector_run_seconds
+  // drip_agent_last_batch_timestamp_seconds{host}: when each host's last batch was stored.
+  prometheus::Family<prometheus::Gauge>& agent_last_batch;
 };
 
 }  // namespace drip::collector
