@@ -217,8 +217,10 @@ void AgentStreamReactor::HandleHello() {
 
 void AgentStreamReactor::HandleCommandResult() {
   const drip::v1::CommandResult& result = in_.command_result();
-  const bool known = env_->snapshots != nullptr &&
-                     env_->snapshots->OnCommandResult(host_, result, env_->clock->NowMs());
+  const int64_t now_ms = env_->clock->NowMs();
+  const bool known =
+      (env_->snapshots != nullptr && env_->snapshots->OnCommandResult(host_, result, now_ms)) ||
+      (env_->mitigations != nullptr && env_->mitigations->OnCommandResult(host_, result, now_ms));
   if (!known) {
     Logger("collector")
         ->info("host {}: result for unknown or expired command '{}' (ok={}); ignored", host_,
@@ -252,6 +254,7 @@ void AgentStreamReactor::HandleBatch(size_t wire_bytes) {
 
   CollectorMetrics& m = *env_->metrics;
   if (result->stored) {
+    m.agent_last_batch.Add({{"host", host_}}).Set(static_cast<double>(env_->clock->NowMs()) / 1000);
     m.ingest_batches.Increment();
     m.ingest_samples.Increment(static_cast<double>(result->samples_stored));
     m.ingest_bytes.Increment(static_cast<double>(wire_bytes));

@@ -33,6 +33,7 @@
 
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
+#include "collector/mitigation_coordinator.h"
 #include "collector/online_detector.h"
 #include "collector/sample_validator.h"
 #include "collector/snapshot_scheduler.h"
@@ -58,9 +59,10 @@ struct AgentStreamEnv {
   CollectorMetrics* metrics = nullptr;
   ConnectedHosts* hosts = nullptr;
   StorageHealth* health = nullptr;
-  WorkerPool* writers = nullptr;           // runs every store call a stream makes
-  OnlineDetector* detector = nullptr;      // fed every batch once it is durable
-  SnapshotScheduler* snapshots = nullptr;  // takes the agents' snapshot results
+  WorkerPool* writers = nullptr;                 // runs every store call a stream makes
+  OnlineDetector* detector = nullptr;            // fed every batch once it is durable
+  SnapshotScheduler* snapshots = nullptr;        // takes the agents' snapshot results
+  MitigationCoordinator* mitigations = nullptr;  // takes the agents' mitigation outcomes
   const Clock* clock = nullptr;
   // Runs once, from whichever thread ends the reactor, just before it deletes itself.
   std::function<void(AgentStreamReactor*)> on_destroy;

@@ -60,6 +60,12 @@ std::optional<Problem> FindProblem(const CollectorConfig& c) {
                    fmt::format("{} is out of range [1, {}]", c.ingest.max_samples_per_batch,
                                kMaxSamplesPerBatchLimit)};
   }
+  if (c.reports.warning_eta < c.reports.critical_eta) {
+    return Problem{
+        "reports.warning_eta",
+        fmt::format("{} is shorter than reports.critical_eta ({})",
+                    FormatDuration(c.reports.warning_eta), FormatDuration(c.reports.critical_eta))};
+  }
   return std::nullopt;
 }
 
@@ -97,6 +103,11 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadEnum("snapshots.mode", {"", "attach", "preload"}, &c->snapshots.mode));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.grace", &c->snapshots.grace, seconds(1)));
   RETURN_IF_ERROR(diagnoser::ReadDiagnoserConfig(r, "diagnoser.", &c->diagnoser));
+  RETURN_IF_ERROR(r.ReadDuration("reports.resolve_after", &c->reports.resolve_after, seconds(1)));
+  RETURN_IF_ERROR(r.ReadDuration("reports.critical_eta", &c->reports.critical_eta));
+  RETURN_IF_ERROR(r.ReadDuration("reports.warning_eta", &c->reports.warning_eta));
+  RETURN_IF_ERROR(r.ReadUint("reports.max_stacks", &c->reports.max_stacks, 1, 100));
+  RETURN_IF_ERROR(ReadMitigationConfig(r, &c->mitigation));
   return r.CheckNoUnknownKeys();
 }
 

@@ -16,6 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "analyzer/detector_config.h"
+#include "collector/leak_report_book.h"
+#include "collector/mitigation_policy.h"
 #include "collector/snapshot_scheduler.h"
 #include "diagnoser/diagnoser_config.h"
 
@@ -64,6 +66,10 @@ struct CollectorConfig {
   // Heap snapshots of suspects and their diagnosis (docs/snapshot.md), under `snapshots:`.
   SnapshotPolicy snapshots;
   diagnoser::DiagnoserConfig diagnoser;
+  // Leak reports (`reports:`) and what may be done about them (`mitigation:`); see
+  // docs/configuration.md.
+  ReportPolicy reports;
+  MitigationConfig mitigation;
 
   // Reads `path`; absent keys keep their defaults.
   static absl::StatusOr<CollectorConfig> FromFile(const std::string& path);

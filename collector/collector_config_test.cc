@@ -186,6 +186,97 @@ TEST(CollectorConfigTest, ShippedExampleConfigParsesAndMatchesTheDefaults) {
   EXPECT_EQ(c->ingest.max_future_skew, d.ingest.max_future_skew);
   EXPECT_EQ(c->ingest.max_samples_per_batch, d.ingest.max_samples_per_batch);
   EXPECT_EQ(c->log.level, d.log.level);
+  EXPECT_EQ(c->reports.resolve_after, d.reports.resolve_after);
+  EXPECT_EQ(c->reports.critical_eta, d.reports.critical_eta);
+  EXPECT_EQ(c->reports.warning_eta, d.reports.warning_eta);
+  EXPECT_EQ(c->reports.max_stacks, d.reports.max_stacks);
+  EXPECT_EQ(c->mitigation.defaults.automatic, d.mitigation.defaults.automatic);
+  EXPECT_EQ(c->mitigation.defaults.action, d.mitigation.defaults.action);
+  EXPECT_EQ(c->mitigation.defaults.signal, d.mitigation.defaults.signal);
+  EXPECT_EQ(c->mitigation.defaults.dry_run, d.mitigation.defaults.dry_run);
+  EXPECT_EQ(c->mitigation.defaults.trigger_eta, d.mitigation.defaults.trigger_eta);
+  EXPECT_EQ(c->mitigation.defaults.max_host_fraction, d.mitigation.defaults.max_host_fraction);
+  EXPECT_EQ(c->mitigation.defaults.cooldown, d.mitigation.defaults.cooldown);
+  EXPECT_EQ(c->mitigation.max_actions_per_hour, d.mitigation.max_actions_per_hour);
+  EXPECT_EQ(c->mitigation.result_timeout, d.mitigation.result_timeout);
+  EXPECT_TRUE(c->mitigation.components.empty());
+}
+
+TEST(CollectorConfigTest, ComponentPoliciesStartFromTheDefaultPolicy) {
+  auto c = CollectorConfig::FromString(R"(
+mitigation:
+  default:
+    cooldown: 2h
+    signal: SIGINT
+  components:
+    - component: "svc:leaky.service"
+      mode: automatic
+      action: signal-process
+      dry_run: false
+    - component: "proc:cache"
+      signal: KILL
+)",
+                                       "<test>");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const MitigationPolicy& leaky = c->mitigation.For("svc:leaky.service");
+  EXPECT_TRUE(leaky.automatic);
+  EXPECT_EQ(leaky.action, "signal-process");
+  EXPECT_FALSE(leaky.dry_run);
+  EXPECT_EQ(leaky.cooldown, std::chrono::hours(2));  // from the default
+  EXPECT_EQ(leaky.signal, 2);
+  EXPECT_EQ(c->mitigation.For("proc:cache").signal, 9);
+  EXPECT_FALSE(c->mitigation.For("svc:other.service").automatic);
+}
+
+TEST(CollectorConfigTest, BadMitigationPoliciesNameTheEntryAndLine) {
+  auto bad_signal = CollectorConfig::FromString(R"(mitigation:
+  components:
+    - component: "svc:a.service"
+      signal: SIGSTOP
+)",
+                                                "c.yaml");
+  ASSERT_FALSE(bad_signal.ok());
+  EXPECT_NE(bad_signal.status().message().find("c.yaml:4: mitigation.components[0].signal"),
+            std::string::npos)
+      << bad_signal.status();
+  auto unknown = CollectorConfig::FromString(R"(mitigation:
+  components:
+    - component: "svc:a.service"
+    - component: "svc:b.service"
+      acton: restart-unit
+)",
+                                             "c.yaml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(
+      unknown.status().message().find("c.yaml:5: unknown key 'mitigation.components[1].acton'"),
+      std::string::npos)
+      << unknown.status();
+  auto twice = CollectorConfig::FromString(R"(mitigation:
+  components:
+    - component: "svc:a.service"
+    - component: "svc:a.service"
+)",
+                                           "c.yaml");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("c.yaml:4: mitigation.components[1].component"),
+            std::string::npos)
+      << twice.status();
+  auto missing =
+      CollectorConfig::FromString("mitigation:\n  components:\n    - mode: manual\n", "c.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("component: required"), std::string::npos)
+      << missing.status();
+  auto fraction =
+      CollectorConfig::FromString("mitigation:\n  default:\n    max_host_fraction: 2\n", "c.yaml");
+  ASSERT_FALSE(fraction.ok());
+  EXPECT_NE(fraction.status().message().find("c.yaml:3: mitigation.default.max_host_fraction"),
+            std::string::npos)
+      << fraction.status();
+  auto etas =
+      CollectorConfig::FromString("reports:\n  critical_eta: 12h\n  warning_eta: 6h\n", "c.yaml");
+  ASSERT_FALSE(etas.ok());
+  EXPECT_NE(etas.status().message().find("c.yaml:3: reports.warning_eta"), std::string::npos)
+      << etas.status();
 }
 
 TEST(CollectorConfigTest, ValidateNamesTheOptionAfterOverrides) {

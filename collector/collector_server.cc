@@ -81,13 +81,31 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
             detector_->series_count(), detector_->suspect_count());
 
   snapshots_ = std::make_unique<SnapshotScheduler>(config_.snapshots, config_.diagnoser, &hosts_);
+  reports_ =
+      std::make_unique<LeakReportBook>(config_.reports, &config_.mitigation, store_->reports());
+  if (absl::Status loaded = reports_->Load(); !loaded.ok()) {
+    TearDown();
+    return absl::Status(loaded.code(),
+                        fmt::format("loading leak reports from {}: {}", config_.storage.path,
+                                    std::string(loaded.message())));
+  }
+  mitigations_ = std::make_unique<MitigationCoordinator>(config_.mitigation, reports_.get(),
+                                                         &hosts_, &metrics_);
   writers_ = std::make_unique<WorkerPool>("drip-write", config_.storage.write_threads);
   readers_ = std::make_unique<WorkerPool>("drip-query", kQueryThreads);
-  ingest_ =
-      std::make_unique<IngestService>(store_.get(), &validator_, &metrics_, &hosts_, &health_,
-                                      writers_.get(), clock_, detector_.get(), snapshots_.get());
-  query_ = std::make_unique<QueryServiceImpl>(store_.get(), &hosts_, readers_.get(),
-                                              detector_.get(), snapshots_.get());
+  ingest_ = std::make_unique<IngestService>(store_.get(), &validator_, &metrics_, &hosts_, &health_,
+                                            writers_.get(), clock_, detector_.get(),
+                                            snapshots_.get(), mitigations_.get());
+  QuerySources sources;
+  sources.store = store_.get();
+  sources.hosts = &hosts_;
+  sources.readers = readers_.get();
+  sources.detector = detector_.get();
+  sources.snapshots = snapshots_.get();
+  sources.reports = reports_.get();
+  sources.mitigations = mitigations_.get();
+  sources.clock = clock_;
+  query_ = std::make_unique<QueryServiceImpl>(sources);
 
   if (!config_.metrics.listen_address.empty()) {
     absl::StatusOr<ListenAddress> address = ListenAddress::Parse(config_.metrics.listen_address);
@@ -155,7 +173,10 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   maintenance_ = std::make_unique<StorageMaintenance>(
       store_.get(), &metrics_, config_.storage.retention_check_interval, std::chrono::seconds(5),
       [this] {
+        const auto start = std::chrono::steady_clock::now();
         detector_->AdvanceTo(clock_->NowMs() / 1000);
+        metrics_.detector_run_seconds.Observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         RefreshDetectorMetrics();
       });
   maintenance_->Start();
@@ -185,8 +206,9 @@ void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
 void CollectorServer::RefreshDetectorMetrics() {
   drip::v1::ListSuspectsResponse now;
   detector_->Fill("", &now);
+  const int64_t now_ms = clock_->NowMs();
   if (snapshots_ != nullptr) {
-    snapshots_->Tick(clock_->NowMs(), now);
+    snapshots_->Tick(now_ms, now);
     // The scheduler counts; the metrics follow by the difference since the last refresh.
     const SnapshotScheduler::Counts counts = snapshots_->counts();
     metrics_.snapshots_requested.Increment(
@@ -196,6 +218,13 @@ void CollectorServer::RefreshDetectorMetrics() {
     metrics_.snapshots_failed.Increment(
         static_cast<double>(counts.failed - snapshot_counts_.failed));
     snapshot_counts_ = counts;
+  }
+  if (reports_ != nullptr) {
+    // The reports show each suspect's snapshot and diagnosis.
+    if (snapshots_ != nullptr) snapshots_->Fill(&now);
+    reports_->Update(now_ms, now);
+    if (mitigations_ != nullptr) mitigations_->Tick(now_ms);
+    report_metrics_.Refresh(reports_->List("", ""), reports_->counts());
   }
   metrics_.detector_suspects.Set(now.suspects_size());
   metrics_.detector_suspected_components.Set(now.components_size());
@@ -217,6 +246,8 @@ void CollectorServer::TearDown() {
   maintenance_.reset();
   writers_.reset();
   readers_.reset();
+  mitigations_.reset();
+  reports_.reset();
   snapshots_.reset();
   detector_.reset();
   if (store_) {

@@ -19,6 +19,9 @@
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
 #include "collector/ingest_service.h"
+#include "collector/leak_report_book.h"
+#include "collector/leak_report_metrics.h"
+#include "collector/mitigation_coordinator.h"
 #include "collector/online_detector.h"
 #include "collector/query_service.h"
 #include "collector/sample_validator.h"
@@ -69,6 +72,12 @@ class CollectorServer {
   // The registry behind /metrics, for tests that read metrics directly.
   prometheus::Registry& registry() { return *registry_; }
   const StorageHealth& health() const { return health_; }
+  // When storage maintenance (retention, size gauge, the online detector's advance) last
+  // went round: the collector's liveness for the systemd watchdog. Call between Start()
+  // and Shutdown(); a zero time point when maintenance is not running.
+  std::chrono::steady_clock::time_point last_maintenance() const {
+    return maintenance_ ? maintenance_->last_run() : std::chrono::steady_clock::time_point();
+  }
 
  private:
   void TearDown();
@@ -87,6 +96,9 @@ class CollectorServer {
   std::unique_ptr<SeriesStore> store_;
   std::unique_ptr<OnlineDetector> detector_;
   std::unique_ptr<SnapshotScheduler> snapshots_;
+  std::unique_ptr<LeakReportBook> reports_;
+  std::unique_ptr<MitigationCoordinator> mitigations_;
+  LeakReportMetrics report_metrics_{&metrics_};
   SnapshotScheduler::Counts snapshot_counts_;  // as of the last metrics refresh
   std::unique_ptr<WorkerPool> writers_;
   std::unique_ptr<WorkerPool> readers_;

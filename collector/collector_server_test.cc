@@ -157,6 +157,7 @@ class FlakyStore final : public SeriesStore {
   }
   absl::StatusOr<uint64_t> EnforceRetention() override { return real_->EnforceRetention(); }
   uint64_t ApproximateSizeBytes() override { return real_->ApproximateSizeBytes(); }
+  ReportStore* reports() override { return real_->reports(); }
 
  private:
   std::unique_ptr<SeriesStore> real_;

@@ -9,9 +9,11 @@ namespace drip::collector {
 IngestService::IngestService(SeriesStore* store, const SampleValidator* validator,
                              CollectorMetrics* metrics, ConnectedHosts* hosts,
                              StorageHealth* health, WorkerPool* writers, const Clock* clock,
-                             OnlineDetector* detector, SnapshotScheduler* snapshots) {
+                             OnlineDetector* detector, SnapshotScheduler* snapshots,
+                             MitigationCoordinator* mitigations) {
   env_.detector = detector;
   env_.snapshots = snapshots;
+  env_.mitigations = mitigations;
   env_.store = store;
   env_.validator = validator;
   env_.metrics = metrics;

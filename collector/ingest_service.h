@@ -29,7 +29,8 @@ class IngestService final : public drip::v1::AgentService::CallbackService {
   IngestService(SeriesStore* store, const SampleValidator* validator, CollectorMetrics* metrics,
                 ConnectedHosts* hosts, StorageHealth* health, WorkerPool* writers,
                 const Clock* clock, OnlineDetector* detector = nullptr,
-                SnapshotScheduler* snapshots = nullptr);
+                SnapshotScheduler* snapshots = nullptr,
+                MitigationCoordinator* mitigations = nullptr);
   ~IngestService() override;
 
   grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>* Connect(

@@ -22,12 +22,109 @@ grpc::ServerUnaryReactor* RunOn(WorkerPool* pool, grpc::CallbackServerContext* c
   return reactor;
 }
 
+grpc::Status NoReports() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this collector keeps no leak reports");
+}
+
+bool IsReportState(const std::string& state) {
+  return state == report_state::kOpen || state == report_state::kAcknowledged ||
+         state == report_state::kMitigated || state == report_state::kResolved;
+}
+
+// Who asked, as the audit log records it: what the client says (dripctl sends
+// user@host) and where the call came from, which the client cannot choose.
+std::string ActorOf(const std::string& claimed, const grpc::CallbackServerContext* context) {
+  const std::string who = claimed.empty() ? std::string("unknown") : claimed.substr(0, 200);
+  return fmt::format("{} via {}", who, context->peer());
+}
+
 }  // namespace
 
-QueryServiceImpl::QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers,
-                                   const OnlineDetector* detector,
-                                   const SnapshotScheduler* snapshots)
-    : store_(store), hosts_(hosts), readers_(readers), detector_(detector), snapshots_(snapshots) {}
+QueryServiceImpl::QueryServiceImpl(const QuerySources& sources)
+    : store_(sources.store),
+      hosts_(sources.hosts),
+      readers_(sources.readers),
+      detector_(sources.detector),
+      snapshots_(sources.snapshots),
+      reports_(sources.reports),
+      mitigations_(sources.mitigations),
+      clock_(sources.clock) {}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContext* context,
+                                                      const drip::v1::ListLeaksRequest* request,
+                                                      drip::v1::ListLeaksResponse* response) {
+  return RunOn(readers_, context, [this, request, response] {
+    if (reports_ == nullptr) return NoReports();
+    const std::string& state = request->state();
+    if (!state.empty() && state != "all" && !IsReportState(state)) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          fmt::format("state: '{}' is not open, acknowledged, mitigated, resolved "
+                                      "or all",
+                                      state));
+    }
+    for (drip::v1::LeakReport& r : reports_->List(state, request->component())) {
+      *response->add_reports() = std::move(r);
+    }
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::GetLeak(grpc::CallbackServerContext* context,
+                                                    const drip::v1::GetLeakRequest* request,
+                                                    drip::v1::LeakReport* response) {
+  return RunOn(readers_, context, [this, request, response] {
+    if (reports_ == nullptr) return NoReports();
+    absl::StatusOr<drip::v1::LeakReport> report = reports_->Get(request->id());
+    if (!report.ok()) return ToGrpc(report.status());
+    *response = std::move(*report);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::UpdateLeakState(
+    grpc::CallbackServerContext* context, const drip::v1::UpdateLeakStateRequest* request,
+    drip::v1::LeakReport* response) {
+  const std::string actor = ActorOf(request->actor(), context);
+  return RunOn(readers_, context, [this, request, response, actor] {
+    if (reports_ == nullptr) return NoReports();
+    absl::StatusOr<drip::v1::LeakReport> report = reports_->SetState(
+        request->id(), request->state(), actor, request->note(), clock_->NowMs());
+    if (!report.ok()) return ToGrpc(report.status());
+    *response = std::move(*report);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::Mitigate(grpc::CallbackServerContext* context,
+                                                     const drip::v1::MitigateRequest* request,
+                                                     drip::v1::MitigateResponse* response) {
+  const std::string actor = ActorOf(request->actor(), context);
+  return RunOn(readers_, context, [this, request, response, actor] {
+    if (mitigations_ == nullptr) return NoReports();
+    absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
+        mitigations_->Request(*request, actor, clock_->NowMs());
+    if (!entries.ok()) return ToGrpc(entries.status());
+    for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
+    return grpc::Status::OK;
+  });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContext* context,
+                                                      const drip::v1::ListAuditRequest* request,
+                                                      drip::v1::ListAuditResponse* response) {
+  return RunOn(readers_, context, [this, request, response] {
+    if (store_->reports() == nullptr) return NoReports();
+    if (request->since_ms() < 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "since_ms must not be negative");
+    }
+    const size_t limit = request->limit() == 0 ? 100 : std::min<size_t>(request->limit(), 10000);
+    absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
+        store_->reports()->ReadAudit(request->report_id(), request->since_ms(), limit);
+    if (!entries.ok()) return ToGrpc(entries.status());
+    for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
+    return grpc::Status::OK;
+  });
+}
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
     grpc::CallbackServerContext* context, const drip::v1::ListSuspectsRequest* request,

@@ -9,25 +9,42 @@
 //              has no upper bound (samples up to ingest.max_future_skew ahead included).
 //   ListSuspects: the online detector's suspects and suspected components, optionally
 //              of one component; UNAVAILABLE when the collector runs without detector.
+//   ListLeaks, GetLeak, UpdateLeakState: the LeakReportBook; NOT_FOUND for an unknown id.
+//   Mitigate:  the MitigationCoordinator; answers once the commands are sent.
+//   ListAudit: the audit log, newest first.
+// Mutating calls record who asked: the request's actor and the peer's address.
 //
 // Thread-safe. Must outlive the grpc::Server it is registered with.
 #pragma once
 
 #include "collector/connected_hosts.h"
+#include "collector/leak_report_book.h"
+#include "collector/mitigation_coordinator.h"
 #include "collector/online_detector.h"
 #include "collector/snapshot_scheduler.h"
 #include "collector/storage/series_store.h"
 #include "collector/worker_pool.h"
+#include "common/clock.h"
 #include "drip/v1/query.grpc.pb.h"
 
 namespace drip::collector {
 
+// What the query service reads from; every pointer must outlive the service. The
+// optional parts answer UNAVAILABLE when absent.
+struct QuerySources {
+  SeriesStore* store = nullptr;
+  ConnectedHosts* hosts = nullptr;
+  WorkerPool* readers = nullptr;
+  const OnlineDetector* detector = nullptr;
+  const SnapshotScheduler* snapshots = nullptr;
+  LeakReportBook* reports = nullptr;
+  MitigationCoordinator* mitigations = nullptr;
+  const Clock* clock = SystemClock::Get();
+};
+
 class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
  public:
-  // Every pointer must outlive the service.
-  QueryServiceImpl(SeriesStore* store, ConnectedHosts* hosts, WorkerPool* readers,
-                   const OnlineDetector* detector = nullptr,
-                   const SnapshotScheduler* snapshots = nullptr);
+  explicit QueryServiceImpl(const QuerySources& sources);
 
   grpc::ServerUnaryReactor* ListHosts(grpc::CallbackServerContext* context,
                                       const drip::v1::ListHostsRequest* request,
@@ -38,6 +55,21 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::ServerUnaryReactor* ListSuspects(grpc::CallbackServerContext* context,
                                          const drip::v1::ListSuspectsRequest* request,
                                          drip::v1::ListSuspectsResponse* response) override;
+  grpc::ServerUnaryReactor* ListLeaks(grpc::CallbackServerContext* context,
+                                      const drip::v1::ListLeaksRequest* request,
+                                      drip::v1::ListLeaksResponse* response) override;
+  grpc::ServerUnaryReactor* GetLeak(grpc::CallbackServerContext* context,
+                                    const drip::v1::GetLeakRequest* request,
+                                    drip::v1::LeakReport* response) override;
+  grpc::ServerUnaryReactor* UpdateLeakState(grpc::CallbackServerContext* context,
+                                            const drip::v1::UpdateLeakStateRequest* request,
+                                            drip::v1::LeakReport* response) override;
+  grpc::ServerUnaryReactor* Mitigate(grpc::CallbackServerContext* context,
+                                     const drip::v1::MitigateRequest* request,
+                                     drip::v1::MitigateResponse* response) override;
+  grpc::ServerUnaryReactor* ListAudit(grpc::CallbackServerContext* context,
+                                      const drip::v1::ListAuditRequest* request,
+                                      drip::v1::ListAuditResponse* response) override;
 
   // The work behind each RPC, callable without gRPC (and run on `readers` by the RPCs).
   grpc::Status DoListHosts(drip::v1::ListHostsResponse* response);
@@ -50,6 +82,9 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   WorkerPool* readers_;
   const OnlineDetector* detector_;
   const SnapshotScheduler* snapshots_;
+  LeakReportBook* reports_;
+  MitigationCoordinator* mitigations_;
+  const Clock* clock_;
 };
 
 }  // namespace drip::collector

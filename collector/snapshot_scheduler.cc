@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "collector/process_instance.h"
 #include "common/heap_snapshot_proto.h"
 #include "common/logging.h"
 #include "diagnoser/diagnosis_proto.h"
@@ -11,20 +12,6 @@
 #include "fmt/format.h"
 
 namespace drip::collector {
-namespace {
-
-// "pid@start" -> pid; 0 when the instance does not name a process.
-int PidOfInstance(const std::string& instance) {
-  const size_t at = instance.find('@');
-  const std::string digits = instance.substr(0, at);
-  if (digits.empty() || digits.size() > 9) return 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return 0;
-  }
-  return std::stoi(digits);
-}
-
-}  // namespace
 
 SnapshotScheduler::SnapshotScheduler(const SnapshotPolicy& policy,
                                      const diagnoser::DiagnoserConfig& diagnoser,

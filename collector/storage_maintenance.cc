@@ -28,6 +28,7 @@ void StorageMaintenance::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = false;
   }
+  last_run_ = std::chrono::steady_clock::now().time_since_epoch().count();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "drip-maint");
     Run();
@@ -64,6 +65,7 @@ void StorageMaintenance::Run() {
       lock.lock();
       next_size = Clock::now() + size_interval_;
     }
+    last_run_ = Clock::now().time_since_epoch().count();
     cv_.wait_until(lock, std::min(next_retention, next_size), [this] { return stop_; });
   }
 }

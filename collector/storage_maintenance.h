@@ -9,6 +9,7 @@
 // size_interval on this thread (the online detector's advance).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -32,6 +33,14 @@ class StorageMaintenance {
   void Start();
   void Stop();
 
+  // When the maintenance loop last went round (Start() before its first round): the
+  // collector's liveness for the systemd watchdog, since a hung retention pass or
+  // detector advance stops it. Thread-safe.
+  std::chrono::steady_clock::time_point last_run() const {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_run_.load()));
+  }
+
  private:
   void Run();
   void EnforceRetention();
@@ -45,6 +54,7 @@ class StorageMaintenance {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  std::atomic<std::chrono::steady_clock::rep> last_run_{0};
   std::thread thread_;
 };
 

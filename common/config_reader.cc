@@ -69,7 +69,8 @@ absl::StatusOr<ConfigReader> ConfigReader::FromString(std::string_view yaml, std
 absl::Status ConfigReader::ErrorAt(const YAML::Node& node, std::string_view key,
                                    std::string_view what) const {
   int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
-  return absl::InvalidArgumentError(fmt::format("{}:{}: {}: {}", source_, line, key, what));
+  return absl::InvalidArgumentError(
+      fmt::format("{}:{}: {}{}: {}", source_, line, key_prefix_, key, what));
 }
 
 absl::StatusOr<YAML::Node> ConfigReader::Find(std::string_view key, bool* found) {
@@ -250,6 +251,32 @@ absl::Status ConfigReader::ReadStringList(std::string_view key, std::vector<std:
   return absl::OkStatus();
 }
 
+absl::Status ConfigReader::Error(std::string_view key, std::string_view what) {
+  bool found = false;
+  absl::StatusOr<YAML::Node> node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  return ErrorAt(found ? *node : root_, key, what);
+}
+
+absl::StatusOr<std::vector<ConfigReader>> ConfigReader::ReadMappingList(std::string_view key) {
+  bool found = false;
+  auto node = Find(key, &found);
+  if (!node.ok()) return node.status();
+  known_trees_.insert(std::string(key));
+  std::vector<ConfigReader> entries;
+  if (!found || node->IsNull()) return entries;
+  if (!node->IsSequence()) return ErrorAt(*node, key, "must be a list of mappings");
+  for (size_t i = 0; i < node->size(); ++i) {
+    YAML::Node item = (*node)[i];
+    const std::string prefix = fmt::format("{}{}[{}].", key_prefix_, key, i);
+    if (!item.IsMap()) {
+      return ErrorAt(item, fmt::format("{}[{}]", key, i), "must be a mapping");
+    }
+    entries.push_back(ConfigReader(item, source_, prefix));
+  }
+  return entries;
+}
+
 absl::Status ConfigReader::CheckUnknown(const YAML::Node& node, const std::string& prefix) const {
   if (!node.IsMap()) return absl::OkStatus();
   for (const auto& kv : node) {
@@ -258,7 +285,7 @@ absl::Status ConfigReader::CheckUnknown(const YAML::Node& node, const std::strin
     if (!known_.contains(path)) {
       int line = kv.first.Mark().line + 1;
       return absl::InvalidArgumentError(
-          fmt::format("{}:{}: unknown key '{}'", source_, line, path));
+          fmt::format("{}:{}: unknown key '{}{}'", source_, line, key_prefix_, path));
     }
     if (!known_trees_.contains(path)) {
       absl::Status nested = CheckUnknown(kv.second, path);

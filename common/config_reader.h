@@ -49,6 +49,15 @@ class ConfigReader {
                         std::string* out);
   absl::Status ReadStringMap(std::string_view key, std::map<std::string, std::string>* out);
   absl::Status ReadStringList(std::string_view key, std::vector<std::string>* out);
+  // A list of mappings (e.g. one policy per component), one reader per entry. Each entry
+  // reader names its keys "key[i].field" in errors and checks its own unknown keys;
+  // call Read*() and CheckNoUnknownKeys() on each.
+  absl::StatusOr<std::vector<ConfigReader>> ReadMappingList(std::string_view key);
+
+  // An error for a check the Read*() calls cannot express (a required key, a duplicate
+  // entry): "file:line: key: what", at the key's line, or the mapping's own line when the
+  // key is absent.
+  absl::Status Error(std::string_view key, std::string_view what);
 
   // Fails naming the first key present in the text that no Read*() call asked for.
   absl::Status CheckNoUnknownKeys() const;
@@ -56,8 +65,8 @@ class ConfigReader {
   const std::string& source() const { return source_; }
 
  private:
-  ConfigReader(YAML::Node root, std::string source)
-      : root_(std::move(root)), source_(std::move(source)) {}
+  ConfigReader(YAML::Node root, std::string source, std::string key_prefix = "")
+      : root_(std::move(root)), source_(std::move(source)), key_prefix_(std::move(key_prefix)) {}
 
   // Finds `key`; sets *found=false when absent. Records the key as known either way.
   absl::StatusOr<YAML::Node> Find(std::string_view key, bool* found);
@@ -66,6 +75,7 @@ class ConfigReader {
 
   YAML::Node root_;
   std::string source_;
+  std::string key_prefix_;             // "policies[2]." for an entry of a mapping list
   std::set<std::string> known_;        // keys read, and every map on their path
   std::set<std::string> known_trees_;  // keys whose whole subtree was read
 };

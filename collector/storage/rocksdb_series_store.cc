@@ -14,6 +14,7 @@
 #include "collector/storage/series_key.h"
 #include "collector/storage/staged_batch.h"
 #include "collector/storage/staging_folder.h"
+#include "collector/storage/store_error.h"
 #include "common/duration.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -28,22 +29,6 @@ namespace {
 // A staged process sample: series id, window and point. Reserving this up front keeps
 // a batch's encoding to one allocation.
 constexpr size_t kStagedBytesPerSample = 32;
-
-rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
-std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
-
-// A RocksDB failure as a Status naming the store, with a code the caller can act on:
-// Unavailable is worth retrying (I/O, disk full, lock held), DataLoss is not.
-absl::Status StoreError(const std::string& path, std::string_view what, const rocksdb::Status& s) {
-  std::string message = fmt::format("store at {}: {}: {}", path, what, s.ToString());
-  if (s.IsCorruption()) return absl::DataLossError(message);
-  if (s.IsIOError() || s.IsBusy() || s.IsTimedOut() || s.IsTryAgain() || s.IsAborted() ||
-      s.IsIncomplete() || s.IsShutdownInProgress()) {
-    return absl::UnavailableError(message);
-  }
-  if (s.IsInvalidArgument() || s.IsNotSupported()) return absl::FailedPreconditionError(message);
-  return absl::InternalError(message);
-}
 
 // The smallest key greater than every key that starts with `prefix`, for
 // iterate_upper_bound. Meta prefixes never end in 0xff bytes only, so the loop ends.
@@ -93,6 +78,9 @@ absl::StatusOr<std::unique_ptr<RocksDbSeriesStore>> RocksDbSeriesStore::Open(
   std::unique_ptr<RocksDbSeriesStore> store(new RocksDbSeriesStore(options));
   RETURN_IF_ERROR(store->OpenDb());
   RETURN_IF_ERROR(store->LoadStoreSettings());
+  store->reports_ = std::make_unique<RocksDbReportStore>(store->db_.get(), store->reports_cf_,
+                                                         options.path, options.sync_writes);
+  RETURN_IF_ERROR(store->reports_->Init());
   StagingFolderOptions fold;
   fold.path = options.path;
   fold.interval = options.fold_interval;
@@ -205,6 +193,7 @@ absl::Status RocksDbSeriesStore::LoadStoreSettings() {
 RocksDbSeriesStore::~RocksDbSeriesStore() {
   if (folder_ != nullptr) folder_->Stop();
   folder_.reset();
+  reports_.reset();
   if (db_ == nullptr) return;
   auto log = Logger("collector");
   if (!options_.sync_writes) {

@@ -4,9 +4,9 @@
 // Column families: `series` holds sample chunks (one per series per window, key
 // be64(series_id) be64(window_start)), appended to by merges; `meta` holds the series
 // index, host records with their high-water marks, gaps and counters; `staging` holds
-// whole batches until they are folded into chunks; `reports` is reserved for leak
-// reports. Every AppendBatch is one atomic WriteBatch: the staged batch, new index
-// entries and the host's new mark together.
+// whole batches until they are folded into chunks; `reports` holds leak
+// reports and the audit log (RocksDbReportStore). Every AppendBatch is one atomic WriteBatch: the
+// staged batch, new index entries and the host's new mark together.
 #pragma once
 
 #include <chrono>
@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "collector/storage/host_state.h"
 #include "collector/storage/meta_record.h"
+#include "collector/storage/rocksdb_report_store.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage/staging_folder.h"
 #include "common/clock.h"
@@ -83,6 +84,7 @@ class RocksDbSeriesStore final : public SeriesStore {
   absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override;
   absl::StatusOr<uint64_t> EnforceRetention() override;
   uint64_t ApproximateSizeBytes() override;
+  ReportStore* reports() override { return reports_.get(); }
 
   // Folds every staged batch into its chunks now (the background folder does this on
   // its own). Thread-safe.
@@ -126,6 +128,7 @@ class RocksDbSeriesStore final : public SeriesStore {
   rocksdb::ColumnFamilyHandle* staging_cf_ = nullptr;
   rocksdb::ColumnFamilyHandle* reports_cf_ = nullptr;
   std::unique_ptr<StagingFolder> folder_;  // stopped before db_ closes
+  std::unique_ptr<RocksDbReportStore> reports_;
 
   std::mutex hosts_mu_;
   std::unordered_map<std::string, std::unique_ptr<HostState>> hosts_;  // guarded by hosts_mu_

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collector/storage/report_store.h"
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"
 
@@ -72,6 +73,9 @@ class SeriesStore {
 
   // Live size of the store on disk (SST files + WAL + memtables), for metrics.
   virtual uint64_t ApproximateSizeBytes() = 0;
+
+  // Leak reports and the audit log, kept in the same database; owned by the store.
+  virtual ReportStore* reports() = 0;
 };
 
 }  // namespace drip::collector

@@ -1,0 +1,427 @@
+#include "collector/leak_report_book.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/duration.h"
+#include "common/logging.h"
+#include "common/strings.h"
+#include "fmt/format.h"
+
+namespace drip::collector {
+namespace {
+
+constexpr std::string_view kReportIdPrefix = "leak-";
+constexpr char kCollectorActor[] = "collector";
+
+bool IsResolved(const drip::v1::LeakReport& r) { return r.state() == report_state::kResolved; }
+
+int SeverityRank(const std::string& severity) {
+  if (severity == "critical") return 0;
+  if (severity == "warning") return 1;
+  return 2;
+}
+
+// Shortest ETA first (unknown last), then fastest growth: the order on-call acts in.
+bool MoreUrgent(const drip::v1::LeakHost& a, const drip::v1::LeakHost& b) {
+  if (a.active() != b.active()) return a.active();
+  if (a.has_eta_to_oom_seconds() != b.has_eta_to_oom_seconds()) {
+    return a.has_eta_to_oom_seconds();
+  }
+  if (a.has_eta_to_oom_seconds() && a.eta_to_oom_seconds() != b.eta_to_oom_seconds()) {
+    return a.eta_to_oom_seconds() < b.eta_to_oom_seconds();
+  }
+  return a.growth_bytes_per_hour() > b.growth_bytes_per_hour();
+}
+
+// What to do about a leak of `component` under `policy`, for on-call to read.
+std::pair<std::string, std::string> Recommend(const std::string& id, const std::string& component,
+                                              const MitigationPolicy& policy) {
+  std::string action = policy.action;
+  if (action == mitigation_action::kRecommend) {
+    // The policy only recommends: name the action that fits the component.
+    action = component.starts_with("svc:") ? std::string(mitigation_action::kRestartUnit)
+                                           : std::string(mitigation_action::kSignalProcess);
+  }
+  std::string how =
+      policy.automatic
+          ? fmt::format(
+                "automatic policy: {}{} on hosts whose ETA to OOM falls below {}, at most "
+                "{:.0f}% of the component's hosts per {}",
+                policy.action, policy.dry_run ? " (dry-run)" : "",
+                FormatDuration(policy.trigger_eta), policy.max_host_fraction * 100,
+                FormatDuration(policy.cooldown))
+          : std::string("manual policy: nothing happens until on-call acts");
+  std::string what =
+      action == mitigation_action::kRestartUnit
+          ? fmt::format("restart {} on the hosts closest to OOM to reclaim the leaked memory",
+                        component.substr(4))
+          : fmt::format("restart the leaking process ({}) on the hosts closest to OOM", component);
+  return {action, fmt::format("{}: `dripctl mitigate {} --action {} --dry-run` first; {}. The "
+                              "leak comes back until the leaking code is fixed.",
+                              what, id, action, how)};
+}
+
+}  // namespace
+
+uint64_t ReportNumber(const std::string& id) {
+  if (!id.starts_with(kReportIdPrefix)) return 0;
+  uint64_t n = 0;
+  for (size_t i = kReportIdPrefix.size(); i < id.size(); ++i) {
+    if (id[i] < '0' || id[i] > '9' || n > UINT64_MAX / 10 - 10) return 0;
+    n = n * 10 + static_cast<uint64_t>(id[i] - '0');
+  }
+  return n;
+}
+
+LeakReportBook::LeakReportBook(const ReportPolicy& policy, const MitigationConfig* mitigation,
+                               ReportStore* store)
+    : policy_(policy), mitigation_(mitigation), store_(store) {}
+
+absl::Status LeakReportBook::Load() {
+  absl::StatusOr<std::vector<drip::v1::LeakReport>> stored = store_->LoadReports();
+  if (!stored.ok()) return stored.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (drip::v1::LeakReport& r : *stored) {
+    next_number_ = std::max(next_number_, ReportNumber(r.id()) + 1);
+    std::string id = r.id();
+    reports_[id] = std::move(r);
+  }
+  return absl::OkStatus();
+}
+
+drip::v1::LeakReport* LeakReportBook::FindUnresolvedLocked(const std::string& component) {
+  for (auto& [id, r] : reports_) {
+    if (r.component() == component && !IsResolved(r)) return &r;
+  }
+  return nullptr;
+}
+
+drip::v1::LeakReport* LeakReportBook::OpenLocked(const std::string& component, int64_t now_ms,
+                                                 std::vector<drip::v1::AuditEntry>* audit) {
+  const std::string id = fmt::format("{}{}", kReportIdPrefix, next_number_++);
+  drip::v1::LeakReport& r = reports_[id];
+  r.set_id(id);
+  r.set_component(component);
+  r.set_state(std::string(report_state::kOpen));
+  drip::v1::StateChange* change = r.add_history();
+  change->set_time_ms(now_ms);
+  change->set_to(std::string(report_state::kOpen));
+  change->set_actor(kCollectorActor);
+  change->set_note("the detector suspects the component of leaking");
+  drip::v1::AuditEntry& entry = audit->emplace_back();
+  entry.set_time_ms(now_ms);
+  entry.set_actor(kCollectorActor);
+  entry.set_report_id(id);
+  entry.set_component(component);
+  entry.set_action("open");
+  entry.set_outcome("done");
+  counts_.opened++;
+  Logger("collector")->warn("leak report {} opened for {}", id, component);
+  return &r;
+}
+
+void LeakReportBook::ChangeStateLocked(drip::v1::LeakReport* r, std::string_view to,
+                                       const std::string& actor, const std::string& note,
+                                       int64_t now_ms, std::vector<drip::v1::AuditEntry>* audit) {
+  drip::v1::StateChange* change = r->add_history();
+  change->set_time_ms(now_ms);
+  change->set_from(r->state());
+  change->set_to(std::string(to));
+  change->set_actor(actor);
+  change->set_note(note);
+  drip::v1::AuditEntry& entry = audit->emplace_back();
+  entry.set_time_ms(now_ms);
+  entry.set_actor(actor);
+  entry.set_report_id(r->id());
+  entry.set_component(r->component());
+  entry.set_action(to == report_state::kAcknowledged ? "ack"
+                   : to == report_state::kResolved
+                       ? (actor == kCollectorActor ? "auto-resolve" : "resolve")
+                       : std::string(to));
+  entry.set_outcome("done");
+  entry.set_detail(fmt::format("{} -> {}{}{}", r->state(), to, note.empty() ? "" : ": ", note));
+  r->set_state(std::string(to));
+  r->set_updated_ms(now_ms);
+  if (to == report_state::kResolved) counts_.resolved++;
+  dirty_.insert(r->id());
+  Logger("collector")
+      ->warn("leak report {} ({}) is {} now ({}{}{})", r->id(), r->component(), to, actor,
+             note.empty() ? "" : ": ", note);
+}
+
+void LeakReportBook::RefreshDerivedLocked(drip::v1::LeakReport* r, int64_t now_ms) const {
+  std::sort(r->mutable_hosts()->begin(), r->mutable_hosts()->end(), MoreUrgent);
+  r->set_max_growth_bytes_per_hour(0);
+  r->clear_min_eta_to_oom_seconds();
+  int64_t first_seen = 0;
+  for (const drip::v1::LeakHost& h : r->hosts()) {
+    if (first_seen == 0 || h.first_flagged_s() < first_seen) first_seen = h.first_flagged_s();
+    if (!h.active()) continue;
+    r->set_max_growth_bytes_per_hour(
+        std::max(r->max_growth_bytes_per_hour(), h.growth_bytes_per_hour()));
+    if (h.has_eta_to_oom_seconds() && (!r->has_min_eta_to_oom_seconds() ||
+                                       h.eta_to_oom_seconds() < r->min_eta_to_oom_seconds())) {
+      r->set_min_eta_to_oom_seconds(h.eta_to_oom_seconds());
+    }
+  }
+  r->set_first_seen_s(first_seen);
+  const double critical = std::chrono::duration<double>(policy_.critical_eta).count();
+  const double warning = std::chrono::duration<double>(policy_.warning_eta).count();
+  if (r->has_min_eta_to_oom_seconds() && r->min_eta_to_oom_seconds() < critical) {
+    r->set_severity("critical");
+  } else if (r->has_min_eta_to_oom_seconds() && r->min_eta_to_oom_seconds() < warning) {
+    r->set_severity("warning");
+  } else {
+    r->set_severity("info");
+  }
+  auto [action, text] = Recommend(r->id(), r->component(), mitigation_->For(r->component()));
+  r->set_recommended_action(action);
+  r->set_recommendation(text);
+  (void)now_ms;
+}
+
+void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse& suspects) {
+  std::map<std::string, std::vector<const drip::v1::Suspect*>> by_component;
+  for (const drip::v1::Suspect& s : suspects.suspects()) by_component[s.component()].push_back(&s);
+  std::map<std::string, int32_t> hosts_seen;
+  for (const drip::v1::ComponentSuspect& c : suspects.components()) {
+    hosts_seen[c.component()] = c.hosts_seen();
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<drip::v1::AuditEntry> audit;
+  std::set<std::string> touched;
+  for (const auto& [component, list] : by_component) {
+    drip::v1::LeakReport* r = FindUnresolvedLocked(component);
+    if (r == nullptr) {
+      // A report on-call resolved by hand keeps the suspects it had: only a host flagged
+      // anew after the resolution (a new leak, or the old one after a restart) reopens.
+      int64_t resolved_at_s = 0;
+      for (const auto& [id, old] : reports_) {
+        if (old.component() != component || old.history().empty()) continue;
+        const drip::v1::StateChange& last = old.history(old.history_size() - 1);
+        if (last.actor() != kCollectorActor) {
+          resolved_at_s = std::max(resolved_at_s, last.time_ms() / 1000);
+        }
+      }
+      const bool fresh = std::any_of(list.begin(), list.end(), [&](const drip::v1::Suspect* s) {
+        return s->first_flagged_s() > resolved_at_s;
+      });
+      if (!fresh) continue;
+      r = OpenLocked(component, now_ms, &audit);
+    }
+    const std::string before = r->SerializeAsString();
+    touched.insert(r->id());
+    for (drip::v1::LeakHost& h : *r->mutable_hosts()) h.set_active(false);
+    for (const drip::v1::Suspect* s : list) {
+      drip::v1::LeakHost* h = nullptr;
+      for (drip::v1::LeakHost& existing : *r->mutable_hosts()) {
+        if (existing.host() == s->host()) h = &existing;
+      }
+      if (h == nullptr) {
+        h = r->add_hosts();
+        h->set_host(s->host());
+        h->set_first_flagged_s(s->first_flagged_s());
+      }
+      h->set_instance(s->instance());
+      h->set_growth_bytes_per_hour(s->growth_bytes_per_hour());
+      if (s->has_eta_to_oom_seconds()) {
+        h->set_eta_to_oom_seconds(s->eta_to_oom_seconds());
+      } else {
+        h->clear_eta_to_oom_seconds();
+      }
+      h->set_current_bytes(s->current_bytes());
+      h->set_normal_bytes(s->normal_bytes());
+      h->set_first_flagged_s(std::min(h->first_flagged_s(), s->first_flagged_s()));
+      h->set_last_flagged_s(std::max(s->last_updated_s(), now_ms / 1000));
+      h->set_active(true);
+      h->set_rule(s->rule());
+      h->set_reason(s->reason());
+      h->set_snapshot_state(s->has_snapshot() ? s->snapshot().state() : "");
+      h->set_snapshot_error(s->has_snapshot() ? s->snapshot().error() : "");
+      if (s->has_snapshot() && s->snapshot().state() == "done" &&
+          s->snapshot().finished_ms() > r->diagnosed_ms()) {
+        const drip::v1::Diagnosis& d = s->snapshot().diagnosis();
+        r->clear_top_stacks();
+        for (int i = 0; i < d.stacks_size() && static_cast<uint64_t>(i) < policy_.max_stacks; ++i) {
+          *r->add_top_stacks() = d.stacks(i);
+        }
+        r->set_diagnosed_host(s->host());
+        r->set_diagnosed_ms(s->snapshot().finished_ms());
+        r->set_diagnosis_summary(d.summary());
+      }
+    }
+    if (auto it = hosts_seen.find(component); it != hosts_seen.end()) {
+      r->set_hosts_seen(std::max(it->second, r->hosts_size()));
+    }
+    r->set_last_seen_s(now_ms / 1000);
+    RefreshDerivedLocked(r, now_ms);
+    // last_seen moves every pass; write when anything else changed, or once a minute.
+    drip::v1::LeakReport compare = *r;
+    drip::v1::LeakReport old;
+    old.ParseFromString(before);
+    compare.set_last_seen_s(old.last_seen_s());
+    for (drip::v1::LeakHost& h : *compare.mutable_hosts()) {
+      for (const drip::v1::LeakHost& o : old.hosts()) {
+        if (o.host() == h.host()) h.set_last_flagged_s(o.last_flagged_s());
+      }
+    }
+    if (compare.SerializeAsString() != before || now_ms - r->updated_ms() >= 60'000) {
+      r->set_updated_ms(now_ms);
+      dirty_.insert(r->id());
+    }
+  }
+  // Reports whose component nobody suspects any more: hosts inactive, then resolved.
+  for (auto& [id, r] : reports_) {
+    if (IsResolved(r) || touched.contains(id)) continue;
+    bool was_active = false;
+    for (drip::v1::LeakHost& h : *r.mutable_hosts()) {
+      was_active |= h.active();
+      h.set_active(false);
+    }
+    if (was_active) {
+      RefreshDerivedLocked(&r, now_ms);
+      r.set_updated_ms(now_ms);
+      dirty_.insert(id);
+    }
+    if (now_ms / 1000 - r.last_seen_s() >= policy_.resolve_after.count() / 1000) {
+      ChangeStateLocked(&r, report_state::kResolved, kCollectorActor,
+                        fmt::format("no host suspected for {}: the growth stopped",
+                                    FormatDuration(policy_.resolve_after)),
+                        now_ms, &audit);
+    }
+  }
+  if (!dirty_.empty() || !audit.empty() || !pending_audit_.empty()) {
+    (void)FlushLocked(&audit);  // logged, counted and retried next pass
+  }
+}
+
+absl::Status LeakReportBook::FlushLocked(std::vector<drip::v1::AuditEntry>* audit) {
+  // Entries of a failed write wait here for the next one: the audit log loses nothing.
+  const size_t first_new = pending_audit_.size();
+  for (drip::v1::AuditEntry& e : *audit) pending_audit_.push_back(std::move(e));
+  std::vector<drip::v1::LeakReport> changed;
+  for (const std::string& id : dirty_) changed.push_back(reports_[id]);
+  absl::Status s = store_->Write(changed, &pending_audit_);
+  if (!s.ok()) {
+    audit->assign(pending_audit_.begin() + static_cast<std::ptrdiff_t>(first_new),
+                  pending_audit_.end());
+    counts_.store_errors++;
+    Logger("collector")
+        ->error("writing {} leak reports and {} audit entries (kept, retried next pass): {}",
+                changed.size(), pending_audit_.size(), std::string(s.message()));
+    return s;
+  }
+  audit->assign(pending_audit_.begin() + static_cast<std::ptrdiff_t>(first_new),
+                pending_audit_.end());
+  pending_audit_.clear();
+  dirty_.clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<drip::v1::LeakReport> LeakReportBook::Get(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = reports_.find(id);
+  if (it == reports_.end()) {
+    return absl::NotFoundError(
+        fmt::format("no leak report {} (dripctl leaks list --state all "
+                    "shows every report)",
+                    id));
+  }
+  return it->second;
+}
+
+std::vector<drip::v1::LeakReport> LeakReportBook::List(const std::string& state,
+                                                       const std::string& component) const {
+  std::vector<drip::v1::LeakReport> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, r] : reports_) {
+      if (!component.empty() && r.component() != component) continue;
+      if (state.empty() ? IsResolved(r) : (state != "all" && r.state() != state)) continue;
+      out.push_back(r);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    if (IsResolved(a) != IsResolved(b)) return !IsResolved(a);
+    if (SeverityRank(a.severity()) != SeverityRank(b.severity())) {
+      return SeverityRank(a.severity()) < SeverityRank(b.severity());
+    }
+    if (a.last_seen_s() != b.last_seen_s()) return a.last_seen_s() > b.last_seen_s();
+    return ReportNumber(a.id()) > ReportNumber(b.id());
+  });
+  return out;
+}
+
+absl::StatusOr<drip::v1::LeakReport> LeakReportBook::SetState(const std::string& id,
+                                                              const std::string& state,
+                                                              const std::string& actor,
+                                                              const std::string& note,
+                                                              int64_t now_ms) {
+  if (state != report_state::kAcknowledged && state != report_state::kResolved) {
+    return absl::InvalidArgumentError(fmt::format(
+        "state: '{}' cannot be set by hand (acknowledged or resolved; the collector sets open "
+        "and mitigated)",
+        state));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = reports_.find(id);
+  if (it == reports_.end()) return absl::NotFoundError(fmt::format("no leak report {}", id));
+  drip::v1::LeakReport& r = it->second;
+  if (IsResolved(r)) {
+    return absl::FailedPreconditionError(
+        fmt::format("leak report {} is resolved already; a new leak opens a new report", id));
+  }
+  if (r.state() == state) return r;
+  if (state == report_state::kAcknowledged && r.state() == report_state::kMitigated) {
+    return absl::FailedPreconditionError(
+        fmt::format("leak report {} is mitigated already, which implies acknowledged", id));
+  }
+  std::vector<drip::v1::AuditEntry> audit;
+  ChangeStateLocked(&r, state, actor, note, now_ms, &audit);
+  if (absl::Status s = FlushLocked(&audit); !s.ok()) {
+    return absl::UnavailableError(fmt::format(
+        "the state change is applied but not stored yet (retried): {}", std::string(s.message())));
+  }
+  return r;
+}
+
+absl::StatusOr<drip::v1::AuditEntry> LeakReportBook::RecordMitigation(
+    const std::string& report_id, const drip::v1::MitigationRecord& record,
+    drip::v1::AuditEntry entry, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = reports_.find(report_id);
+  if (it == reports_.end()) return absl::NotFoundError(fmt::format("no leak report {}", report_id));
+  drip::v1::LeakReport& r = it->second;
+  drip::v1::MitigationRecord* slot = nullptr;
+  for (drip::v1::MitigationRecord& m : *r.mutable_mitigations()) {
+    if (!record.command_id().empty() && m.command_id() == record.command_id()) slot = &m;
+  }
+  if (slot == nullptr) slot = r.add_mitigations();
+  *slot = record;
+  r.set_updated_ms(now_ms);
+  dirty_.insert(report_id);
+  std::vector<drip::v1::AuditEntry> audit = {std::move(entry)};
+  if (record.outcome() == "succeeded" && !record.dry_run() &&
+      (r.state() == report_state::kOpen || r.state() == report_state::kAcknowledged)) {
+    ChangeStateLocked(&r, report_state::kMitigated, record.actor(),
+                      fmt::format("{} on {}: {}", record.action(), record.host(), record.detail()),
+                      now_ms, &audit);
+  }
+  absl::Status s = FlushLocked(&audit);
+  if (!s.ok()) return s;
+  return audit.front();
+}
+
+absl::Status LeakReportBook::Audit(std::vector<drip::v1::AuditEntry>* entries) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return FlushLocked(entries);
+}
+
+LeakReportBook::Counts LeakReportBook::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts_;
+}
+
+}  // namespace drip::collector

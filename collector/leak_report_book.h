@@ -1,0 +1,118 @@
+// LeakReportBook: the collector's leak reports (DESIGN.md step 7). After every detector
+// pass the book folds the suspects, grouped by component, into one report per component
+// leak: hosts affected with their growth and ETA to OOM, the latest diagnosis of a heap
+// snapshot, and what the component's mitigation policy recommends. A report keeps its id
+// while it lives; it is resolved automatically once no host has been suspected for
+// `resolve_after` (the leak stopped, e.g. a fixed version rolled out), or by on-call.
+// The same component leaking again after resolution opens a new report.
+//
+// Every change is written through to the ReportStore with the audit entries that explain
+// it, in one atomic write; at start the book is loaded from the store, so reports and
+// their states survive restarts. A write that fails is logged and counted, and retried
+// with the next pass (the in-memory report stays marked dirty).
+//
+// Thread-safe: one mutex; Update runs on maintenance, the rest on query and stream threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collector/mitigation_policy.h"
+#include "collector/storage/report_store.h"
+#include "drip/v1/query.pb.h"
+#include "drip/v1/report.pb.h"
+
+namespace drip::collector {
+
+struct ReportPolicy {
+  // A report whose hosts have all stopped being suspected this long is resolved.
+  std::chrono::milliseconds resolve_after = std::chrono::hours(6);
+  // Severity from the shortest ETA to OOM among the report's active hosts.
+  std::chrono::milliseconds critical_eta = std::chrono::hours(6);
+  std::chrono::milliseconds warning_eta = std::chrono::hours(72);
+  uint64_t max_stacks = 5;  // diagnosed stacks kept in a report
+};
+
+namespace report_state {
+inline constexpr std::string_view kOpen = "open";
+inline constexpr std::string_view kAcknowledged = "acknowledged";
+inline constexpr std::string_view kMitigated = "mitigated";
+inline constexpr std::string_view kResolved = "resolved";
+}  // namespace report_state
+
+class LeakReportBook {
+ public:
+  // `mitigation` (for recommendations) and `store` must outlive the book.
+  LeakReportBook(const ReportPolicy& policy, const MitigationConfig* mitigation,
+                 ReportStore* store);
+
+  // Reads every stored report; call once before use.
+  absl::Status Load();
+
+  // One detector pass: `suspects` as the query API shows them (snapshots filled in).
+  void Update(int64_t now_ms, const drip::v1::ListSuspectsResponse& suspects);
+
+  absl::StatusOr<drip::v1::LeakReport> Get(const std::string& id) const;
+  // `state`: "" for every unresolved report, "all", or one state. Most severe first,
+  // then the most recently seen.
+  std::vector<drip::v1::LeakReport> List(const std::string& state,
+                                         const std::string& component) const;
+
+  // On-call's ack (to "acknowledged") or resolve (to "resolved"). NOT_FOUND for an
+  // unknown id; FAILED_PRECONDITION for a resolved report or acknowledging a mitigated
+  // one; INVALID_ARGUMENT for another state. Acknowledging twice is not an error.
+  absl::StatusOr<drip::v1::LeakReport> SetState(const std::string& id, const std::string& state,
+                                                const std::string& actor, const std::string& note,
+                                                int64_t now_ms);
+
+  // Records a mitigation request or outcome (upserted by command id) with its audit
+  // entry. A real (not dry-run) action that succeeded moves an open or acknowledged
+  // report to mitigated. Returns the audit entry as stored (with its id).
+  absl::StatusOr<drip::v1::AuditEntry> RecordMitigation(const std::string& report_id,
+                                                        const drip::v1::MitigationRecord& record,
+                                                        drip::v1::AuditEntry entry, int64_t now_ms);
+
+  // Appends audit entries that change no report (e.g. refused requests).
+  absl::Status Audit(std::vector<drip::v1::AuditEntry>* entries);
+
+  struct Counts {
+    uint64_t opened = 0;
+    uint64_t resolved = 0;
+    uint64_t store_errors = 0;
+  };
+  Counts counts() const;
+
+ private:
+  drip::v1::LeakReport* FindUnresolvedLocked(const std::string& component);
+  drip::v1::LeakReport* OpenLocked(const std::string& component, int64_t now_ms,
+                                   std::vector<drip::v1::AuditEntry>* audit);
+  void RefreshDerivedLocked(drip::v1::LeakReport* report, int64_t now_ms) const;
+  void ChangeStateLocked(drip::v1::LeakReport* report, std::string_view to,
+                         const std::string& actor, const std::string& note, int64_t now_ms,
+                         std::vector<drip::v1::AuditEntry>* audit);
+  // Writes the dirty reports and `audit`; on failure keeps them dirty for the next try.
+  absl::Status FlushLocked(std::vector<drip::v1::AuditEntry>* audit);
+
+  const ReportPolicy policy_;
+  const MitigationConfig* mitigation_;
+  ReportStore* store_;
+  mutable std::mutex mu_;
+  std::map<std::string, drip::v1::LeakReport> reports_;  // by id
+  std::set<std::string> dirty_;                          // ids not yet written
+  std::vector<drip::v1::AuditEntry> pending_audit_;      // not yet written
+  uint64_t next_number_ = 1;
+  Counts counts_;
+};
+
+// "leak-12" -> 12; 0 when `id` is not a report id.
+uint64_t ReportNumber(const std::string& id);
+
+}  // namespace drip::collector

@@ -1,0 +1,227 @@
+#include "collector/mitigation_coordinator.h"
+
+#include <utility>
+
+#include "common/logging.h"
+#include "fmt/format.h"
+
+namespace drip::collector {
+namespace {
+
+constexpr char kPolicyActor[] = "policy";
+constexpr int64_t kHourMs = 3'600'000;
+
+drip::v1::AuditEntry EntryFor(const drip::v1::LeakReport& report,
+                              const drip::v1::MitigationRecord& record) {
+  drip::v1::AuditEntry e;
+  e.set_time_ms(record.finished_ms() != 0 ? record.finished_ms() : record.requested_ms());
+  e.set_actor(record.actor());
+  e.set_report_id(report.id());
+  e.set_component(report.component());
+  e.set_host(record.host());
+  e.set_action(record.action());
+  e.set_target(record.target());
+  e.set_dry_run(record.dry_run());
+  e.set_outcome(record.outcome());
+  e.set_detail(record.detail());
+  e.set_command_id(record.command_id());
+  return e;
+}
+
+}  // namespace
+
+MitigationCoordinator::MitigationCoordinator(const MitigationConfig& config, LeakReportBook* book,
+                                             ConnectedHosts* hosts, CollectorMetrics* metrics)
+    : config_(config), book_(book), hosts_(hosts), metrics_(metrics) {}
+
+void MitigationCoordinator::Count(const std::string& action, const std::string& outcome) {
+  if (metrics_ != nullptr) metrics_->Mitigation(action, outcome).Increment();
+}
+
+uint64_t MitigationCoordinator::FleetBudgetLocked(int64_t now_ms) {
+  while (!recent_actions_ms_.empty() && now_ms - recent_actions_ms_.front() >= kHourMs) {
+    recent_actions_ms_.pop_front();
+  }
+  return recent_actions_ms_.size() >= config_.max_actions_per_hour
+             ? 0
+             : config_.max_actions_per_hour - recent_actions_ms_.size();
+}
+
+std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
+    const drip::v1::LeakReport& report, const MitigationRequestSpec& spec, const std::string& actor,
+    int64_t now_ms) {
+  auto log = Logger("collector");
+  const MitigationPolicy& policy = config_.For(report.component());
+  MitigationPlan plan = PlanMitigation(report, policy, spec, now_ms, FleetBudgetLocked(now_ms));
+  std::vector<drip::v1::AuditEntry> entries;
+  for (const MitigationTarget& t : plan.targets) {
+    drip::v1::MitigationRecord record;
+    record.set_command_id(fmt::format("mitigate-{}-{}", now_ms, next_id_++));
+    record.set_requested_ms(now_ms);
+    record.set_host(t.host);
+    record.set_action(spec.action);
+    record.set_target(t.description);
+    record.set_dry_run(spec.dry_run);
+    record.set_actor(actor);
+    if (spec.action == mitigation_action::kRecommend) {
+      // Nothing goes to the host: the report says what on-call should do.
+      record.set_outcome("recommended");
+      record.set_finished_ms(now_ms);
+      record.set_detail(report.recommendation());
+    } else {
+      drip::v1::Command command;
+      command.set_id(record.command_id());
+      drip::v1::MitigationCommand* m = command.mutable_mitigation();
+      m->set_report_id(report.id());
+      m->set_action(spec.action);
+      m->set_unit(t.unit);
+      m->set_pid(t.pid);
+      m->set_signal(spec.action == mitigation_action::kSignalProcess ? spec.signal : 0);
+      m->set_dry_run(spec.dry_run);
+      m->set_instance(t.instance);
+      m->set_component(report.component());
+      if (!hosts_->SendCommand(t.host, command)) {
+        record.set_outcome("failed");
+        record.set_finished_ms(now_ms);
+        record.set_detail("the host's agent is not connected");
+      } else {
+        record.set_outcome("requested");
+        Pending pending;
+        pending.report_id = report.id();
+        pending.record = record;
+        pending.component = report.component();
+        pending.deadline_ms = now_ms + config_.result_timeout.count();
+        pending_[record.command_id()] = std::move(pending);
+      }
+    }
+    recent_actions_ms_.push_back(now_ms);
+    Count(spec.action, record.outcome());
+    log->warn("mitigation {} of {} ({}): {} {} on {}{} by {}: {}", record.command_id(), report.id(),
+              report.component(), spec.action, t.description, t.host,
+              spec.dry_run ? " (dry-run)" : "", actor, record.outcome());
+    absl::StatusOr<drip::v1::AuditEntry> stored =
+        book_->RecordMitigation(report.id(), record, EntryFor(report, record), now_ms);
+    entries.push_back(stored.ok() ? *stored : EntryFor(report, record));
+  }
+  if (!spec.automatic) {
+    // A refused request is audited too: on-call sees why nothing happened.
+    std::vector<drip::v1::AuditEntry> refused;
+    for (const SkippedHost& s : plan.skipped) {
+      drip::v1::AuditEntry& e = refused.emplace_back();
+      e.set_time_ms(now_ms);
+      e.set_actor(actor);
+      e.set_report_id(report.id());
+      e.set_component(report.component());
+      e.set_host(s.host);
+      e.set_action(spec.action);
+      e.set_dry_run(spec.dry_run);
+      e.set_outcome("refused");
+      e.set_detail(s.reason);
+      Count(spec.action, "refused");
+      log->warn("mitigation of {} on {} refused: {}", report.id(), s.host, s.reason);
+    }
+    (void)book_->Audit(&refused);  // a failed write is logged, counted and retried
+    for (auto& e : refused) entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+void MitigationCoordinator::Tick(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (now_ms <= it->second.deadline_ms) {
+      ++it;
+      continue;
+    }
+    Pending pending = std::move(it->second);
+    it = pending_.erase(it);
+    FinishLocked(
+        std::move(pending), "timed-out",
+        fmt::format("the agent did not answer within {} s", config_.result_timeout.count() / 1000),
+        now_ms);
+  }
+  for (const drip::v1::LeakReport& report : book_->List("", "")) {
+    const MitigationPolicy& policy = config_.For(report.component());
+    if (!policy.automatic) continue;
+    MitigationRequestSpec spec;
+    spec.action = policy.action;
+    spec.dry_run = policy.dry_run;
+    spec.automatic = true;
+    spec.signal = policy.signal;
+    RunLocked(report, spec, kPolicyActor, now_ms);
+  }
+}
+
+absl::StatusOr<std::vector<drip::v1::AuditEntry>> MitigationCoordinator::Request(
+    const drip::v1::MitigateRequest& request, const std::string& actor, int64_t now_ms) {
+  if (request.action() != mitigation_action::kRestartUnit &&
+      request.action() != mitigation_action::kSignalProcess &&
+      request.action() != mitigation_action::kRecommend) {
+    return absl::InvalidArgumentError(fmt::format(
+        "action: '{}' is not restart-unit, signal-process or recommend", request.action()));
+  }
+  absl::StatusOr<drip::v1::LeakReport> report = book_->Get(request.id());
+  if (!report.ok()) return report.status();
+  if (report->state() == report_state::kResolved) {
+    return absl::FailedPreconditionError(
+        fmt::format("leak report {} is resolved: nothing to mitigate", request.id()));
+  }
+  const MitigationPolicy& policy = config_.For(report->component());
+  MitigationRequestSpec spec;
+  spec.action = request.action();
+  spec.dry_run = request.dry_run();
+  spec.only_host = request.host();
+  spec.signal = request.signal() != 0 ? request.signal() : policy.signal;
+  if (spec.action == mitigation_action::kSignalProcess &&
+      !ParseMitigationSignal(std::to_string(spec.signal)).ok()) {
+    return absl::InvalidArgumentError(
+        std::string(ParseMitigationSignal(std::to_string(spec.signal)).status().message()));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return RunLocked(*report, spec, actor, now_ms);
+}
+
+bool MitigationCoordinator::OnCommandResult(const std::string& host,
+                                            const drip::v1::CommandResult& result, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(result.command_id());
+  if (it == pending_.end() || it->second.record.host() != host) return false;
+  Pending pending = std::move(it->second);
+  pending_.erase(it);
+  std::string outcome;
+  if (result.refused()) {
+    outcome = "refused";
+  } else if (!result.ok()) {
+    outcome = "failed";
+  } else {
+    outcome = pending.record.dry_run() ? "dry-run" : "succeeded";
+  }
+  std::string detail = result.ok() ? result.detail() : result.error();
+  if (detail.empty()) detail = result.detail();
+  FinishLocked(std::move(pending), outcome, detail, now_ms);
+  return true;
+}
+
+void MitigationCoordinator::FinishLocked(Pending pending, const std::string& outcome,
+                                         const std::string& detail, int64_t now_ms) {
+  drip::v1::MitigationRecord& record = pending.record;
+  record.set_outcome(outcome);
+  record.set_detail(detail);
+  record.set_finished_ms(now_ms);
+  Count(record.action(), outcome);
+  Logger("collector")
+      ->warn("mitigation {} of {} on {}: {}{}: {}", record.command_id(), pending.report_id,
+             record.host(), outcome, record.dry_run() ? " (dry-run)" : "", detail);
+  drip::v1::LeakReport report;
+  report.set_id(pending.report_id);
+  report.set_component(pending.component);
+  absl::StatusOr<drip::v1::AuditEntry> stored =
+      book_->RecordMitigation(pending.report_id, record, EntryFor(report, record), now_ms);
+  if (!stored.ok()) {
+    Logger("collector")
+        ->error("recording mitigation {}: {}", record.command_id(),
+                std::string(stored.status().message()));
+  }
+}
+
+}  // namespace drip::collector

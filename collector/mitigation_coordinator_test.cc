@@ -1,0 +1,201 @@
+#include "collector/mitigation_coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include "collector/storage/rocksdb_series_store.h"
+#include "collector/storage/scoped_temp_dir.h"
+
+namespace drip::collector {
+namespace {
+
+constexpr int64_t kT0Ms = 1'700'000'000'000;
+
+// An agent stream that keeps what it was sent; the real stream is exercised by the
+// end-to-end mitigation test.
+class RecordingStream : public ConnectedHosts::Stream {
+ public:
+  void Supersede() override {}
+  bool IsOpen() override { return true; }
+  bool SendCommand(const drip::v1::Command& command) override {
+    sent.push_back(command);
+    return true;
+  }
+  std::vector<drip::v1::Command> sent;
+};
+
+class MitigationCoordinatorTest : public ::testing::Test {
+ protected:
+  void Start() {
+    RocksDbSeriesStoreOptions options;
+    options.path = dir_.path();
+    options.fold_interval = std::chrono::milliseconds(0);
+    auto store = RocksDbSeriesStore::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    book_ = std::make_unique<LeakReportBook>(ReportPolicy{}, &config_, store_->reports());
+    coordinator_ = std::make_unique<MitigationCoordinator>(config_, book_.get(), &hosts_, nullptr);
+    hosts_.Register("a", &stream_);
+    drip::v1::ListSuspectsResponse pass;
+    drip::v1::Suspect* s = pass.add_suspects();
+    s->set_host("a");
+    s->set_component("svc:leaky.service");
+    s->set_instance("4242@100");
+    s->set_first_flagged_s(kT0Ms / 1000);
+    s->set_growth_bytes_per_hour(1e9);
+    s->set_eta_to_oom_seconds(600);
+    book_->Update(kT0Ms, pass);
+  }
+  void TearDown() override {
+    if (coordinator_) hosts_.Unregister("a", &stream_);
+  }
+
+  std::vector<drip::v1::AuditEntry> Audit() {
+    auto entries = store_->reports()->ReadAudit("leak-1", 0, 1000);
+    EXPECT_TRUE(entries.ok());
+    return entries.ok() ? *entries : std::vector<drip::v1::AuditEntry>{};
+  }
+
+  drip::v1::CommandResult Ok(const std::string& id, const std::string& detail) {
+    drip::v1::CommandResult r;
+    r.set_command_id(id);
+    r.set_ok(true);
+    r.set_detail(detail);
+    return r;
+  }
+
+  ScopedTempDir dir_;
+  MitigationConfig config_;
+  ConnectedHosts hosts_;
+  RecordingStream stream_;
+  std::unique_ptr<RocksDbSeriesStore> store_;
+  std::unique_ptr<LeakReportBook> book_;
+  std::unique_ptr<MitigationCoordinator> coordinator_;
+};
+
+TEST_F(MitigationCoordinatorTest, AnAutomaticPolicySignalsTheLeakingProcessAndRecordsTheOutcome) {
+  MitigationPolicy policy;
+  policy.automatic = true;
+  policy.action = "signal-process";
+  policy.dry_run = false;
+  policy.max_host_fraction = 1;
+  config_.components["svc:leaky.service"] = policy;
+  Start();
+  coordinator_->Tick(kT0Ms + 1000);
+  ASSERT_EQ(stream_.sent.size(), 1u);
+  const drip::v1::MitigationCommand& m = stream_.sent[0].mitigation();
+  EXPECT_EQ(m.action(), "signal-process");
+  EXPECT_EQ(m.pid(), 4242);
+  EXPECT_EQ(m.instance(), "4242@100");
+  EXPECT_EQ(m.signal(), 15);
+  EXPECT_FALSE(m.dry_run());
+  EXPECT_EQ(m.report_id(), "leak-1");
+  // The cool-down keeps the next pass from signalling again.
+  coordinator_->Tick(kT0Ms + 2000);
+  EXPECT_EQ(stream_.sent.size(), 1u);
+
+  EXPECT_TRUE(coordinator_->OnCommandResult(
+      "a", Ok(stream_.sent[0].id(), "sent SIGTERM to pid 4242 (leaky)"), kT0Ms + 3000));
+  auto report = book_->Get("leak-1");
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->state(), "mitigated");
+  ASSERT_EQ(report->mitigations_size(), 1);
+  EXPECT_EQ(report->mitigations(0).outcome(), "succeeded");
+  EXPECT_EQ(report->mitigations(0).actor(), "policy");
+  auto audit = Audit();
+  ASSERT_GE(audit.size(), 3u);  // open, requested, succeeded, and the state change
+  bool requested = false, succeeded = false;
+  for (const auto& e : audit) {
+    requested |= e.outcome() == "requested" && e.action() == "signal-process";
+    succeeded |= e.outcome() == "succeeded" && e.detail() == "sent SIGTERM to pid 4242 (leaky)";
+  }
+  EXPECT_TRUE(requested);
+  EXPECT_TRUE(succeeded);
+}
+
+TEST_F(MitigationCoordinatorTest, AutomaticActionsAreDryRunsUnlessThePolicySaysOtherwise) {
+  config_.defaults.automatic = true;
+  config_.defaults.action = "restart-unit";
+  config_.defaults.max_host_fraction = 1;
+  Start();
+  coordinator_->Tick(kT0Ms + 1000);
+  ASSERT_EQ(stream_.sent.size(), 1u);
+  EXPECT_TRUE(stream_.sent[0].mitigation().dry_run());
+  EXPECT_EQ(stream_.sent[0].mitigation().unit(), "leaky.service");
+  coordinator_->OnCommandResult("a", Ok(stream_.sent[0].id(), "would restart leaky.service"),
+                                kT0Ms + 2000);
+  auto report = book_->Get("leak-1");
+  EXPECT_EQ(report->state(), "open");
+  EXPECT_EQ(report->mitigations(0).outcome(), "dry-run");
+}
+
+TEST_F(MitigationCoordinatorTest, AnUnansweredCommandTimesOut) {
+  config_.result_timeout = std::chrono::seconds(30);
+  Start();
+  drip::v1::MitigateRequest request;
+  request.set_id("leak-1");
+  request.set_action("signal-process");
+  auto entries = coordinator_->Request(request, "alice", kT0Ms);
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].outcome(), "requested");
+  EXPECT_EQ((*entries)[0].actor(), "alice");
+  coordinator_->Tick(kT0Ms + 31'000);
+  EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "timed-out");
+  // A late answer is not taken for a live command.
+  EXPECT_FALSE(coordinator_->OnCommandResult("a", Ok(stream_.sent[0].id(), ""), kT0Ms + 40'000));
+}
+
+TEST_F(MitigationCoordinatorTest, RefusedResultsAndBadRequestsAreReported) {
+  Start();
+  drip::v1::MitigateRequest request;
+  request.set_id("leak-1");
+  request.set_action("reboot");
+  EXPECT_EQ(coordinator_->Request(request, "x", kT0Ms).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  request.set_id("leak-7");
+  request.set_action("signal-process");
+  EXPECT_EQ(coordinator_->Request(request, "x", kT0Ms).status().code(),
+            absl::StatusCode::kNotFound);
+  request.set_id("leak-1");
+  ASSERT_TRUE(coordinator_->Request(request, "x", kT0Ms).ok());
+  drip::v1::CommandResult refused;
+  refused.set_command_id(stream_.sent[0].id());
+  refused.set_refused(true);
+  refused.set_error("action signal-process is not allowed by this agent's config");
+  EXPECT_TRUE(coordinator_->OnCommandResult("a", refused, kT0Ms + 100));
+  auto report = book_->Get("leak-1");
+  EXPECT_EQ(report->mitigations(0).outcome(), "refused");
+  EXPECT_EQ(report->state(), "open");
+}
+
+TEST_F(MitigationCoordinatorTest, RecommendSendsNothingToTheHost) {
+  Start();
+  drip::v1::MitigateRequest request;
+  request.set_id("leak-1");
+  request.set_action("recommend");
+  auto entries = coordinator_->Request(request, "x", kT0Ms);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].outcome(), "recommended");
+  EXPECT_TRUE(stream_.sent.empty());
+}
+
+TEST_F(MitigationCoordinatorTest, TheFleetWideHourlyLimitHolds) {
+  config_.max_actions_per_hour = 1;
+  Start();
+  drip::v1::MitigateRequest request;
+  request.set_id("leak-1");
+  request.set_action("signal-process");
+  request.set_dry_run(true);
+  ASSERT_TRUE(coordinator_->Request(request, "x", kT0Ms).ok());
+  request.set_dry_run(false);
+  auto second = coordinator_->Request(request, "x", kT0Ms + 1000);
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].outcome(), "refused");
+  EXPECT_NE((*second)[0].detail().find("max_actions_per_hour"), std::string::npos);
+  EXPECT_EQ(stream_.sent.size(), 1u);
+}
+
+}  // namespace
+}  // namespace drip::collector

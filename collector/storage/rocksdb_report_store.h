@@ -1,0 +1,47 @@
+// RocksDbReportStore: ReportStore on the `reports` column family of the collector's
+// RocksDB, owned by RocksDbSeriesStore (which opens and closes the database).
+//
+// Keys: "r/<report id>" -> drip.v1.LeakReport; "a/" be64(sequence) -> drip.v1.AuditEntry.
+// Audit sequences continue from the last stored one after a restart.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collector/storage/report_store.h"
+
+namespace rocksdb {
+class ColumnFamilyHandle;
+class DB;
+}  // namespace rocksdb
+
+namespace drip::collector {
+
+class RocksDbReportStore final : public ReportStore {
+ public:
+  // `db` and `cf` must outlive this store; `path` names the store in errors.
+  RocksDbReportStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string path,
+                     bool sync_writes);
+
+  // Finds the last audit sequence; call once before use.
+  absl::Status Init();
+
+  absl::Status Write(const std::vector<drip::v1::LeakReport>& reports,
+                     std::vector<drip::v1::AuditEntry>* audit) override;
+  absl::StatusOr<std::vector<drip::v1::LeakReport>> LoadReports() override;
+  absl::StatusOr<std::vector<drip::v1::AuditEntry>> ReadAudit(const std::string& report_id,
+                                                              int64_t since_ms,
+                                                              size_t limit) override;
+
+ private:
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* cf_;
+  const std::string path_;
+  const bool sync_writes_;
+  std::mutex mu_;  // orders audit sequences with their writes
+  uint64_t last_audit_sequence_ = 0;
+};
+
+}  // namespace drip::collector

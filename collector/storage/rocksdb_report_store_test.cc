@@ -1,0 +1,96 @@
+#include "collector/storage/rocksdb_report_store.h"
+
+#include <gtest/gtest.h>
+
+#include "collector/storage/rocksdb_series_store.h"
+#include "collector/storage/scoped_temp_dir.h"
+
+namespace drip::collector {
+namespace {
+
+drip::v1::LeakReport Report(const std::string& id, const std::string& state) {
+  drip::v1::LeakReport r;
+  r.set_id(id);
+  r.set_component("svc:leaky.service");
+  r.set_state(state);
+  return r;
+}
+
+drip::v1::AuditEntry Entry(int64_t time_ms, const std::string& report_id,
+                           const std::string& action) {
+  drip::v1::AuditEntry e;
+  e.set_time_ms(time_ms);
+  e.set_report_id(report_id);
+  e.set_action(action);
+  return e;
+}
+
+std::unique_ptr<RocksDbSeriesStore> OpenStore(const std::string& path) {
+  RocksDbSeriesStoreOptions options;
+  options.path = path;
+  options.fold_interval = std::chrono::milliseconds(0);
+  auto store = RocksDbSeriesStore::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? std::move(*store) : nullptr;
+}
+
+TEST(RocksDbReportStoreTest, ReportsAndAuditSurviveReopeningTheStore) {
+  ScopedTempDir dir;
+  {
+    auto store = OpenStore(dir.path());
+    std::vector<drip::v1::AuditEntry> audit = {Entry(1000, "leak-1", "open")};
+    ASSERT_TRUE(store->reports()->Write({Report("leak-1", "open")}, &audit).ok());
+    EXPECT_EQ(audit[0].id(), "000000000001");
+    audit = {Entry(2000, "leak-1", "ack")};
+    ASSERT_TRUE(store->reports()->Write({Report("leak-1", "acknowledged")}, &audit).ok());
+  }
+  auto store = OpenStore(dir.path());
+  auto reports = store->reports()->LoadReports();
+  ASSERT_TRUE(reports.ok()) << reports.status();
+  ASSERT_EQ(reports->size(), 1u);  // an upsert, not a second report
+  EXPECT_EQ((*reports)[0].state(), "acknowledged");
+  // Sequences continue after the restart instead of overwriting older entries.
+  std::vector<drip::v1::AuditEntry> audit = {Entry(3000, "leak-1", "resolve")};
+  ASSERT_TRUE(store->reports()->Write({}, &audit).ok());
+  EXPECT_EQ(audit[0].id(), "000000000003");
+  auto entries = store->reports()->ReadAudit("", 0, 100);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  EXPECT_EQ((*entries)[0].action(), "resolve");  // newest first
+  EXPECT_EQ((*entries)[2].action(), "open");
+}
+
+TEST(RocksDbReportStoreTest, AuditReadsFilterByReportTimeAndLimit) {
+  ScopedTempDir dir;
+  auto store = OpenStore(dir.path());
+  std::vector<drip::v1::AuditEntry> audit;
+  for (int i = 0; i < 10; ++i) {
+    audit.push_back(Entry(1000 * (i + 1), i % 2 == 0 ? "leak-1" : "leak-2", "open"));
+  }
+  ASSERT_TRUE(store->reports()->Write({}, &audit).ok());
+  auto only_two = store->reports()->ReadAudit("leak-2", 0, 100);
+  ASSERT_TRUE(only_two.ok());
+  EXPECT_EQ(only_two->size(), 5u);
+  for (const auto& e : *only_two) EXPECT_EQ(e.report_id(), "leak-2");
+  auto recent = store->reports()->ReadAudit("", 8000, 100);
+  ASSERT_TRUE(recent.ok());
+  EXPECT_EQ(recent->size(), 3u);
+  auto limited = store->reports()->ReadAudit("", 0, 4);
+  ASSERT_TRUE(limited.ok());
+  ASSERT_EQ(limited->size(), 4u);
+  EXPECT_EQ((*limited)[0].time_ms(), 10000);
+}
+
+TEST(RocksDbReportStoreTest, AnEmptyStoreHasNoReportsAndNoAudit) {
+  ScopedTempDir dir;
+  auto store = OpenStore(dir.path());
+  auto reports = store->reports()->LoadReports();
+  ASSERT_TRUE(reports.ok());
+  EXPECT_TRUE(reports->empty());
+  auto entries = store->reports()->ReadAudit("", 0, 10);
+  ASSERT_TRUE(entries.ok());
+  EXPECT_TRUE(entries->empty());
+}
+
+}  // namespace
+}  // namespace drip::collector
