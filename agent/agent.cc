@@ -61,11 +61,13 @@ drip::v1::Hello Agent::BuildHello(const AgentConfig& config, const HostFacts& fa
 }
 
 Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello,
-             std::unique_ptr<AgentMetrics> metrics)
+             std::unique_ptr<AgentMetrics> metrics, std::unique_ptr<UnitRestarter> restarter)
     : config_(std::move(config)),
       sampler_(std::move(sampler)),
       metrics_(std::move(metrics)),
-      buffer_(BufferOptions(config_)) {
+      buffer_(BufferOptions(config_)),
+      restarter_(restarter ? std::move(restarter) : std::make_unique<SdBusUnitRestarter>()),
+      last_pass_end_(std::chrono::steady_clock::now().time_since_epoch().count()) {
   stream_ = std::make_unique<CollectorStream>(StreamOptions(config_), std::move(hello), &buffer_,
                                               [this] { return CurrentStatus(); });
   SnapshotCommandOptions snapshot_options;
@@ -79,8 +81,26 @@ Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hel
   snapshots_ = std::make_unique<SnapshotCommandRunner>(
       snapshot_options,
       [this](drip::v1::CommandResult result) { stream_->SendCommandResult(std::move(result)); });
-  stream_->SetCommandHandler(
-      [this](const drip::v1::Command& command) { snapshots_->Submit(command); });
+  MitigationExecutorOptions mitigation_options;
+  mitigation_options.allowed_actions = config_.mitigation.allowed_actions;
+  mitigation_options.proc_root = config_.proc_root;
+  mitigation_options.restarter = restarter_.get();
+  mitigation_options.metrics = metrics_.get();
+  mitigations_ = std::make_unique<MitigationExecutor>(std::move(mitigation_options));
+  stream_->SetCommandHandler([this](const drip::v1::Command& command) {
+    if (command.has_mitigation()) {
+      mitigations_->Submit(command, [this](drip::v1::CommandResult result) {
+        stream_->SendCommandResult(std::move(result));
+      });
+      return;
+    }
+    snapshots_->Submit(command);
+  });
+}
+
+std::chrono::steady_clock::time_point Agent::last_pass_end() const {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::steady_clock::duration(last_pass_end_.load()));
 }
 
 Agent::~Agent() { stream_->Stop(); }
@@ -179,8 +199,14 @@ void Agent::Run() {
   using SteadyClock = std::chrono::steady_clock;
   const SteadyClock::duration interval = config_.interval;
   SteadyClock::time_point next = SteadyClock::now();
+  bool first_pass = true;
   for (;;) {
     absl::StatusOr<size_t> pass = RunOnePass();
+    last_pass_end_ = SteadyClock::now().time_since_epoch().count();
+    if (first_pass) {
+      first_pass = false;
+      if (first_pass_callback_) first_pass_callback_();
+    }
     if (!pass.ok() && !sampling_failing_) {
       sampling_failing_ = true;
       log->error("sampling failed: {}; retrying every interval (logged again once it works)",

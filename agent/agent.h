@@ -7,12 +7,19 @@
 //                                        ▲                            │
 //                                        └──── Welcome / Ack ◄────────┘
 //
+// Commands from the collector are handed off at once so that the stream's reader never
+// blocks: heap snapshots to the SnapshotCommandRunner, mitigations to the
+// MitigationExecutor's own worker thread (a systemd call may block for its timeout).
+//
 // Passes are scheduled on a fixed grid (start + k × interval, steady clock) so that the
 // series does not drift; a pass that overruns skips the ticks it missed rather than
 // bunching up.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,7 +31,9 @@
 #include "agent/collector_stream.h"
 #include "agent/heap/snapshot_command_runner.h"
 #include "agent/host_facts.h"
+#include "agent/mitigation_executor.h"
 #include "agent/sampler.h"
+#include "agent/systemd_unit_restarter.h"
 #include "drip/v1/agent.pb.h"
 
 namespace drip::agent {
@@ -39,9 +48,11 @@ class Agent {
   // ones, which win on a clash), version, memory size and boot time.
   static drip::v1::Hello BuildHello(const AgentConfig& config, const HostFacts& facts);
 
-  // `hello` as from BuildHello (tests pass their own); `metrics` may be null.
+  // `hello` as from BuildHello (tests pass their own); `metrics` may be null;
+  // `restarter` (restart-unit mitigations) defaults to systemd over the system bus.
   Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hello hello,
-        std::unique_ptr<AgentMetrics> metrics = nullptr);
+        std::unique_ptr<AgentMetrics> metrics = nullptr,
+        std::unique_ptr<UnitRestarter> restarter = nullptr);
   ~Agent();  // stops the stream if Run() did not
 
   // Starts streaming to the collector. Idempotent.
@@ -59,6 +70,16 @@ class Agent {
   // What the agent reports about itself in Hello and with each batch.
   drip::v1::AgentStatus CurrentStatus() const;
 
+  // Called once on Run()'s thread when its first sampling pass has ended (whether or not
+  // it sampled anything): the agent is up. main.cc tells systemd READY=1 there. Set
+  // before Run().
+  void SetFirstPassCallback(std::function<void()> callback) {
+    first_pass_callback_ = std::move(callback);
+  }
+  // When Run()'s last pass ended (construction time before the first): the liveness of
+  // the sampling loop, for the systemd watchdog. Thread-safe.
+  std::chrono::steady_clock::time_point last_pass_end() const;
+
   const AgentConfig& config() const { return config_; }
   const BatchBuffer& buffer() const { return buffer_; }
   BatchBuffer* mutable_buffer() { return &buffer_; }
@@ -75,6 +96,12 @@ class Agent {
   std::unique_ptr<CollectorStream> stream_;  // after buffer_: it holds a pointer to it
   // After stream_: it answers through it, and is destroyed (joined) first.
   std::unique_ptr<SnapshotCommandRunner> snapshots_;
+  // Before mitigations_, which uses it.
+  std::unique_ptr<UnitRestarter> restarter_;
+  // After stream_ and restarter_, for the same reasons as snapshots_.
+  std::unique_ptr<MitigationExecutor> mitigations_;
+  std::function<void()> first_pass_callback_;
+  std::atomic<std::chrono::steady_clock::rep> last_pass_end_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

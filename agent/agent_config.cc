@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "common/config_reader.h"
 #include "common/duration.h"
@@ -60,6 +61,13 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
   for (const auto& [key, value] : c.labels) {
     if (TrimWhitespace(key).empty()) return Problem{"labels", "a label name is empty"};
   }
+  for (const std::string& action : c.mitigation.allowed_actions) {
+    if (action != "restart-unit" && action != "signal-process") {
+      return Problem{
+          "mitigation.allowed_actions",
+          fmt::format("unknown action '{}' (expected restart-unit or signal-process)", action)};
+    }
+  }
   return std::nullopt;
 }
 
@@ -87,6 +95,12 @@ absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(r.ReadByteSize("snapshots.sample_bytes", &c->snapshots.sample_bytes, 1));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.max_duration", &c->snapshots.max_duration,
                                  std::chrono::seconds(1)));
+  // Checked with the other cross-field problems in FindProblem, so that a flag or a test
+  // that fills the set by hand gets the same message.
+  std::vector<std::string> allowed_actions(c->mitigation.allowed_actions.begin(),
+                                           c->mitigation.allowed_actions.end());
+  RETURN_IF_ERROR(r.ReadStringList("mitigation.allowed_actions", &allowed_actions));
+  c->mitigation.allowed_actions = {allowed_actions.begin(), allowed_actions.end()};
   return r.CheckNoUnknownKeys();
 }
 

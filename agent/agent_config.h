@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,14 @@ struct AgentConfig {
     std::chrono::milliseconds max_duration = std::chrono::minutes(10);
   };
   Snapshots snapshots;
+  // What the collector's mitigation commands may do on this host (docs/agent.md
+  // "Mitigation"). The host has the last word over the collector's policy.
+  struct Mitigation {
+    // Of "restart-unit" and "signal-process". Empty (the default): no action is carried
+    // out; dry runs and recommendations are still answered.
+    std::set<std::string> allowed_actions;
+  };
+  Mitigation mitigation;
 
   // Every default, with host set to this machine's host name.
   static AgentConfig Defaults();

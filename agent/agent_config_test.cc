@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <set>
+#include <string>
 
 namespace drip::agent {
 namespace {
@@ -33,6 +35,7 @@ TEST(AgentConfigTest, EmptyFileMeansEveryDefault) {
   EXPECT_EQ(c->sampler, "auto");
   EXPECT_EQ(c->log.level, "info");
   EXPECT_EQ(c->proc_root, "/proc");
+  EXPECT_TRUE(c->mitigation.allowed_actions.empty());
   EXPECT_TRUE(c->Validate().ok());
 }
 
@@ -162,6 +165,59 @@ TEST(AgentConfigTest, ShippedExampleParsesAndMatchesTheDefaults) {
   EXPECT_EQ(c->metrics.listen_address, d.metrics.listen_address);
   EXPECT_EQ(c->log.level, d.log.level);
   EXPECT_EQ(c->proc_root, d.proc_root);
+  EXPECT_EQ(c->mitigation.allowed_actions, d.mitigation.allowed_actions);
+}
+
+TEST(AgentConfigTest, ReadsMitigationAllowedActions) {
+  auto c = AgentConfig::FromString(
+      "mitigation:\n  allowed_actions:\n    - signal-process\n    - restart-unit\n", "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mitigation.allowed_actions,
+            (std::set<std::string>{"restart-unit", "signal-process"}));
+
+  c = AgentConfig::FromString("mitigation:\n  allowed_actions: [restart-unit]\n", "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mitigation.allowed_actions, (std::set<std::string>{"restart-unit"}));
+
+  c = AgentConfig::FromString("mitigation:\n  allowed_actions: []\n", "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->mitigation.allowed_actions.empty());
+}
+
+TEST(AgentConfigTest, UnknownMitigationActionNamesFileLineAndKey) {
+  auto c = AgentConfig::FromString(
+      "interval: 5s\nmitigation:\n  allowed_actions: [signal-process, reboot]\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(std::string(c.status().message()),
+            "agent.yaml:3: mitigation.allowed_actions: unknown action 'reboot' (expected "
+            "restart-unit or signal-process)");
+
+  // "recommend" needs no permission, so it is not an action to allow.
+  c = AgentConfig::FromString("mitigation:\n  allowed_actions: [recommend]\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("unknown action 'recommend'"), std::string::npos)
+      << c.status();
+
+  c = AgentConfig::FromString("mitigation:\n  allowed_actions: signal-process\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("agent.yaml:2: mitigation.allowed_actions:"),
+            std::string::npos)
+      << c.status();
+
+  c = AgentConfig::FromString("mitigation:\n  allow: [signal-process]\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("unknown key 'mitigation.allow'"), std::string::npos)
+      << c.status();
+}
+
+TEST(AgentConfigTest, ValidateChecksMitigationActionsSetByHand) {
+  AgentConfig c = AgentConfig::Defaults();
+  c.mitigation.allowed_actions = {"signal-process", "kill-all"};
+  absl::Status status = c.Validate();
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(std::string(status.message()),
+            "mitigation.allowed_actions: unknown action 'kill-all' (expected restart-unit or "
+            "signal-process)");
 }
 
 }  // namespace

@@ -68,6 +68,12 @@ AgentMetrics::AgentMetrics() : registry_(std::make_shared<prometheus::Registry>(
                        .Name("drip_agent_sampler_info")
                        .Help("The process sampler in use (value 1) and why it fell back, if it did")
                        .Register(r);
+  mitigations_ = &BuildCounter()
+                      .Name("drip_agent_mitigations_total")
+                      .Help(
+                          "Mitigation commands handled, by action and outcome (succeeded, "
+                          "failed, refused, dry-run)")
+                      .Register(r);
 }
 
 absl::StatusOr<std::unique_ptr<AgentMetrics>> AgentMetrics::Create(
@@ -112,6 +118,12 @@ void AgentMetrics::RecordPass(const Pass& pass, const SelfUsage& usage,
         static_cast<double>(buffer.dropped_batches - last_dropped_batches_));
     last_dropped_batches_ = buffer.dropped_batches;
   }
+}
+
+void AgentMetrics::RecordMitigation(const std::string& action, const std::string& outcome) {
+  const bool known =
+      action == "restart-unit" || action == "signal-process" || action == "recommend";
+  mitigations_->Add({{"action", known ? action : "unknown"}, {"outcome", outcome}}).Increment();
 }
 
 }  // namespace drip::agent

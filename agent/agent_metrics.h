@@ -42,6 +42,12 @@ class AgentMetrics {
 
   void RecordPass(const Pass& pass, const SelfUsage& usage, const BatchBuffer::Stats& buffer);
 
+  // One mitigation command handled: `action` as the collector named it ("restart-unit",
+  // "signal-process", "recommend"; anything else is counted as "unknown" so that a bad
+  // collector cannot grow the label set), `outcome` one of "succeeded", "failed",
+  // "refused", "dry-run".
+  void RecordMitigation(const std::string& action, const std::string& outcome);
+
   // The bound port, 0 when not serving.
   int port() const { return port_; }
   prometheus::Registry& registry() { return *registry_; }
@@ -65,6 +71,7 @@ class AgentMetrics {
   prometheus::Counter* dropped_batches_;
   prometheus::Gauge* fallback_;
   prometheus::Family<prometheus::Gauge>* sampler_info_;
+  prometheus::Family<prometheus::Counter>* mitigations_;
   double last_cpu_seconds_ = 0;
   uint64_t last_dropped_batches_ = 0;
   uint64_t last_lost_events_ = 0;

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/testing/fake_collector.h"
 #include "common/version.h"
@@ -140,6 +144,72 @@ TEST(AgentTest, RunSamplesEveryIntervalAndStreamsUntilStopped) {
   EXPECT_GE(sampler->passes_.load(), 3);
   EXPECT_EQ(collector.hellos().at(0).status().sampler(), "fake");
   EXPECT_TRUE(collector.WaitUntil([&] { return collector.goodbyes_locked() == 1; }));
+}
+
+// Answers like systemd would, without a system bus.
+class RecordingRestarter final : public UnitRestarter {
+ public:
+  absl::StatusOr<std::string> Restart(const std::string& unit) override {
+    restarted.push_back(unit);
+    return std::string("/org/freedesktop/systemd1/job/9");
+  }
+  absl::StatusOr<std::string> ActiveState(const std::string& unit) override {
+    return std::string("active");
+  }
+  std::vector<std::string> restarted;  // read after the agent is gone
+};
+
+drip::v1::Command MitigationCommand(const std::string& id, const std::string& action,
+                                    bool dry_run) {
+  drip::v1::Command command;
+  command.set_id(id);
+  command.mutable_mitigation()->set_action(action);
+  command.mutable_mitigation()->set_unit("leaky.service");
+  command.mutable_mitigation()->set_pid(4321);
+  command.mutable_mitigation()->set_instance("4321@1700000000");
+  command.mutable_mitigation()->set_dry_run(dry_run);
+  return command;
+}
+
+TEST(AgentTest, MitigationCommandsGoToTheExecutorAndAreAnswered) {
+  FakeCollector collector({.commands = {MitigationCommand("m-rec", "recommend", false),
+                                        MitigationCommand("m-restart", "restart-unit", false),
+                                        MitigationCommand("m-signal", "signal-process", false)}});
+  ASSERT_NE(collector.port(), 0);
+  AgentConfig config = TestConfig(collector.address());
+  config.mitigation.allowed_actions = {"restart-unit"};
+  auto owned_restarter = std::make_unique<RecordingRestarter>();
+  RecordingRestarter* restarter = owned_restarter.get();
+  std::map<std::string, drip::v1::CommandResult> results;
+  {
+    Agent agent(config, std::make_unique<FakeSampler>(1), drip::v1::Hello(), nullptr,
+                std::move(owned_restarter));
+    agent.Start();
+    ASSERT_TRUE(collector.WaitUntil([&] { return collector.command_result_count_locked() >= 3; }));
+    for (const drip::v1::CommandResult& r : collector.command_results()) {
+      results[r.command_id()] = r;
+    }
+    EXPECT_EQ(restarter->restarted, std::vector<std::string>{"leaky.service"});
+  }
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results["m-rec"].ok());
+  EXPECT_EQ(results["m-rec"].detail(), "recommend only: nothing done on the host");
+  EXPECT_TRUE(results["m-restart"].ok()) << results["m-restart"].error();
+  EXPECT_EQ(results["m-restart"].detail(),
+            "restarting leaky.service (systemd job /org/freedesktop/systemd1/job/9)");
+  EXPECT_FALSE(results["m-signal"].ok());
+  EXPECT_TRUE(results["m-signal"].refused());
+}
+
+TEST(AgentTest, FirstPassCallbackRunsOnceAndPassEndsAreRecorded) {
+  Agent agent(TestConfig("127.0.0.1:1"), std::make_unique<FakeSampler>(1), drip::v1::Hello());
+  const auto before = std::chrono::steady_clock::now();
+  int calls = 0;
+  agent.SetFirstPassCallback([&] { ++calls; });
+  agent.RequestStop();
+  agent.Run();
+  EXPECT_EQ(calls, 1);
+  EXPECT_GE(agent.last_pass_end(), before);
 }
 
 TEST(AgentTest, RequestStopBeforeRunEndsAfterOnePass) {

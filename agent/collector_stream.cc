@@ -316,7 +316,7 @@ void CollectorStream::ReadLoop(Stream* stream) {
         break;
       case drip::v1::CollectorMessage::kCommand: {
         const drip::v1::Command& command = message.command();
-        if (command_handler_ && command.has_snapshot()) {
+        if (command_handler_ && (command.has_snapshot() || command.has_mitigation())) {
           command_handler_(command);
           break;
         }

@@ -11,7 +11,7 @@
 // ends with INVALID_ARGUMENT, PERMISSION_DENIED or RESOURCE_EXHAUSTED and trailing
 // metadata "drip-rejected-sequence" drops the batch it names, so a batch the collector
 // will never take is not resent forever. Commands go to the command handler when one is
-// set (heap snapshots), else they are answered "not supported".
+// set (heap snapshots, mitigations), else they are answered "not supported".
 //
 // Threads: Start() runs a connection thread (connect, Hello, then the only writer) and
 // per stream a reader thread (Welcome, Acks, Commands). The sync gRPC API keeps this

@@ -9,8 +9,10 @@
 //              a live heap snapshot of one process (docs/snapshot.md)
 //
 // Exit codes: 0 success or clean shutdown, 1 runtime failure, 2 bad flags or config.
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +35,7 @@
 #include "common/ready_file.h"
 #include "common/shutdown_signal.h"
 #include "common/status_macros.h"
+#include "common/systemd_notifier.h"
 #include "common/version.h"
 #include "fmt/format.h"
 
@@ -262,9 +265,25 @@ int main(int argc, char** argv) {
   }
 
   drip::agent::Agent* running = agent->get();
-  std::thread signal_waiter([running, log] {
+  // Under systemd (Type=notify): READY=1 once the first pass has run, and, with
+  // WatchdogSec=, pings only while passes keep ending, so a hung sampling loop gets the
+  // agent restarted. A no-op elsewhere.
+  drip::SystemdNotifier notifier("agent");
+  const std::chrono::steady_clock::duration stall_limit =
+      std::max<std::chrono::steady_clock::duration>(3 * config->interval, std::chrono::seconds(30));
+  const std::string ready_status = fmt::format(
+      "sampling every {} with the {} sampler; streaming to {}",
+      drip::FormatDuration(config->interval), running->sampler().name(), config->collector);
+  running->SetFirstPassCallback([&notifier, running, stall_limit, ready_status] {
+    notifier.Ready(ready_status);
+    notifier.StartWatchdog([running, stall_limit] {
+      return std::chrono::steady_clock::now() - running->last_pass_end() < stall_limit;
+    });
+  });
+  std::thread signal_waiter([running, log, &notifier] {
     int signal = drip::WaitForShutdownSignal();
     log->info("received {}; shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    notifier.Stopping();
     running->RequestStop();
   });
   running->Run();  // returns only after RequestStop(), i.e. after the waiter fired

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "common/config_reader.h"
 #include "common/duration.h"
@@ -28,21 +29,6 @@ using diagnoser::Verdict;
 
 // How many leaks get their whole stack printed under the table.
 constexpr int kFullStacks = 3;
-
-std::string Rate(double bytes_per_hour) {
-  const char* sign = bytes_per_hour > 0 ? "+" : bytes_per_hour < 0 ? "-" : "";
-  return fmt::format("{}{}/h", sign,
-                     FormatBytes(static_cast<uint64_t>(std::llround(std::fabs(bytes_per_hour)))));
-}
-
-std::string Bytes(int64_t bytes) {
-  return FormatBytes(static_cast<uint64_t>(std::max<int64_t>(bytes, 0)));
-}
-
-std::string Basename(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 nlohmann::ordered_json SnapshotJson(const HeapSnapshot& s) {
   nlohmann::ordered_json target;
@@ -90,22 +76,6 @@ void RenderHeader(const HeapSnapshot& s, std::ostream& out) {
   if (!s.stop_reason.empty()) {
     out << fmt::format("stopped   {}{}\n", s.stop_reason,
                        s.stop_detail.empty() ? std::string() : ": " + s.stop_detail);
-  }
-}
-
-void RenderStack(int rank, const DiagnosedStack& s, std::ostream& out) {
-  out << fmt::format("#{} {}, stack {}: {} live in {} objects, {}\n", rank,
-                     diagnoser::VerdictName(s.verdict), s.stack_id, Bytes(s.live_bytes),
-                     s.live_allocs, Rate(s.growth_bytes_per_hour));
-  out << fmt::format("  {}\n", s.reason);
-  if (s.frames.empty()) out << "  <allocator frames only>\n";
-  for (size_t i = 0; i < s.frames.size(); ++i) {
-    const StackFrame& f = s.frames[i];
-    std::string where;
-    if (!f.function.empty() && !f.module.empty()) {
-      where = fmt::format("  [{}+{:#x}]", Basename(f.module), f.module_offset);
-    }
-    out << fmt::format("  #{:<2} {}{}\n", i, diagnoser::FrameLabel(f), where);
   }
 }
 
@@ -171,9 +141,9 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
   RenderHeader(snapshot, out);
   std::string rss = "not measured";
   if (snapshot.rss.size() >= 2) {
-    rss =
-        fmt::format("{} ({} to {})", Rate(diagnosis.rss_growth_bytes_per_hour),
-                    Bytes(snapshot.rss.front().anon_bytes), Bytes(snapshot.rss.back().anon_bytes));
+    rss = fmt::format("{} ({} to {})", FormatRate(diagnosis.rss_growth_bytes_per_hour),
+                      FormatLiveBytes(snapshot.rss.front().anon_bytes),
+                      FormatLiveBytes(snapshot.rss.back().anon_bytes));
   }
   out << fmt::format("anon RSS  {}\n\n", rss);
   out << diagnosis.summary << "\n";
@@ -186,8 +156,8 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
   for (size_t i = 0; i < rows; ++i) {
     const DiagnosedStack& s = diagnosis.stacks[i];
     table.AddRow({std::to_string(i + 1), std::string(diagnoser::VerdictName(s.verdict)),
-                  fmt::format("{:.2f}", s.score), Bytes(s.live_bytes),
-                  Rate(s.growth_bytes_per_hour), std::to_string(s.sampled_allocs),
+                  fmt::format("{:.2f}", s.score), FormatLiveBytes(s.live_bytes),
+                  FormatRate(s.growth_bytes_per_hour), std::to_string(s.sampled_allocs),
                   s.frames.empty() ? std::string("<allocator frames only>")
                                    : diagnoser::FrameLabel(s.frames.front())});
   }
@@ -200,7 +170,7 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
   for (size_t i = 0; i < diagnosis.stacks.size() && shown < kFullStacks; ++i) {
     if (diagnosis.stacks[i].verdict != Verdict::kLeak) break;  // leaks come first
     out << "\n";
-    RenderStack(static_cast<int>(i + 1), diagnosis.stacks[i], out);
+    PrintDiagnosedStack(static_cast<int>(i + 1), diagnosis.stacks[i], out);
     ++shown;
   }
 }

@@ -9,6 +9,13 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // the collector answered with an error
 inline constexpr int kExitUsage = 2;        // bad flags, bad config, bad input file
 inline constexpr int kExitUnreachable = 3;  // no collector answered at the address
+// `dripctl mitigate`: some host's action failed, was refused or timed out.
+inline constexpr int kExitActionFailed = 4;
+// No such leak report (NOT_FOUND for the ID given to leaks show/ack/resolve, mitigate,
+// audit --report); only those commands use it, so `series` keeps exit 1 for NOT_FOUND.
+inline constexpr int kExitNotFound = 5;
+// `dripctl mitigate`: nothing failed, but some host had not answered when --wait ran out.
+inline constexpr int kExitActionPending = 6;
 
 inline int ExitCodeFor(const absl::Status& status) {
   if (status.ok()) return kExitOk;
@@ -21,6 +28,13 @@ inline int ExitCodeFor(const absl::Status& status) {
     default:
       return kExitFailure;
   }
+}
+
+// For the commands that name a leak report: an unknown ID gets its own code, so a
+// script can tell "no such report" from "the collector failed".
+inline int ReportExitCodeFor(const absl::Status& status) {
+  if (status.code() == absl::StatusCode::kNotFound) return kExitNotFound;
+  return ExitCodeFor(status);
 }
 
 }  // namespace drip::cli

@@ -4,14 +4,21 @@
 #include <optional>
 
 #include "CLI/CLI.hpp"
+#include "cli/actor.h"
 #include "cli/analyze_command.h"
+#include "cli/audit_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/dripctl_config.h"
 #include "cli/exit_codes.h"
 #include "cli/hosts_command.h"
+#include "cli/leaks_list_command.h"
+#include "cli/leaks_show_command.h"
+#include "cli/leaks_state_command.h"
+#include "cli/mitigate_command.h"
 #include "cli/query_client.h"
 #include "cli/series_command.h"
 #include "cli/suspects_command.h"
+#include "cli/terminal_style.h"
 #include "common/duration.h"
 #include "common/version.h"
 
@@ -20,6 +27,12 @@ namespace {
 int Fail(const absl::Status& status) {
   std::cerr << "dripctl: " << status.message() << "\n";
   return drip::cli::ExitCodeFor(status);
+}
+
+// For the commands that take a report ID: an unknown one has its own exit code.
+int FailReport(const absl::Status& status) {
+  std::cerr << "dripctl: " << status.message() << "\n";
+  return drip::cli::ReportExitCodeFor(status);
 }
 
 }  // namespace
@@ -87,6 +100,65 @@ int main(int argc, char** argv) {
   suspects->add_option("--component", suspects_component, "only this component");
   suspects->add_flag("--json", suspects_json, "print JSON instead of tables");
 
+  auto* leaks = app.add_subcommand("leaks", "leak reports: list, show, acknowledge, resolve");
+  leaks->require_subcommand(1);
+  drip::cli::LeaksListOptions list_options;
+  auto* leaks_list = leaks->add_subcommand(
+      "list", "leak reports, most severe first (default: every report not resolved)");
+  leaks_list->add_option("--state", list_options.state,
+                         "open, acknowledged, mitigated, resolved or all");
+  leaks_list->add_option("--component", list_options.component, "only this component");
+  leaks_list->add_flag("--json", list_options.json, "print JSON instead of a table");
+
+  std::string show_id;
+  bool show_json = false;
+  auto* leaks_show = leaks->add_subcommand(
+      "show", "one leak report: hosts, leaking call stacks, recommendation, history");
+  leaks_show->add_option("ID", show_id, "report id, e.g. leak-7")->required();
+  leaks_show->add_flag("--json", show_json, "print JSON instead of the report");
+
+  drip::cli::LeakStateOptions ack_options;
+  ack_options.state = "acknowledged";
+  auto* leaks_ack =
+      leaks->add_subcommand("ack", "acknowledge a leak report: someone is working on it");
+  leaks_ack->add_option("ID", ack_options.id, "report id")->required();
+  leaks_ack->add_option("--note", ack_options.note, "why, for the report's history");
+  leaks_ack->add_flag("--json", ack_options.json, "print the updated report as JSON");
+
+  drip::cli::LeakStateOptions resolve_options;
+  resolve_options.state = "resolved";
+  auto* leaks_resolve =
+      leaks->add_subcommand("resolve", "resolve a leak report: fixed, or not a leak");
+  leaks_resolve->add_option("ID", resolve_options.id, "report id")->required();
+  leaks_resolve->add_option("--note", resolve_options.note, "why, for the report's history");
+  leaks_resolve->add_flag("--json", resolve_options.json, "print the updated report as JSON");
+
+  drip::cli::MitigateOptions mitigate_options;
+  auto* mitigate = app.add_subcommand(
+      "mitigate", "act on a leak report's hosts within its policy and wait for the outcome");
+  mitigate->add_option("ID", mitigate_options.id, "report id")->required();
+  mitigate
+      ->add_option("--action", mitigate_options.action, "restart-unit, signal-process or recommend")
+      ->required();
+  mitigate->add_flag("--dry-run", mitigate_options.dry_run,
+                     "agents check and say what they would do, and do nothing");
+  mitigate->add_option("--host", mitigate_options.host,
+                       "only this host of the report (default: the policy picks)");
+  mitigate->add_option("--signal", mitigate_options.signal_text,
+                       "signal-process: SIGTERM, TERM or 15 (default: the policy's)");
+  mitigate->add_option("--wait", mitigate_options.wait_text,
+                       "how long to wait for the agents' answers (default 30s, 0: do not wait)");
+  mitigate->add_flag("--json", mitigate_options.json, "print JSON instead of a table");
+
+  drip::cli::AuditOptions audit_options;
+  auto* audit = app.add_subcommand(
+      "audit", "the audit log: mitigations and report state changes, newest first");
+  audit->add_option("--report", audit_options.report_id, "only this report's entries");
+  audit->add_option("--since", audit_options.since_text,
+                    "only entries newer than this (e.g. 30m, 24h, 7d)");
+  audit->add_option("--limit", audit_options.limit, "at most this many (default 100)");
+  audit->add_flag("--json", audit_options.json, "print JSON instead of a table");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -122,6 +194,33 @@ int main(int argc, char** argv) {
     config->timeout = *timeout;
   }
   drip::cli::QueryClient client(config->collector, config->timeout);
+  const drip::cli::TerminalStyle style = drip::cli::TerminalStyle::ForStdout();
+
+  if (leaks_list->parsed()) {
+    absl::Status status = drip::cli::RunLeaksListCommand(client, list_options, style, std::cout);
+    return status.ok() ? drip::cli::kExitOk : Fail(status);
+  }
+  // The commands that name a report: an unknown ID has its own exit code (FailReport).
+  if (leaks_show->parsed()) {
+    absl::Status status =
+        drip::cli::RunLeaksShowCommand(client, show_id, show_json, style, std::cout);
+    return status.ok() ? drip::cli::kExitOk : FailReport(status);
+  }
+  if (leaks_ack->parsed() || leaks_resolve->parsed()) {
+    absl::Status status =
+        drip::cli::RunLeakStateCommand(client, leaks_ack->parsed() ? ack_options : resolve_options,
+                                       drip::cli::CurrentActor(), std::cout);
+    return status.ok() ? drip::cli::kExitOk : FailReport(status);
+  }
+  if (mitigate->parsed()) {
+    absl::StatusOr<int> code = drip::cli::RunMitigateCommand(
+        client, mitigate_options, drip::cli::CurrentActor(), style, std::cout, std::cerr);
+    return code.ok() ? *code : FailReport(code.status());
+  }
+  if (audit->parsed()) {
+    absl::Status status = drip::cli::RunAuditCommand(client, audit_options, style, std::cout);
+    return status.ok() ? drip::cli::kExitOk : FailReport(status);
+  }
 
   absl::Status status;
   if (hosts->parsed()) {

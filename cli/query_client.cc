@@ -57,4 +57,50 @@ absl::StatusOr<drip::v1::ListSuspectsResponse> QueryClient::ListSuspects(
   return response;
 }
 
+absl::StatusOr<drip::v1::ListLeaksResponse> QueryClient::ListLeaks(
+    const drip::v1::ListLeaksRequest& request) {
+  auto context = NewContext();
+  drip::v1::ListLeaksResponse response;
+  grpc::Status status = stub_->ListLeaks(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "ListLeaks");
+  return response;
+}
+
+absl::StatusOr<drip::v1::LeakReport> QueryClient::GetLeak(const std::string& id) {
+  auto context = NewContext();
+  drip::v1::GetLeakRequest request;
+  request.set_id(id);
+  drip::v1::LeakReport response;
+  grpc::Status status = stub_->GetLeak(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "GetLeak");
+  return response;
+}
+
+absl::StatusOr<drip::v1::LeakReport> QueryClient::UpdateLeakState(
+    const drip::v1::UpdateLeakStateRequest& request) {
+  auto context = NewContext();
+  drip::v1::LeakReport response;
+  grpc::Status status = stub_->UpdateLeakState(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "UpdateLeakState");
+  return response;
+}
+
+absl::StatusOr<drip::v1::MitigateResponse> QueryClient::Mitigate(
+    const drip::v1::MitigateRequest& request) {
+  auto context = NewContext();
+  drip::v1::MitigateResponse response;
+  grpc::Status status = stub_->Mitigate(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "Mitigate");
+  return response;
+}
+
+absl::StatusOr<drip::v1::ListAuditResponse> QueryClient::ListAudit(
+    const drip::v1::ListAuditRequest& request) {
+  auto context = NewContext();
+  drip::v1::ListAuditResponse response;
+  grpc::Status status = stub_->ListAudit(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "ListAudit");
+  return response;
+}
+
 }  // namespace drip::cli

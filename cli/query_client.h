@@ -23,6 +23,18 @@ class QueryClient {
   absl::StatusOr<drip::v1::ListSuspectsResponse> ListSuspects(
       const drip::v1::ListSuspectsRequest& request);
 
+  // Leak reports, mitigations and the audit log (proto/drip/v1/report.proto). An unknown
+  // report id is NOT_FOUND; a state change the report does not allow (acknowledging a
+  // resolved report) FAILED_PRECONDITION; both keep the collector's own message.
+  absl::StatusOr<drip::v1::ListLeaksResponse> ListLeaks(const drip::v1::ListLeaksRequest& request);
+  absl::StatusOr<drip::v1::LeakReport> GetLeak(const std::string& id);
+  absl::StatusOr<drip::v1::LeakReport> UpdateLeakState(
+      const drip::v1::UpdateLeakStateRequest& request);
+  // Returns once the collector has sent the commands, with one audit entry per host
+  // (requested, refused or recommended); the agents' answers follow in ListAudit.
+  absl::StatusOr<drip::v1::MitigateResponse> Mitigate(const drip::v1::MitigateRequest& request);
+  absl::StatusOr<drip::v1::ListAuditResponse> ListAudit(const drip::v1::ListAuditRequest& request);
+
   const std::string& address() const { return address_; }
 
  private:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "common/duration.h"
 #include "diagnoser/diagnosis_json.h"
@@ -42,13 +43,8 @@ std::string SnapshotLine(const drip::v1::SuspectSnapshot& snap) {
   }
   for (const auto& stack : snap.diagnosis().stacks()) {
     if (stack.verdict() != "leak" || stack.frames_size() == 0) continue;
-    const auto& f = stack.frames(0);
-    return fmt::format(
-        "leaking stack: {}{} ({}/h, score {:.2f})",
-        f.function().empty() ? f.module() : f.function(),
-        f.file().empty() ? "" : fmt::format(" at {}:{}", f.file(), f.line()),
-        FormatBytes(static_cast<uint64_t>(std::max(0.0, stack.growth_bytes_per_hour()))),
-        stack.score());
+    return fmt::format("leaking stack: {} ({}, score {:.2f})", TopFrameLabel(stack),
+                       FormatRate(stack.growth_bytes_per_hour()), stack.score());
   }
   return "no leaking stack found: " + snap.diagnosis().summary();
 }

@@ -7,7 +7,7 @@
 
 namespace drip::cli {
 
-void TablePrinter::Print(std::ostream& out) const {
+void TablePrinter::Print(std::ostream& out, const TerminalStyle& style) const {
   std::vector<size_t> widths(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
@@ -16,16 +16,26 @@ void TablePrinter::Print(std::ostream& out) const {
   };
   widen(header_);
   for (const auto& row : rows_) widen(row);
-  auto print_row = [&](const std::vector<std::string>& row) {
+  // row_index -1 is the header.
+  auto print_row = [&](const std::vector<std::string>& row, int64_t row_index) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
+      std::string cell = row[i];
+      if (row_index < 0) {
+        cell = style.Bold(cell);
+      } else if (alerts_.count({static_cast<size_t>(row_index), i}) != 0) {
+        cell = style.Alert(cell);
+      }
+      line += cell;
       // The last column is not padded, so lines carry no trailing blanks.
-      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
+      if (i + 1 < row.size()) {
+        line += std::string(widths[i] - std::min(widths[i], row[i].size()) + 2, ' ');
+      }
     }
     out << line << "\n";
   };
-  print_row(header_);
-  for (const auto& row : rows_) print_row(row);
+  print_row(header_, -1);
+  for (size_t r = 0; r < rows_.size(); ++r) print_row(rows_[r], static_cast<int64_t>(r));
 }
 
 std::string FormatAgo(int64_t then_ms, int64_t now_ms) {
@@ -43,6 +53,16 @@ std::string FormatTimestamp(int64_t unix_ms) {
   gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+std::string FormatIsoTimestamp(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
 

@@ -103,6 +103,7 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadEnum("snapshots.mode", {"", "attach", "preload"}, &c->snapshots.mode));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.grace", &c->snapshots.grace, seconds(1)));
   RETURN_IF_ERROR(diagnoser::ReadDiagnoserConfig(r, "diagnoser.", &c->diagnoser));
+  RETURN_IF_ERROR(r.ReadDuration("reports.quiet_after", &c->reports.quiet_after, seconds(1)));
   RETURN_IF_ERROR(r.ReadDuration("reports.resolve_after", &c->reports.resolve_after, seconds(1)));
   RETURN_IF_ERROR(r.ReadDuration("reports.critical_eta", &c->reports.critical_eta));
   RETURN_IF_ERROR(r.ReadDuration("reports.warning_eta", &c->reports.warning_eta));

@@ -186,6 +186,7 @@ TEST(CollectorConfigTest, ShippedExampleConfigParsesAndMatchesTheDefaults) {
   EXPECT_EQ(c->ingest.max_future_skew, d.ingest.max_future_skew);
   EXPECT_EQ(c->ingest.max_samples_per_batch, d.ingest.max_samples_per_batch);
   EXPECT_EQ(c->log.level, d.log.level);
+  EXPECT_EQ(c->reports.quiet_after, d.reports.quiet_after);
   EXPECT_EQ(c->reports.resolve_after, d.reports.resolve_after);
   EXPECT_EQ(c->reports.critical_eta, d.reports.critical_eta);
   EXPECT_EQ(c->reports.warning_eta, d.reports.warning_eta);

@@ -189,24 +189,25 @@ void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse
     hosts_seen[c.component()] = c.hosts_seen();
   }
 
+  const int64_t now_s = now_ms / 1000;
+  const int64_t quiet_s = policy_.quiet_after.count() / 1000;
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<drip::v1::AuditEntry> audit;
   std::set<std::string> touched;
   for (const auto& [component, list] : by_component) {
     drip::v1::LeakReport* r = FindUnresolvedLocked(component);
     if (r == nullptr) {
-      // A report on-call resolved by hand keeps the suspects it had: only a host flagged
-      // anew after the resolution (a new leak, or the old one after a restart) reopens.
+      // A new report needs a host still leaking, with evidence newer than the last time a
+      // report of the component was resolved: the detector keeps a suspect's last figures
+      // after its growth stops, and those must not reopen what was resolved.
       int64_t resolved_at_s = 0;
       for (const auto& [id, old] : reports_) {
         if (old.component() != component || old.history().empty()) continue;
-        const drip::v1::StateChange& last = old.history(old.history_size() - 1);
-        if (last.actor() != kCollectorActor) {
-          resolved_at_s = std::max(resolved_at_s, last.time_ms() / 1000);
-        }
+        resolved_at_s =
+            std::max(resolved_at_s, old.history(old.history_size() - 1).time_ms() / 1000);
       }
       const bool fresh = std::any_of(list.begin(), list.end(), [&](const drip::v1::Suspect* s) {
-        return s->first_flagged_s() > resolved_at_s;
+        return s->last_updated_s() > resolved_at_s && now_s - s->last_updated_s() <= quiet_s;
       });
       if (!fresh) continue;
       r = OpenLocked(component, now_ms, &audit);
@@ -224,7 +225,7 @@ void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse
         h->set_host(s->host());
         h->set_first_flagged_s(s->first_flagged_s());
       }
-      h->set_instance(s->instance());
+      h->set_instance(s->process_instance().empty() ? s->instance() : s->process_instance());
       h->set_growth_bytes_per_hour(s->growth_bytes_per_hour());
       if (s->has_eta_to_oom_seconds()) {
         h->set_eta_to_oom_seconds(s->eta_to_oom_seconds());
@@ -234,8 +235,8 @@ void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse
       h->set_current_bytes(s->current_bytes());
       h->set_normal_bytes(s->normal_bytes());
       h->set_first_flagged_s(std::min(h->first_flagged_s(), s->first_flagged_s()));
-      h->set_last_flagged_s(std::max(s->last_updated_s(), now_ms / 1000));
-      h->set_active(true);
+      h->set_last_flagged_s(s->last_updated_s());
+      h->set_active(now_s - s->last_updated_s() <= quiet_s);
       h->set_rule(s->rule());
       h->set_reason(s->reason());
       h->set_snapshot_state(s->has_snapshot() ? s->snapshot().state() : "");
@@ -255,37 +256,34 @@ void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse
     if (auto it = hosts_seen.find(component); it != hosts_seen.end()) {
       r->set_hosts_seen(std::max(it->second, r->hosts_size()));
     }
-    r->set_last_seen_s(now_ms / 1000);
-    RefreshDerivedLocked(r, now_ms);
-    // last_seen moves every pass; write when anything else changed, or once a minute.
-    drip::v1::LeakReport compare = *r;
-    drip::v1::LeakReport old;
-    old.ParseFromString(before);
-    compare.set_last_seen_s(old.last_seen_s());
-    for (drip::v1::LeakHost& h : *compare.mutable_hosts()) {
-      for (const drip::v1::LeakHost& o : old.hosts()) {
-        if (o.host() == h.host()) h.set_last_flagged_s(o.last_flagged_s());
-      }
+    for (const drip::v1::LeakHost& h : r->hosts()) {
+      r->set_last_seen_s(std::max(r->last_seen_s(), h.last_flagged_s()));
     }
-    if (compare.SerializeAsString() != before || now_ms - r->updated_ms() >= 60'000) {
+    RefreshDerivedLocked(r, now_ms);
+    // Written through when anything changed (evidence moves once per detector epoch).
+    if (r->SerializeAsString() != before) {
       r->set_updated_ms(now_ms);
       dirty_.insert(r->id());
     }
   }
-  // Reports whose component nobody suspects any more: hosts inactive, then resolved.
+  // Reports whose hosts have all gone quiet: hosts inactive, then resolved.
   for (auto& [id, r] : reports_) {
-    if (IsResolved(r) || touched.contains(id)) continue;
-    bool was_active = false;
-    for (drip::v1::LeakHost& h : *r.mutable_hosts()) {
-      was_active |= h.active();
-      h.set_active(false);
+    if (IsResolved(r)) continue;
+    if (!touched.contains(id)) {
+      bool was_active = false;
+      for (drip::v1::LeakHost& h : *r.mutable_hosts()) {
+        was_active |= h.active();
+        h.set_active(false);
+      }
+      if (was_active) {
+        RefreshDerivedLocked(&r, now_ms);
+        r.set_updated_ms(now_ms);
+        dirty_.insert(id);
+      }
     }
-    if (was_active) {
-      RefreshDerivedLocked(&r, now_ms);
-      r.set_updated_ms(now_ms);
-      dirty_.insert(id);
-    }
-    if (now_ms / 1000 - r.last_seen_s() >= policy_.resolve_after.count() / 1000) {
+    const bool any_active = std::any_of(r.hosts().begin(), r.hosts().end(),
+                                        [](const drip::v1::LeakHost& h) { return h.active(); });
+    if (!any_active && now_s - r.last_seen_s() >= policy_.resolve_after.count() / 1000) {
       ChangeStateLocked(&r, report_state::kResolved, kCollectorActor,
                         fmt::format("no host suspected for {}: the growth stopped",
                                     FormatDuration(policy_.resolve_after)),

@@ -4,7 +4,8 @@
 // snapshot, and what the component's mitigation policy recommends. A report keeps its id
 // while it lives; it is resolved automatically once no host has been suspected for
 // `resolve_after` (the leak stopped, e.g. a fixed version rolled out), or by on-call.
-// The same component leaking again after resolution opens a new report.
+// The same component leaking again after resolution (fresh evidence from the detector,
+// later than the resolution) opens a new report.
 //
 // Every change is written through to the ReportStore with the audit entries that explain
 // it, in one atomic write; at start the book is loaded from the store, so reports and
@@ -33,6 +34,10 @@
 namespace drip::collector {
 
 struct ReportPolicy {
+  // The detector keeps a suspect's last figures once its growth stops; a host whose
+  // suspect has had no fresh evidence for this long is no longer counted as leaking
+  // (several detector epochs: evidence is refreshed once per epoch while it climbs).
+  std::chrono::milliseconds quiet_after = std::chrono::hours(1);
   // A report whose hosts have all stopped being suspected this long is resolved.
   std::chrono::milliseconds resolve_after = std::chrono::hours(6);
   // Severity from the shortest ETA to OOM among the report's active hosts.

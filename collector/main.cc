@@ -4,6 +4,7 @@
 //
 // Exit codes: 0 clean shutdown, 1 runtime failure (store or address unusable),
 // 2 bad flags or config.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -17,13 +18,19 @@
 #include "common/logging.h"
 #include "common/ready_file.h"
 #include "common/shutdown_signal.h"
+#include "common/systemd_notifier.h"
 #include "common/version.h"
+#include "fmt/format.h"
 
 namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitRuntime = 1;
 constexpr int kExitUsage = 2;
+
+// The maintenance loop goes round every 5 s; a retention pass over a large store can hold
+// it for a while, but not for this long unless something hangs.
+constexpr std::chrono::minutes kMaintenanceStallLimit(2);
 
 // Bad flags or config: one line on stderr.
 int Usage(const std::string& message) {
@@ -109,8 +116,19 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Under systemd (Type=notify): READY=1 now that the ports are bound and the ready file
+  // written; with WatchdogSec=, pings only while the maintenance loop keeps going round,
+  // so a hung collector gets restarted. A no-op elsewhere.
+  drip::SystemdNotifier notifier("collector");
+  notifier.Ready(fmt::format("serving agents and queries on {}", bound->grpc));
+  notifier.StartWatchdog([&server] {
+    return std::chrono::steady_clock::now() - server.last_maintenance() < kMaintenanceStallLimit;
+  });
+
   int signal = drip::WaitForShutdownSignal();
   log->info("received {}; shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Before Shutdown(): stops the watchdog thread, which reads the server's maintenance.
+  notifier.Stopping();
   server.Shutdown();
   log->info("stopped");
   return kExitOk;

@@ -94,7 +94,7 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
         pending_[record.command_id()] = std::move(pending);
       }
     }
-    recent_actions_ms_.push_back(now_ms);
+    if (spec.action != mitigation_action::kRecommend) recent_actions_ms_.push_back(now_ms);
     Count(spec.action, record.outcome());
     log->warn("mitigation {} of {} ({}): {} {} on {}{} by {}: {}", record.command_id(), report.id(),
               report.component(), spec.action, t.description, t.host,

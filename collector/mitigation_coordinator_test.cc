@@ -41,6 +41,7 @@ class MitigationCoordinatorTest : public ::testing::Test {
     s->set_component("svc:leaky.service");
     s->set_instance("4242@100");
     s->set_first_flagged_s(kT0Ms / 1000);
+    s->set_last_updated_s(kT0Ms / 1000);
     s->set_growth_bytes_per_hour(1e9);
     s->set_eta_to_oom_seconds(600);
     book_->Update(kT0Ms, pass);

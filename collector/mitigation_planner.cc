@@ -17,7 +17,16 @@ MitigationPlan PlanMitigation(const drip::v1::LeakReport& report, const Mitigati
   // Hosts acted on within the cool-down: each blocks itself and uses up the fraction.
   std::set<std::string> recent;
   for (const drip::v1::MitigationRecord& m : report.mitigations()) {
-    if (m.dry_run() != spec.dry_run || m.outcome() == "recommended") continue;
+    // Recommendations space only recommendations: they change nothing on the host. An
+    // automatic dry-run is spaced by earlier dry-runs (or the audit log fills up); real
+    // actions and on-call's previews of them by real actions only, so a preview says
+    // what a real action would do now.
+    const bool recommended = m.outcome() == "recommended";
+    const bool counts_dry_runs = spec.automatic && spec.dry_run;
+    if (m.dry_run() != counts_dry_runs ||
+        recommended != (spec.action == mitigation_action::kRecommend)) {
+      continue;
+    }
     if (now_ms - m.requested_ms() < policy.cooldown.count()) recent.insert(m.host());
   }
   const int hosts = std::max(report.hosts_seen(), report.hosts_size());
@@ -48,7 +57,8 @@ MitigationPlan PlanMitigation(const drip::v1::LeakReport& report, const Mitigati
                       max_hosts, hosts, FormatDuration(policy.cooldown), policy.max_host_fraction));
       continue;
     }
-    if (fleet_budget == 0) {
+    const bool changes_host = spec.action != mitigation_action::kRecommend;
+    if (changes_host && fleet_budget == 0) {
       skip("the fleet-wide limit of mitigation.max_actions_per_hour is used up");
       continue;
     }
@@ -74,7 +84,7 @@ MitigationPlan PlanMitigation(const drip::v1::LeakReport& report, const Mitigati
     }
     plan.targets.push_back(std::move(t));
     --room;
-    --fleet_budget;
+    if (changes_host) --fleet_budget;
   }
   if (!spec.only_host.empty() && plan.targets.empty() && plan.skipped.empty()) {
     plan.skipped.push_back({spec.only_host, "the host is not one of the report's hosts"});

@@ -79,8 +79,14 @@ TEST(MitigationPlannerTest, DryRunsDoNotCountAgainstRealActions) {
   m->set_dry_run(true);
   m->set_outcome("dry-run");
   EXPECT_EQ(PlanMitigation(r, policy, Spec("signal-process"), kNowMs, 100).targets.size(), 1u);
-  EXPECT_TRUE(
-      PlanMitigation(r, policy, Spec("signal-process", true), kNowMs, 100).targets.empty());
+  // On-call's preview is not held back by an automatic dry-run either...
+  EXPECT_EQ(PlanMitigation(r, policy, Spec("signal-process", true), kNowMs, 100).targets.size(),
+            1u);
+  // ...but the next automatic dry-run waits for the cool-down.
+  MitigationRequestSpec automatic = Spec("signal-process", true);
+  automatic.automatic = true;
+  policy.trigger_eta = std::chrono::hours(1);
+  EXPECT_TRUE(PlanMitigation(r, policy, automatic, kNowMs, 100).targets.empty());
 }
 
 TEST(MitigationPlannerTest, TheFleetWideBudgetStopsActions) {
@@ -100,6 +106,26 @@ TEST(MitigationPlannerTest, AutomaticPoliciesActOnlyBelowTheTriggerEta) {
   auto plan = PlanMitigation(ReportWithHosts(5, 5), policy, spec, kNowMs, 100);
   ASSERT_EQ(plan.targets.size(), 2u);
   EXPECT_TRUE(plan.skipped.empty());  // not urgent is not worth an audit line
+}
+
+TEST(MitigationPlannerTest, RecommendationsHaveTheirOwnCooldownAndNoFleetCost) {
+  MitigationPolicy policy;
+  policy.max_host_fraction = 1;
+  drip::v1::LeakReport r = ReportWithHosts(1, 1);
+  MitigationRequestSpec spec = Spec("recommend", true);
+  spec.automatic = true;
+  spec.only_host = "";
+  policy.trigger_eta = std::chrono::hours(1);
+  EXPECT_EQ(PlanMitigation(r, policy, spec, kNowMs, 0).targets.size(), 1u);
+  drip::v1::MitigationRecord* m = r.add_mitigations();
+  m->set_host("host-0");
+  m->set_requested_ms(kNowMs - 1000);
+  m->set_dry_run(true);
+  m->set_outcome("recommended");
+  EXPECT_TRUE(PlanMitigation(r, policy, spec, kNowMs, 100).targets.empty());
+  // ...while a real action is not held back by a recommendation.
+  EXPECT_EQ(PlanMitigation(r, policy, Spec("signal-process", true), kNowMs, 100).targets.size(),
+            1u);
 }
 
 TEST(MitigationPlannerTest, RestartUnitNeedsAServiceAndSignalNeedsAProcess) {

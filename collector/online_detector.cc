@@ -43,9 +43,16 @@ void OnlineDetector::ObserveLocked(const std::string& host, const drip::v1::Samp
   const drip::v1::Sample* largest = nullptr;
   uint64_t largest_bytes = 0;
   uint64_t sum = 0;
+  const drip::v1::Sample* largest_process = nullptr;
+  uint64_t largest_process_bytes = 0;
   for (size_t i = 0; i < count; ++i) {
     const uint64_t bytes = UnreclaimableBytes(*samples[i]);
-    if (samples[i]->memory_case() == drip::v1::Sample::kCgroup) unit = samples[i];
+    if (samples[i]->memory_case() == drip::v1::Sample::kCgroup) {
+      unit = samples[i];
+    } else if (largest_process == nullptr || bytes > largest_process_bytes) {
+      largest_process = samples[i];
+      largest_process_bytes = bytes;
+    }
     sum += bytes;
     if (largest == nullptr || bytes > largest_bytes) {
       largest = samples[i];
@@ -53,6 +60,9 @@ void OnlineDetector::ObserveLocked(const std::string& host, const drip::v1::Samp
     }
   }
   const drip::v1::Sample& first = *samples[0];
+  if (largest_process != nullptr) {
+    largest_process_[{host, first.component()}] = largest_process->instance();
+  }
   const int64_t timestamp_s = first.timestamp_ms() / 1000;
   if (unit != nullptr) {
     detector_.Observe(host, first.component(), timestamp_s, unit->instance(),
@@ -108,17 +118,25 @@ void OnlineDetector::Fill(const std::string& component,
                           drip::v1::ListSuspectsResponse* response) const {
   std::vector<analyzer::Suspect> suspects;
   std::vector<analyzer::ComponentSuspect> components;
+  std::vector<std::string> processes;
   {
     std::lock_guard<std::mutex> lock(mu_);
     suspects = detector_.Suspects();
     components = detector_.ComponentSuspects();
+    for (const analyzer::Suspect& s : suspects) {
+      auto it = largest_process_.find({s.host, s.component});
+      processes.push_back(it == largest_process_.end() ? s.instance : it->second);
+    }
   }
+  size_t index = 0;
   for (const analyzer::Suspect& s : suspects) {
+    const std::string& process = processes[index++];
     if (!component.empty() && s.component != component) continue;
     drip::v1::Suspect* out = response->add_suspects();
     out->set_host(s.host);
     out->set_component(s.component);
     out->set_instance(s.instance);
+    out->set_process_instance(process);
     out->set_first_flagged_s(s.first_flagged);
     out->set_last_updated_s(s.last_updated);
     out->set_growth_bytes_per_hour(s.growth_bytes_per_hour);

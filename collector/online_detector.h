@@ -12,8 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "analyzer/leak_detector.h"
@@ -49,6 +51,8 @@ class OnlineDetector {
 
   mutable std::mutex mu_;
   analyzer::LeakDetector detector_;  // guarded by mu_
+  // (host, component) -> its largest process in the latest pass, for commands; guarded by mu_.
+  std::map<std::pair<std::string, std::string>, std::string> largest_process_;
 };
 
 }  // namespace drip::collector

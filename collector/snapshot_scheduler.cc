@@ -59,7 +59,9 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
     uint64_t sent = 0;
     for (const drip::v1::Suspect* s : list) {
       if (sent >= policy_.hosts_per_component) break;
-      const int pid = PidOfInstance(s->instance());
+      const std::string& instance =
+          s->process_instance().empty() ? s->instance() : s->process_instance();
+      const int pid = PidOfInstance(instance);
       if (pid <= 0 || busy_hosts.count(s->host()) || !hosts_->IsConnected(s->host())) continue;
       if (s->has_eta_to_oom_seconds()) {
         // What the detector's ETA implies is left: growth × time to OOM.
@@ -71,13 +73,13 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
       drip::v1::SnapshotCommand* snap = command.mutable_snapshot();
       snap->set_pid(pid);
       snap->set_component(component);
-      snap->set_instance(s->instance());
+      snap->set_instance(instance);
       snap->set_duration_seconds(static_cast<uint32_t>(policy_.duration.count() / 1000));
       snap->set_mode(policy_.mode);
       if (!hosts_->SendCommand(s->host(), command)) continue;
       Attempt attempt;
       attempt.command_id = command.id();
-      attempt.instance = s->instance();
+      attempt.instance = instance;
       attempt.sent_ms = now_ms;
       attempt.deadline_ms = now_ms + policy_.duration.count() + policy_.grace.count();
       attempt.state = "pending";

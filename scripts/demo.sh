@@ -3,7 +3,8 @@
 # agent watching this host, and the bundled leaking example. Shows the leak's memory
 # arriving at the collector, as on-call would see it with dripctl, and the online leak
 # detector flagging it, then the collector having the agent take a live heap snapshot of
-# the suspect and the diagnoser naming the leaking call stack (`dripctl suspects`).
+# the suspect and the diagnoser naming the leaking call stack, and ends with the leak
+# report on-call reads (`dripctl leaks show`), which names the leaking function.
 # Usage: bash scripts/demo.sh [SECONDS]   (default 40)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -133,19 +134,26 @@ done
 echo
 echo "== dripctl suspects --component $component (with its heap snapshot) =="
 dripctl suspects --component "$component"
-echo
-echo "== the leaking call stack, from the live heap snapshot =="
-dripctl suspects --component "$component" --json | python3 -c '
+
+# The suspect and its diagnosis become a leak report: what on-call reads and acts on.
+id=""
+for _ in $(seq 1 20); do
+  id=$(dripctl leaks list --component "$component" --json | python3 -c '
 import json, sys
-for s in json.load(sys.stdin)["suspects"]:
-    snap = s.get("snapshot") or {}
-    if snap.get("state") != "done":
-        print("snapshot", snap.get("state", "not taken"), snap.get("error", ""))
-        continue
-    print(snap["diagnosis"]["summary"])
-    for st in snap["diagnosis"]["stacks"][:1]:
-        print("%s: %.1f MiB live, +%.2f GiB/h, score %.2f" % (st["verdict"], st["live_bytes"] / 2**20,
-              st["growth_bytes_per_hour"] / 2**30, st["score"]))
-        for i, f in enumerate(st["frames"][:8]):
-            where = " (%s:%d)" % (f["file"].split("/")[-1], f["line"]) if f["file"] else ""
-            print("  #%d %s%s" % (i, f["function"] or f["module"], where))'
+for r in json.load(sys.stdin)["reports"]:
+    if r.get("top_stacks"):
+        print(r["id"]); break')
+  [ -n "$id" ] && break
+  sleep 3
+done
+if [ -z "$id" ]; then
+  echo "demo: no diagnosed leak report for $component; collector log:" >&2
+  tail -n 30 "$work/collector.log" >&2
+  exit 1
+fi
+echo
+echo "== dripctl leaks list =="
+dripctl leaks list
+echo
+echo "== dripctl leaks show $id =="
+dripctl leaks show "$id"

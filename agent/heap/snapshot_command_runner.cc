@@ -1,11 +1,9 @@
 #include "agent/heap/snapshot_command_runner.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "agent/heap/heap_snapshotter.h"
-#include "agent/proc_files.h"
+#include "agent/process_instance.h"
 #include "common/heap_snapshot_proto.h"
 #include "common/logging.h"
 #include "drip/v1/snapshot.pb.h"
@@ -13,36 +11,6 @@
 
 namespace drip::agent {
 namespace {
-
-// The instance is "pid@start_seconds" as the samplers name it; the pid must still be
-// that process, not a restart or a recycled pid.
-std::string CheckInstance(const std::string& proc_root, int pid, const std::string& instance) {
-  std::string text;
-  if (!ReadProcFile(fmt::format("{}/{}/stat", proc_root, pid), &text).ok()) {
-    return fmt::format("process {} no longer runs", pid);
-  }
-  if (instance.empty() || instance.find('@') == std::string::npos) return "";
-  auto stat = ParseProcStat(text);
-  std::string proc_stat;
-  if (!stat.ok() || !ReadProcFile(proc_root + "/stat", &proc_stat).ok()) return "";
-  auto boot = ParseBootTime(proc_stat);
-  if (!boot.ok()) return "";
-  const int64_t start_s =
-      *boot + static_cast<int64_t>(stat->start_ticks / static_cast<uint64_t>(sysconf(_SC_CLK_TCK)));
-  const std::string now = fmt::format("{}@{}", pid, start_s);
-  // A second of rounding either way between the sampler's reading and this one.
-  const std::string expected_start = instance.substr(instance.find('@') + 1);
-  int64_t then = 0;
-  try {
-    then = std::stoll(expected_start);
-  } catch (...) {
-    return "";
-  }
-  if (std::llabs(then - start_s) > 1) {
-    return fmt::format("process {} is not instance {} any more (it is {})", pid, instance, now);
-  }
-  return "";
-}
 
 // Keeps the stacks that matter: the most live bytes at the end, then the most allocated.
 void TrimStacks(HeapSnapshot* snapshot, size_t max_stacks) {
@@ -106,7 +74,9 @@ void SnapshotCommandRunner::Submit(const drip::v1::Command& command) {
 
 void SnapshotCommandRunner::Run(drip::v1::Command command) {
   const drip::v1::SnapshotCommand& snap = command.snapshot();
-  std::string error = CheckInstance(options_.proc_root, snap.pid(), snap.instance());
+  // Best effort, as always for snapshots: a snapshot changes nothing in the target.
+  std::string error = CheckProcessInstance(options_.proc_root, snap.pid(), snap.instance(),
+                                           InstanceCheck::kBestEffort);
   drip::v1::CommandResult result;
   result.set_command_id(command.id());
   if (error.empty()) {

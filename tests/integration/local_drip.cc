@@ -59,8 +59,10 @@ log:
 }
 
 absl::Status LocalDrip::StartAgent(const std::string& host, std::chrono::milliseconds interval,
-                                   const std::vector<std::string>& extra_args) {
-  WriteFile(dir_.File("agent.yaml"), fmt::format(R"(host: "{}"
+                                   const std::vector<std::string>& extra_args,
+                                   const std::string& extra_yaml) {
+  WriteFile(dir_.File("agent.yaml"),
+            fmt::format(R"(host: "{}"
 collector: "{}"
 interval: {}ms
 labels:
@@ -74,8 +76,9 @@ log:
   level: debug
 snapshots:
   cpu_budget: 0.5
+{}
 )",
-                                                 host, grpc_address_, interval.count()));
+                        host, grpc_address_, interval.count(), extra_yaml));
   std::string ready = dir_.File("agent.ready");
   std::vector<std::string> argv = {AgentBinary(), "--config", dir_.File("agent.yaml"),
                                    "--ready-file", ready};

@@ -21,6 +21,19 @@ std::string DripctlBinary();
 std::string TestAllocBinary();
 std::string LeakyExampleBinary();
 
+// A detector that judges seconds instead of hours, so that a child leaking a few MiB/s
+// is suspected within a minute (docs/detector.md explains each key).
+inline constexpr const char* kFastDetectorYaml = R"(detector:
+  epoch: 10s
+  floor_epochs: 1
+  startup_grace: 0s
+  fleet_min_climb: 20s
+  min_climb: 30s
+  young_fast_min_climb: 40s
+  level_off: 30s
+  max_lateness: 20s
+)";
+
 class LocalDrip {
  public:
   LocalDrip();
@@ -29,9 +42,11 @@ class LocalDrip {
   // Starts the collector; on restart, reuses the storage dir and the gRPC port.
   // `extra_yaml` is appended to its config (e.g. a `detector:` section).
   absl::Status StartCollector(const std::string& extra_yaml = "");
-  // `extra_args` go on drip-agent's command line (e.g. {"--sampler", "proc"}).
+  // `extra_args` go on drip-agent's command line (e.g. {"--sampler", "proc"});
+  // `extra_yaml` is appended to its config (e.g. a `mitigation:` section).
   absl::Status StartAgent(const std::string& host, std::chrono::milliseconds interval,
-                          const std::vector<std::string>& extra_args = {});
+                          const std::vector<std::string>& extra_args = {},
+                          const std::string& extra_yaml = "");
   void KillCollector(int sig);
 
   const std::string& grpc_address() const { return grpc_address_; }

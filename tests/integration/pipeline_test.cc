@@ -61,18 +61,6 @@ TEST(PipelineTest, ChildAllocating200MiBShowsUpInDripctlSeriesWithinFivePercent)
   EXPECT_TRUE(found) << hosts.out;
 }
 
-// The detector's hours scaled down to seconds, so that a leak is judged within a minute.
-constexpr const char* kFastDetector = R"(detector:
-  epoch: 10s
-  floor_epochs: 1
-  startup_grace: 0s
-  fleet_min_climb: 20s
-  min_climb: 30s
-  young_fast_min_climb: 40s
-  level_off: 30s
-  max_lateness: 20s
-)";
-
 // A short snapshot as soon as a suspect appears.
 constexpr const char* kFastSnapshots = R"(snapshots:
   duration: 12s
@@ -82,7 +70,8 @@ constexpr const char* kFastSnapshots = R"(snapshots:
 
 TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFunction) {
   LocalDrip drip;
-  ASSERT_TRUE(drip.StartCollector(std::string(kFastDetector) + kFastSnapshots).ok()) << drip.Logs();
+  ASSERT_TRUE(drip.StartCollector(std::string(kFastDetectorYaml) + kFastSnapshots).ok())
+      << drip.Logs();
   std::string host = fmt::format("it-suspect-{}", getpid());
   ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
   // ~4 MiB/s: far above the 25 % a young series must rise within 40 s.
@@ -146,6 +135,28 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find(*component), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("RememberSession"), std::string::npos) << table.out;
+
+  // The leak is one report, which carries the diagnosis once the next detector pass
+  // has folded it in, and `dripctl leaks show` names the leaking function with its line.
+  std::string id;
+  for (int attempt = 0; attempt < 30; ++attempt) {
+    CommandOutput list = drip.Dripctl({"leaks", "list", "--json"});
+    ASSERT_EQ(list.exit_code, 0) << list.err;
+    last = list.out;
+    const nlohmann::json listed = nlohmann::json::parse(list.out);
+    for (const auto& r : listed["reports"]) {
+      if (r["component"] == *component && !r["top_stacks"].empty()) id = r["id"];
+    }
+    if (!id.empty()) break;
+    std::this_thread::sleep_for(seconds(1));
+  }
+  ASSERT_FALSE(id.empty()) << "no diagnosed leak report for " << *component << " in\n"
+                           << last << drip.Logs();
+  CommandOutput show = drip.Dripctl({"leaks", "show", id});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("RememberSession"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("leaky_service.cc:"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find(host), std::string::npos) << show.out;
 }
 
 TEST(PipelineTest, DripctlSaysWhichCollectorItCannotReach) {

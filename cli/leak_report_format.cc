@@ -1,0 +1,30 @@
+#include "cli/leak_report_format.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cli/stack_printer.h"
+#include "common/duration.h"
+
+namespace drip::cli {
+
+std::string FormatGrowth(double bytes_per_hour) {
+  return FormatBytes(static_cast<uint64_t>(std::llround(std::max(0.0, bytes_per_hour)))) + "/h";
+}
+
+std::string FormatMinEta(const drip::v1::LeakReport& report) {
+  if (!report.has_min_eta_to_oom_seconds()) return "-";
+  return FormatSpan(report.min_eta_to_oom_seconds());
+}
+
+std::string FormatHostEta(const drip::v1::LeakHost& host) {
+  if (!host.has_eta_to_oom_seconds()) return "-";
+  return FormatSpan(host.eta_to_oom_seconds());
+}
+
+std::string ReportTopFrame(const drip::v1::LeakReport& report) {
+  if (report.top_stacks_size() == 0) return "-";
+  return TopFrameLabel(report.top_stacks(0));
+}
+
+}  // namespace drip::cli

@@ -1,0 +1,200 @@
+// The leak report commands end to end against a fake collector QueryService on a
+// loopback port: what they send (actor, state, signal), how mitigate follows the audit
+// log until the agents answer or --wait runs out, and the exit codes that come of it.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include "cli/audit_command.h"
+#include "cli/exit_codes.h"
+#include "cli/leaks_show_command.h"
+#include "cli/leaks_state_command.h"
+#include "cli/mitigate_command.h"
+#include "cli/query_client.h"
+#include "drip/v1/query.grpc.pb.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace drip::cli {
+namespace {
+
+drip::v1::AuditEntry Entry(int id, const std::string& command_id, const std::string& host,
+                           const std::string& outcome) {
+  drip::v1::AuditEntry e;
+  e.set_id(fmt::format("{:010}", id));
+  e.set_time_ms(1'700'000'000'000 + id);
+  e.set_report_id("leak-7");
+  e.set_host(host);
+  e.set_action("signal-process");
+  e.set_target("pid 42 SIGTERM");
+  e.set_outcome(outcome);
+  e.set_command_id(command_id);
+  return e;
+}
+
+// Knows one report, leak-7. Its agents answer cmd-a on the second read of the audit log
+// and cmd-b only when `answer_b` is set.
+class FakeQueryService final : public drip::v1::QueryService::Service {
+ public:
+  grpc::Status GetLeak(grpc::ServerContext*, const drip::v1::GetLeakRequest* request,
+                       drip::v1::LeakReport* response) override {
+    if (request->id() != "leak-7") {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND, "no leak report " + request->id());
+    }
+    response->set_id("leak-7");
+    response->set_component("svc:api.service");
+    response->set_state("open");
+    return grpc::Status::OK;
+  }
+  grpc::Status UpdateLeakState(grpc::ServerContext*,
+                               const drip::v1::UpdateLeakStateRequest* request,
+                               drip::v1::LeakReport* response) override {
+    std::lock_guard lock(mu);
+    last_update = *request;
+    response->set_id(request->id());
+    response->set_component("svc:api.service");
+    response->set_state(request->state());
+    return grpc::Status::OK;
+  }
+  grpc::Status Mitigate(grpc::ServerContext*, const drip::v1::MitigateRequest* request,
+                        drip::v1::MitigateResponse* response) override {
+    std::lock_guard lock(mu);
+    last_mitigate = *request;
+    *response->add_entries() = Entry(10, "cmd-a", "web-1", "requested");
+    *response->add_entries() = Entry(11, "cmd-b", "web-2", "requested");
+    return grpc::Status::OK;
+  }
+  grpc::Status ListAudit(grpc::ServerContext*, const drip::v1::ListAuditRequest* request,
+                         drip::v1::ListAuditResponse* response) override {
+    const int reads = ++audit_reads;
+    std::lock_guard lock(mu);
+    last_audit = *request;
+    if (answer_b && reads >= 2) *response->add_entries() = Entry(13, "cmd-b", "web-2", "succeeded");
+    if (reads >= 2) *response->add_entries() = Entry(12, "cmd-a", "web-1", "succeeded");
+    *response->add_entries() = Entry(11, "cmd-b", "web-2", "requested");
+    *response->add_entries() = Entry(10, "cmd-a", "web-1", "requested");
+    return grpc::Status::OK;
+  }
+
+  std::mutex mu;
+  bool answer_b = true;
+  std::atomic<int> audit_reads{0};
+  drip::v1::UpdateLeakStateRequest last_update;
+  drip::v1::MitigateRequest last_mitigate;
+  drip::v1::ListAuditRequest last_audit;
+};
+
+class LeaksClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    address_ = "127.0.0.1:" + std::to_string(port);
+    client_ = std::make_unique<QueryClient>(address_, std::chrono::seconds(5));
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  FakeQueryService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  std::unique_ptr<QueryClient> client_;
+};
+
+TEST_F(LeaksClientTest, MitigateWaitsForEveryAgentAndSucceeds) {
+  MitigateOptions options;
+  options.id = "leak-7";
+  options.action = "signal-process";
+  options.dry_run = true;
+  options.signal_text = "SIGTERM";
+  options.wait_text = "10s";
+  std::ostringstream out, err;
+  auto code = RunMitigateCommand(*client_, options, "alice@laptop", TerminalStyle(), out, err);
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, kExitOk) << out.str() << err.str();
+  EXPECT_EQ(service_.last_mitigate.actor(), "alice@laptop");
+  EXPECT_EQ(service_.last_mitigate.signal(), 15);
+  EXPECT_TRUE(service_.last_mitigate.dry_run());
+  EXPECT_EQ(service_.last_audit.report_id(), "leak-7");
+  EXPECT_EQ(service_.last_audit.since_ms(), 1'700'000'000'010);
+  EXPECT_EQ(service_.audit_reads.load(), 2);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("signal-process pid 42 SIGTERM on web-1: requested\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("waiting up to 10 s for the agents to answer\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nHOST   ACTION"), std::string::npos) << text;
+  EXPECT_EQ(text.find("requested  -\n"), std::string::npos) << text;  // none left in the table
+  EXPECT_EQ(err.str(), "");
+}
+
+TEST_F(LeaksClientTest, MitigateStopsAtWaitWithThePendingCode) {
+  service_.answer_b = false;
+  MitigateOptions options;
+  options.id = "leak-7";
+  options.action = "restart-unit";
+  options.wait_text = "1200ms";
+  std::ostringstream out, err;
+  const auto start = std::chrono::steady_clock::now();
+  auto code = RunMitigateCommand(*client_, options, "bob@host", TerminalStyle(), out, err);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, kExitActionPending) << out.str();
+  EXPECT_GE(took, std::chrono::milliseconds(1200));
+  EXPECT_LT(took, std::chrono::seconds(4));
+  EXPECT_NE(out.str().find("web-2  signal-process  pid 42 SIGTERM  no       requested"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(err.str().find("dripctl: mitigation of leak-7: 1 succeeded, 1 still requested after"),
+            std::string::npos)
+      << err.str();
+}
+
+TEST_F(LeaksClientTest, MitigateWithWaitZeroDoesNotReadTheAuditLog) {
+  MitigateOptions options;
+  options.id = "leak-7";
+  options.action = "recommend";
+  options.wait_text = "0";
+  options.json = true;
+  std::ostringstream out, err;
+  auto code = RunMitigateCommand(*client_, options, "bob@host", TerminalStyle(), out, err);
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, kExitActionPending);
+  EXPECT_EQ(service_.audit_reads.load(), 0);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["pending"], 2);
+}
+
+TEST_F(LeaksClientTest, UnknownReportIsNotFoundNamingTheCollector) {
+  std::ostringstream out;
+  absl::Status status = RunLeaksShowCommand(*client_, "leak-99", false, TerminalStyle(), out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReportExitCodeFor(status), kExitNotFound);
+  EXPECT_NE(std::string(status.message()).find("collector at " + address_ + " refused GetLeak"),
+            std::string::npos)
+      << status;
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST_F(LeaksClientTest, AckSendsTheActorAndNoteAndPrintsTheNewState) {
+  std::ostringstream out;
+  LeakStateOptions options;
+  options.id = "leak-7";
+  options.state = "acknowledged";
+  options.note = "looking";
+  ASSERT_TRUE(RunLeakStateCommand(*client_, options, "carol@desk", out).ok());
+  EXPECT_EQ(service_.last_update.actor(), "carol@desk");
+  EXPECT_EQ(service_.last_update.note(), "looking");
+  EXPECT_EQ(service_.last_update.state(), "acknowledged");
+  EXPECT_EQ(out.str(), "leak-7 (svc:api.service) is now acknowledged\n");
+}
+
+}  // namespace
+}  // namespace drip::cli

@@ -1,0 +1,176 @@
+#include "cli/leaks_show_command.h"
+
+#include <chrono>
+
+#include "cli/leak_report_format.h"
+#include "cli/leak_report_json.h"
+#include "cli/stack_printer.h"
+#include "cli/table_printer.h"
+#include "common/duration.h"
+#include "fmt/format.h"
+
+namespace drip::cli {
+namespace {
+
+// Whole stacks printed; a diagnosis may keep up to 100, and --json has them all.
+constexpr int kShownStacks = 5;
+
+std::string When(int64_t unix_ms, int64_t now_ms) {
+  if (unix_ms <= 0) return "-";
+  return fmt::format("{} UTC ({})", FormatTimestamp(unix_ms), FormatAgo(unix_ms, now_ms));
+}
+
+std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
+
+void Field(const char* name, const std::string& value, std::ostream& out) {
+  out << fmt::format("{:<14}{}\n", name, value);
+}
+
+void RenderHeader(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalStyle& style,
+                  std::ostream& out) {
+  out << style.Bold(r.id()) << "  " << r.component() << "\n";
+  Field("state", r.state(), out);
+  Field("severity", IsAlertSeverity(r.severity()) ? style.Alert(r.severity()) : r.severity(), out);
+  Field("first seen", When(SecondsToMs(r.first_seen_s()), now_ms), out);
+  Field("last seen", When(SecondsToMs(r.last_seen_s()), now_ms), out);
+  Field("hosts", fmt::format("{} affected of {} seen", r.hosts_size(), r.hosts_seen()), out);
+  Field("max growth", FormatGrowth(r.max_growth_bytes_per_hour()), out);
+  Field("shortest ETA",
+        r.has_min_eta_to_oom_seconds()
+            ? FormatMinEta(r)
+            : std::string("unknown (no affected host's memory size is known)"),
+        out);
+}
+
+void RenderHosts(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalStyle& style,
+                 std::ostream& out) {
+  out << "\n" << style.Bold("Hosts") << "\n";
+  if (r.hosts_size() == 0) {
+    out << "none\n";
+    return;
+  }
+  TablePrinter table(
+      {"HOST", "INSTANCE", "GROWTH", "ETA", "CURRENT", "NORMAL", "SINCE", "ACTIVE", "SNAPSHOT"});
+  for (const auto& h : r.hosts()) {
+    std::string snapshot = OrDash(h.snapshot_state());
+    if (!h.snapshot_error().empty()) snapshot += ": " + h.snapshot_error();
+    table.AddRow({h.host(), OrDash(h.instance()), FormatGrowth(h.growth_bytes_per_hour()),
+                  FormatHostEta(h), FormatBytes(h.current_bytes()), FormatBytes(h.normal_bytes()),
+                  FormatAgo(SecondsToMs(h.first_flagged_s()), now_ms), h.active() ? "yes" : "no",
+                  snapshot});
+    if (h.snapshot_state() == "failed") table.AlertLastRowCell(8);
+  }
+  table.Print(out, style);
+  // The detector's reasons are sentences; they do not fit a column.
+  for (const auto& h : r.hosts()) {
+    if (!h.reason().empty()) out << fmt::format("  {}: {}\n", h.host(), h.reason());
+  }
+}
+
+void RenderStacks(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalStyle& style,
+                  std::ostream& out) {
+  out << "\n" << style.Bold("Leaking call stacks") << "\n";
+  if (r.top_stacks_size() == 0) {
+    out << "no heap snapshot diagnosed yet (see the SNAPSHOT column above)\n";
+    return;
+  }
+  out << fmt::format("diagnosed on {} at {}", OrDash(r.diagnosed_host()),
+                     When(r.diagnosed_ms(), now_ms));
+  if (!r.diagnosis_summary().empty()) out << ": " << r.diagnosis_summary();
+  out << "\n";
+  absl::StatusOr<diagnoser::Diagnosis> stacks = StacksFromProto(r.top_stacks());
+  if (!stacks.ok()) {
+    // A newer collector's verdict: say so rather than print half a stack.
+    out << fmt::format("cannot read the stacks: {} (--json has them raw)\n",
+                       std::string(stacks.status().message()));
+    return;
+  }
+  const int shown = std::min<int>(kShownStacks, static_cast<int>(stacks->stacks.size()));
+  for (int i = 0; i < shown; ++i) {
+    out << "\n";
+    PrintDiagnosedStack(i + 1, stacks->stacks[static_cast<size_t>(i)], out);
+  }
+  if (shown < static_cast<int>(stacks->stacks.size())) {
+    out << fmt::format("\n({} more stacks; --json lists them all)\n",
+                       stacks->stacks.size() - static_cast<size_t>(shown));
+  }
+}
+
+void RenderRecommendation(const drip::v1::LeakReport& r, const TerminalStyle& style,
+                          std::ostream& out) {
+  out << "\n" << style.Bold("Recommended action") << "\n";
+  if (r.recommended_action().empty()) {
+    out << "none yet\n";
+    return;
+  }
+  out << r.recommended_action();
+  if (!r.recommendation().empty()) out << ": " << r.recommendation();
+  out << "\n";
+  if (r.state() != "resolved") {
+    // The next step, ready to paste; dry-run first, as the policy does by default.
+    out << fmt::format("  try it: dripctl mitigate {} --action {} --dry-run\n", r.id(),
+                       r.recommended_action());
+  }
+}
+
+void RenderMitigations(const drip::v1::LeakReport& r, const TerminalStyle& style,
+                       std::ostream& out) {
+  out << "\n" << style.Bold("Mitigations") << "\n";
+  if (r.mitigations_size() == 0) {
+    out << "none\n";
+    return;
+  }
+  TablePrinter table(
+      {"REQUESTED (UTC)", "HOST", "ACTION", "TARGET", "DRY RUN", "OUTCOME", "ACTOR", "DETAIL"});
+  for (const auto& m : r.mitigations()) {
+    table.AddRow({FormatTimestamp(m.requested_ms()), m.host(), m.action(), OrDash(m.target()),
+                  m.dry_run() ? "yes" : "no", m.outcome(), OrDash(m.actor()), OrDash(m.detail())});
+    if (m.outcome() == "failed" || m.outcome() == "timed-out" || m.outcome() == "refused") {
+      table.AlertLastRowCell(5);
+    }
+  }
+  table.Print(out, style);
+}
+
+void RenderHistory(const drip::v1::LeakReport& r, const TerminalStyle& style, std::ostream& out) {
+  out << "\n" << style.Bold("History") << "\n";
+  if (r.history_size() == 0) {
+    out << "none\n";
+    return;
+  }
+  TablePrinter table({"TIME (UTC)", "FROM", "TO", "ACTOR", "NOTE"});
+  for (const auto& c : r.history()) {
+    table.AddRow({FormatTimestamp(c.time_ms()), OrDash(c.from()), c.to(), OrDash(c.actor()),
+                  OrDash(c.note())});
+  }
+  table.Print(out, style);
+}
+
+}  // namespace
+
+void RenderLeakReport(const drip::v1::LeakReport& report, bool json, int64_t now_ms,
+                      const TerminalStyle& style, std::ostream& out) {
+  if (json) {
+    out << DumpJson(LeakReportToJson(report)) << "\n";
+    return;
+  }
+  RenderHeader(report, now_ms, style, out);
+  RenderHosts(report, now_ms, style, out);
+  RenderStacks(report, now_ms, style, out);
+  RenderRecommendation(report, style, out);
+  RenderMitigations(report, style, out);
+  RenderHistory(report, style, out);
+}
+
+absl::Status RunLeaksShowCommand(QueryClient& client, const std::string& id, bool json,
+                                 const TerminalStyle& style, std::ostream& out) {
+  auto report = client.GetLeak(id);
+  if (!report.ok()) return report.status();
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  RenderLeakReport(*report, json, now_ms, style, out);
+  return absl::OkStatus();
+}
+
+}  // namespace drip::cli

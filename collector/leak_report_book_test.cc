@@ -1,0 +1,260 @@
+#include "collector/leak_report_book.h"
+
+#include <gtest/gtest.h>
+
+#include "collector/storage/rocksdb_series_store.h"
+#include "collector/storage/scoped_temp_dir.h"
+
+namespace drip::collector {
+namespace {
+
+constexpr int64_t kT0Ms = 1'700'000'000'000;
+
+drip::v1::Suspect MakeSuspect(const std::string& host, const std::string& component,
+                              int64_t first_flagged_s, double eta_s = 0) {
+  drip::v1::Suspect s;
+  s.set_host(host);
+  s.set_component(component);
+  s.set_instance("4242@100");
+  s.set_first_flagged_s(first_flagged_s);
+  s.set_last_updated_s(first_flagged_s);
+  s.set_growth_bytes_per_hour(64e6);
+  s.set_current_bytes(512 << 20);
+  if (eta_s > 0) s.set_eta_to_oom_seconds(eta_s);
+  s.set_rule("climb_above_normal");
+  return s;
+}
+
+class LeakReportBookTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+
+  void Open() {
+    book_.reset();
+    store_.reset();
+    RocksDbSeriesStoreOptions options;
+    options.path = dir_.path();
+    options.fold_interval = std::chrono::milliseconds(0);
+    auto store = RocksDbSeriesStore::Open(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    book_ = std::make_unique<LeakReportBook>(policy_, &mitigation_, store_->reports());
+    ASSERT_TRUE(book_->Load().ok());
+  }
+
+  std::vector<drip::v1::AuditEntry> Audit() {
+    auto entries = store_->reports()->ReadAudit("", 0, 1000);
+    EXPECT_TRUE(entries.ok());
+    return entries.ok() ? *entries : std::vector<drip::v1::AuditEntry>{};
+  }
+
+  ScopedTempDir dir_;
+  ReportPolicy policy_;
+  MitigationConfig mitigation_;
+  std::unique_ptr<RocksDbSeriesStore> store_;
+  std::unique_ptr<LeakReportBook> book_;
+};
+
+TEST_F(LeakReportBookTest, SuspectsOfOneComponentAreOneReportUpdatedAsHostsArrive) {
+  drip::v1::ListSuspectsResponse pass;
+  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  book_->Update(kT0Ms, pass);
+  *pass.add_suspects() = MakeSuspect("b", "svc:leaky.service", kT0Ms / 1000 + 60);
+  book_->Update(kT0Ms + 60'000, pass);
+  book_->Update(kT0Ms + 120'000, pass);
+  auto reports = book_->List("", "");
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].id(), "leak-1");
+  EXPECT_EQ(reports[0].state(), "open");
+  EXPECT_EQ(reports[0].hosts_size(), 2);
+  EXPECT_EQ(reports[0].first_seen_s(), kT0Ms / 1000);
+  EXPECT_EQ(reports[0].recommended_action(), "restart-unit");
+  EXPECT_NE(reports[0].recommendation().find("dripctl mitigate leak-1"), std::string::npos);
+  EXPECT_EQ(book_->counts().opened, 1u);
+  // One "open" line in the audit log, not one per pass.
+  auto audit = Audit();
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].action(), "open");
+}
+
+TEST_F(LeakReportBookTest, ReportsKeepTheirIdsAndStatesAcrossARestart) {
+  drip::v1::ListSuspectsResponse pass;
+  *pass.add_suspects() = MakeSuspect("a", "svc:one.service", kT0Ms / 1000);
+  *pass.add_suspects() = MakeSuspect("a", "svc:two.service", kT0Ms / 1000);
+  book_->Update(kT0Ms, pass);
+  ASSERT_TRUE(book_->SetState("leak-2", "acknowledged", "alice", "looking", kT0Ms + 1).ok());
+  Open();
+  auto two = book_->Get("leak-2");
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->state(), "acknowledged");
+  EXPECT_EQ(two->component(), "svc:two.service");
+  // The next report continues the numbering, and the same leak keeps its report.
+  *pass.add_suspects() = MakeSuspect("a", "svc:three.service", kT0Ms / 1000);
+  book_->Update(kT0Ms + 60'000, pass);
+  EXPECT_EQ(book_->List("all", "").size(), 3u);
+  EXPECT_EQ(book_->List("", "svc:three.service")[0].id(), "leak-3");
+}
+
+TEST_F(LeakReportBookTest, ResolvesOnItsOwnOnceGrowthStopsAndALaterLeakOpensANewReport) {
+  policy_.resolve_after = std::chrono::minutes(30);
+  Open();
+  drip::v1::ListSuspectsResponse pass;
+  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  book_->Update(kT0Ms, pass);
+  const drip::v1::ListSuspectsResponse quiet;
+  book_->Update(kT0Ms + 10 * 60'000, quiet);
+  auto r = book_->Get("leak-1");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state(), "open");
+  EXPECT_FALSE(r->hosts(0).active());
+  book_->Update(kT0Ms + 31 * 60'000, quiet);
+  r = book_->Get("leak-1");
+  EXPECT_EQ(r->state(), "resolved");
+  EXPECT_EQ(r->history(r->history_size() - 1).actor(), "collector");
+  EXPECT_EQ(Audit()[0].action(), "auto-resolve");
+  EXPECT_TRUE(book_->List("", "").empty());
+
+  drip::v1::ListSuspectsResponse again;
+  *again.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 + 3600);
+  book_->Update(kT0Ms + 3600'000, again);
+  auto open = book_->List("", "");
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].id(), "leak-2");
+}
+
+TEST_F(LeakReportBookTest, AHostWithoutFreshEvidenceStopsLeakingAndItsReportResolves) {
+  // The detector keeps a suspect's last figures once its growth stops.
+  policy_.quiet_after = std::chrono::minutes(10);
+  policy_.resolve_after = std::chrono::minutes(30);
+  Open();
+  drip::v1::ListSuspectsResponse stale;
+  *stale.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000, 3600);
+  book_->Update(kT0Ms, stale);
+  EXPECT_TRUE(book_->Get("leak-1")->hosts(0).active());
+  book_->Update(kT0Ms + 11 * 60'000, stale);
+  auto r = book_->Get("leak-1");
+  EXPECT_FALSE(r->hosts(0).active());
+  EXPECT_FALSE(r->has_min_eta_to_oom_seconds());  // no ETA alert for a host that stopped
+  EXPECT_EQ(r->state(), "open");
+  book_->Update(kT0Ms + 31 * 60'000, stale);
+  EXPECT_EQ(book_->Get("leak-1")->state(), "resolved");
+  book_->Update(kT0Ms + 40 * 60'000, stale);  // the same old figures reopen nothing
+  EXPECT_TRUE(book_->List("", "").empty());
+  drip::v1::ListSuspectsResponse fresh;
+  drip::v1::Suspect again = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  again.set_last_updated_s(kT0Ms / 1000 + 41 * 60);
+  *fresh.add_suspects() = again;
+  book_->Update(kT0Ms + 41 * 60'000, fresh);
+  ASSERT_EQ(book_->List("", "").size(), 1u);
+  EXPECT_EQ(book_->List("", "")[0].id(), "leak-2");
+}
+
+TEST_F(LeakReportBookTest, AUnitsSuspectTargetsItsLargestProcess) {
+  drip::v1::ListSuspectsResponse pass;
+  drip::v1::Suspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  s.set_instance("cg@77");
+  s.set_process_instance("5151@900");
+  *pass.add_suspects() = s;
+  book_->Update(kT0Ms, pass);
+  EXPECT_EQ(book_->Get("leak-1")->hosts(0).instance(), "5151@900");
+}
+
+TEST_F(LeakReportBookTest, AReportResolvedByHandStaysResolvedUntilAHostIsFlaggedAnew) {
+  drip::v1::ListSuspectsResponse pass;
+  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  book_->Update(kT0Ms, pass);
+  ASSERT_TRUE(book_->SetState("leak-1", "resolved", "bob", "fixed in 1.2.4", kT0Ms + 1000).ok());
+  book_->Update(kT0Ms + 60'000, pass);  // the same suspect, flagged before the resolution
+  EXPECT_TRUE(book_->List("", "").empty());
+  drip::v1::ListSuspectsResponse anew;
+  *anew.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 + 120);
+  book_->Update(kT0Ms + 180'000, anew);
+  ASSERT_EQ(book_->List("", "").size(), 1u);
+  EXPECT_EQ(book_->List("", "")[0].id(), "leak-2");
+}
+
+TEST_F(LeakReportBookTest, SeverityFollowsTheShortestEtaToOom) {
+  drip::v1::ListSuspectsResponse pass;
+  *pass.add_suspects() = MakeSuspect("a", "svc:slow.service", kT0Ms / 1000, 100 * 3600);
+  *pass.add_suspects() = MakeSuspect("a", "svc:soon.service", kT0Ms / 1000, 2 * 3600);
+  *pass.add_suspects() = MakeSuspect("a", "svc:day.service", kT0Ms / 1000, 24 * 3600);
+  *pass.add_suspects() = MakeSuspect("b", "svc:day.service", kT0Ms / 1000, 30 * 3600);
+  book_->Update(kT0Ms, pass);
+  auto reports = book_->List("", "");
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_EQ(reports[0].component(), "svc:soon.service");  // most severe first
+  EXPECT_EQ(reports[0].severity(), "critical");
+  EXPECT_EQ(reports[1].severity(), "warning");
+  EXPECT_DOUBLE_EQ(reports[1].min_eta_to_oom_seconds(), 24 * 3600);
+  EXPECT_EQ(reports[1].hosts(0).host(), "a");  // most urgent host first
+  EXPECT_EQ(reports[2].severity(), "info");
+}
+
+TEST_F(LeakReportBookTest, TheLatestDiagnosisBecomesTheReportsStacks) {
+  drip::v1::ListSuspectsResponse pass;
+  drip::v1::Suspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  s.mutable_snapshot()->set_state("done");
+  s.mutable_snapshot()->set_finished_ms(kT0Ms);
+  drip::v1::DiagnosedStack* stack = s.mutable_snapshot()->mutable_diagnosis()->add_stacks();
+  stack->set_verdict("leak");
+  drip::v1::StackFrame* frame = stack->add_frames();
+  frame->set_function("RememberSession");
+  frame->set_file("leaky_service.cc");
+  frame->set_line(31);
+  *pass.add_suspects() = s;
+  book_->Update(kT0Ms, pass);
+  auto r = book_->Get("leak-1");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->top_stacks_size(), 1);
+  EXPECT_EQ(r->top_stacks(0).frames(0).function(), "RememberSession");
+  EXPECT_EQ(r->diagnosed_host(), "a");
+  EXPECT_EQ(r->hosts(0).snapshot_state(), "done");
+}
+
+TEST_F(LeakReportBookTest, StateChangesFollowTheLifecycle) {
+  drip::v1::ListSuspectsResponse pass;
+  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  book_->Update(kT0Ms, pass);
+  EXPECT_EQ(book_->SetState("leak-9", "acknowledged", "x", "", kT0Ms).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(book_->SetState("leak-1", "mitigated", "x", "", kT0Ms).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto acked = book_->SetState("leak-1", "acknowledged", "alice", "on it", kT0Ms + 1);
+  ASSERT_TRUE(acked.ok());
+  EXPECT_EQ(acked->state(), "acknowledged");
+  EXPECT_TRUE(book_->SetState("leak-1", "acknowledged", "alice", "", kT0Ms + 2).ok());
+  ASSERT_TRUE(book_->SetState("leak-1", "resolved", "alice", "", kT0Ms + 3).ok());
+  EXPECT_EQ(book_->SetState("leak-1", "acknowledged", "alice", "", kT0Ms + 4).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  auto audit = Audit();
+  ASSERT_EQ(audit.size(), 3u);  // open, ack, resolve (the repeated ack changes nothing)
+  EXPECT_EQ(audit[0].action(), "resolve");
+  EXPECT_EQ(audit[1].actor(), "alice");
+}
+
+TEST_F(LeakReportBookTest, ARealSuccessfulMitigationMarksTheReportMitigatedADryRunDoesNot) {
+  drip::v1::ListSuspectsResponse pass;
+  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  book_->Update(kT0Ms, pass);
+  drip::v1::MitigationRecord record;
+  record.set_command_id("mitigate-1");
+  record.set_host("a");
+  record.set_action("signal-process");
+  record.set_dry_run(true);
+  record.set_outcome("dry-run");
+  ASSERT_TRUE(book_->RecordMitigation("leak-1", record, {}, kT0Ms).ok());
+  EXPECT_EQ(book_->Get("leak-1")->state(), "open");
+  record.set_command_id("mitigate-2");
+  record.set_dry_run(false);
+  record.set_outcome("requested");
+  ASSERT_TRUE(book_->RecordMitigation("leak-1", record, {}, kT0Ms).ok());
+  record.set_outcome("succeeded");
+  ASSERT_TRUE(book_->RecordMitigation("leak-1", record, {}, kT0Ms + 100).ok());
+  auto r = book_->Get("leak-1");
+  EXPECT_EQ(r->state(), "mitigated");
+  ASSERT_EQ(r->mitigations_size(), 2);  // upserted by command id
+  EXPECT_EQ(r->mitigations(1).outcome(), "succeeded");
+}
+
+}  // namespace
+}  // namespace drip::collector
