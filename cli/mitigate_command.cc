@@ -12,30 +12,12 @@
 #include "cli/leak_report_json.h"
 #include "cli/table_printer.h"
 #include "common/duration.h"
+#include "common/mitigation_signal.h"
 #include "common/strings.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
 namespace {
-
-struct SignalName {
-  const char* name;
-  int number;
-};
-
-// The signals an operator would send to a leaking process; others go by number.
-constexpr std::array<SignalName, 12> kSignals = {{{"HUP", SIGHUP},
-                                                  {"INT", SIGINT},
-                                                  {"QUIT", SIGQUIT},
-                                                  {"ABRT", SIGABRT},
-                                                  {"KILL", SIGKILL},
-                                                  {"USR1", SIGUSR1},
-                                                  {"SEGV", SIGSEGV},
-                                                  {"USR2", SIGUSR2},
-                                                  {"TERM", SIGTERM},
-                                                  {"CONT", SIGCONT},
-                                                  {"STOP", SIGSTOP},
-                                                  {"TRAP", SIGTRAP}}};
 
 std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
 
@@ -79,21 +61,11 @@ absl::Status CheckMitigateAction(const std::string& action) {
 }
 
 absl::StatusOr<int> ParseSignal(const std::string& text) {
-  int number = 0;
-  if (ParseNumber(std::string_view(text), &number)) {
-    if (number >= 1 && number <= 64) return number;
-  } else {
-    std::string name;
-    for (char c : text) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (name.rfind("SIG", 0) == 0) name.erase(0, 3);
-    for (const auto& s : kSignals) {
-      if (name == s.name) return s.number;
-    }
+  absl::StatusOr<int> signal = ParseMitigationSignal(text);
+  if (!signal.ok()) {
+    return absl::InvalidArgumentError("--signal: " + std::string(signal.status().message()));
   }
-  return absl::InvalidArgumentError(fmt::format(
-      "--signal: '{}' is not a signal (a name such as SIGTERM or TERM, or a number from 1 to "
-      "64)",
-      text));
+  return signal;
 }
 
 bool IsFinalOutcome(const std::string& outcome) {

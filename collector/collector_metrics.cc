@@ -109,8 +109,8 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       mitigations_family(BuildCounter()
                              .Name("drip_mitigations_total")
                              .Help("Mitigations requested by policy or dripctl, by action and "
-                                   "outcome (requested, succeeded, failed, refused, timed-out, "
-                                   "recommended)")
+                                   "outcome (requested, succeeded, dry-run, failed, refused, "
+                                   "timed-out, recommended)")
                              .Register(r)),
       detector_run_seconds(BuildHistogram()
                                .Name("drip_detector_run_seconds")

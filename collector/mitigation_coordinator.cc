@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "common/mitigation_signal.h"
 #include "fmt/format.h"
 
 namespace drip::collector {

@@ -6,6 +6,7 @@
 
 #include "collector/process_instance.h"
 #include "common/duration.h"
+#include "common/mitigation_signal.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
@@ -78,7 +79,8 @@ MitigationPlan PlanMitigation(const drip::v1::LeakReport& report, const Mitigati
         skip(fmt::format("instance '{}' does not name a process", h.instance()));
         continue;
       }
-      t.description = fmt::format("pid {} ({}) {}", t.pid, h.instance(), SignalName(spec.signal));
+      t.description =
+          fmt::format("pid {} ({}) {}", t.pid, h.instance(), MitigationSignalName(spec.signal));
     } else {
       t.description = report.component();
     }

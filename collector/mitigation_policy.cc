@@ -1,28 +1,13 @@
 #include "collector/mitigation_policy.h"
 
-#include <array>
 #include <utility>
 
+#include "common/mitigation_signal.h"
 #include "common/status_macros.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
 namespace {
-
-struct NamedSignal {
-  std::string_view name;
-  int number;
-};
-// Fixed numbers (Linux, every architecture Drip builds for) so the collector's config
-// means the same whatever host reads it.
-constexpr std::array<NamedSignal, 8> kSignals = {{{"SIGHUP", 1},
-                                                  {"SIGINT", 2},
-                                                  {"SIGQUIT", 3},
-                                                  {"SIGABRT", 6},
-                                                  {"SIGKILL", 9},
-                                                  {"SIGUSR1", 10},
-                                                  {"SIGUSR2", 12},
-                                                  {"SIGTERM", 15}}};
 
 absl::Status ReadPolicy(ConfigReader& r, const std::string& prefix, MitigationPolicy* p) {
   std::string mode = p->automatic ? "automatic" : "manual";
@@ -33,7 +18,7 @@ absl::Status ReadPolicy(ConfigReader& r, const std::string& prefix, MitigationPo
       {std::string(mitigation_action::kRestartUnit), std::string(mitigation_action::kSignalProcess),
        std::string(mitigation_action::kRecommend)},
       &p->action));
-  std::string signal = SignalName(p->signal);
+  std::string signal = MitigationSignalName(p->signal);
   RETURN_IF_ERROR(r.ReadString(prefix + "signal", &signal));
   absl::StatusOr<int> number = ParseMitigationSignal(signal);
   if (!number.ok()) return r.Error(prefix + "signal", std::string(number.status().message()));
@@ -75,25 +60,6 @@ absl::Status ReadMitigationConfig(ConfigReader& r, MitigationConfig* out) {
     }
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<int> ParseMitigationSignal(std::string_view text) {
-  for (const NamedSignal& s : kSignals) {
-    if (text == s.name || text == s.name.substr(3) || text == std::to_string(s.number)) {
-      return s.number;
-    }
-  }
-  return absl::InvalidArgumentError(fmt::format(
-      "'{}' is not a signal a mitigation may send (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGABRT, "
-      "SIGKILL, SIGUSR1, SIGUSR2)",
-      text));
-}
-
-std::string SignalName(int signal) {
-  for (const NamedSignal& s : kSignals) {
-    if (s.number == signal) return std::string(s.name);
-  }
-  return std::to_string(signal);
 }
 
 }  // namespace drip::collector

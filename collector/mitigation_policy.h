@@ -57,9 +57,4 @@ struct MitigationConfig {
 // `component:` and any policy key, starting from the defaults), and the fleet-wide keys.
 absl::Status ReadMitigationConfig(ConfigReader& reader, MitigationConfig* out);
 
-// "SIGTERM", "TERM" or "15" -> 15; the signals a mitigation may send (those that end or
-// nudge a process; never SIGSTOP or job control).
-absl::StatusOr<int> ParseMitigationSignal(std::string_view text);
-std::string SignalName(int signal);
-
 }  // namespace drip::collector

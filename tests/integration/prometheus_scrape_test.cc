@@ -31,19 +31,6 @@ using std::chrono::seconds;
 constexpr const char* kPrometheusBin = "/usr/bin/prometheus";
 const std::string kAlertRules = std::string(DRIP_DEPLOY_DIR) + "/prometheus/drip-alerts.yml";
 
-// The same detector settings as pipeline_test's: hours scaled down to seconds, so that a
-// leak is judged within a minute.
-constexpr const char* kFastDetector = R"(detector:
-  epoch: 10s
-  floor_epochs: 1
-  startup_grace: 0s
-  fleet_min_climb: 20s
-  min_climb: 30s
-  young_fast_min_climb: 40s
-  level_off: 30s
-  max_lateness: 20s
-)";
-
 // A port nothing listens on right now. Another process may take it before Prometheus
 // binds it; LocalPrometheus::Start retries with a new one when that happens.
 int PickFreePort() {
@@ -228,7 +215,7 @@ TEST(PrometheusScrapeTest, PrometheusScrapesCollectorAndAgentAndNoAlertFiresOnAQ
 
 TEST(PrometheusScrapeTest, LeakingChildsOpenLeakReportReachesPrometheusAndFiresDripNewLeak) {
   LocalDrip drip;
-  ASSERT_TRUE(drip.StartCollector(kFastDetector).ok()) << drip.Logs();
+  ASSERT_TRUE(drip.StartCollector(kFastDetectorYaml).ok()) << drip.Logs();
   const std::string host = fmt::format("it-prometheus-leak-{}", getpid());
   ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
   LocalPrometheus prometheus;
