@@ -6,28 +6,12 @@
 #include <optional>
 #include <string>
 
+#include "common/scoped_env_test_util.h"
+
 namespace drip::agent {
 namespace {
 
-// Sets an environment variable for one test and restores the previous value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using drip::testing::ScopedEnv;
 
 TEST(SdBusUnitRestarterTest, NoSystemBusIsAClearErrorNamingTheUnit) {
   ScopedEnv bus("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collector/recording_stream_test_util.h"
 #include "collector/storage/rocksdb_series_store.h"
 #include "collector/storage/scoped_temp_dir.h"
 
@@ -9,19 +10,6 @@ namespace drip::collector {
 namespace {
 
 constexpr int64_t kT0Ms = 1'700'000'000'000;
-
-// An agent stream that keeps what it was sent; the real stream is exercised by the
-// end-to-end mitigation test.
-class RecordingStream : public ConnectedHosts::Stream {
- public:
-  void Supersede() override {}
-  bool IsOpen() override { return true; }
-  bool SendCommand(const drip::v1::Command& command) override {
-    sent.push_back(command);
-    return true;
-  }
-  std::vector<drip::v1::Command> sent;
-};
 
 class MitigationCoordinatorTest : public ::testing::Test {
  protected:

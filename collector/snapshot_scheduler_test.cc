@@ -4,22 +4,12 @@
 
 #include <vector>
 
+#include "collector/recording_stream_test_util.h"
 #include "common/heap_snapshot.h"
 #include "common/heap_snapshot_proto.h"
 
 namespace drip::collector {
 namespace {
-
-class RecordingStream : public ConnectedHosts::Stream {
- public:
-  void Supersede() override {}
-  bool IsOpen() override { return true; }
-  bool SendCommand(const drip::v1::Command& command) override {
-    sent.push_back(command);
-    return true;
-  }
-  std::vector<drip::v1::Command> sent;
-};
 
 drip::v1::Suspect MakeSuspect(const std::string& host, const std::string& component, int pid,
                               double growth) {

@@ -15,32 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/scoped_env_test_util.h"
+
 namespace drip {
 namespace {
 
-// Sets (or, with nullptr, unsets) an environment variable and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using drip::testing::ScopedEnv;
 
 // systemd's end of the protocol: a datagram socket in a temp dir.
 class FakeSystemd {
