@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "collector/access_policy.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
@@ -81,6 +82,9 @@ class CollectorServer {
 
  private:
   void TearDown();
+  // Builds access_ from auth.access_file (or the default for tls.plaintext); logs the
+  // insecure modes once and sets drip_collector_plaintext.
+  absl::Status LoadAccessPolicy();
 
   CollectorConfig config_;
   const Clock* clock_;
@@ -90,6 +94,7 @@ class CollectorServer {
   StorageHealth health_;
   ConnectedHosts hosts_;
   SampleValidator validator_;
+  std::unique_ptr<AccessPolicy> access_;
 
   void RefreshDetectorMetrics();
 

@@ -116,6 +116,9 @@ class TestAgent {
     return AwaitEnd();
   }
 
+  // Ends the call from the client's side (unblocks a Write held by flow control).
+  void Cancel() { context_.TryCancel(); }
+
   std::string Trailer(const std::string& key) const {
     const auto& md = context_.GetServerTrailingMetadata();
     auto it = md.find(key);
@@ -152,6 +155,9 @@ class FlakyStore final : public SeriesStore {
                                                            int64_t until_ms) override {
     return real_->ReadSeries(host, component, since_ms, until_ms);
   }
+  absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) override {
+    return real_->ReadGaps(host);
+  }
   absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override {
     return real_->ListComponents(host);
   }
@@ -173,6 +179,7 @@ class CollectorServerTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
     config_.grpc.listen_address = "127.0.0.1:0";
+    config_.tls.plaintext = true;
     config_.grpc.max_message_bytes = 64 * 1024;
     // Off except where a test serves /metrics: stopping civetweb takes up to 2s.
     config_.metrics.listen_address = "";
@@ -608,6 +615,71 @@ TEST_F(CollectorServerTest, MetricsEndpointServesTheCounters) {
 }
 
 // ---- Lifecycle ----
+
+// ---- Graceful degradation ----
+
+TEST_F(CollectorServerTest, FloodingHostIsSlowedToItsRateWhileAnotherHostIsServed) {
+  constexpr int kRate = 20000;
+  constexpr int kFloodBatch = 5000;
+  config_.ingest.max_samples_per_second_per_host = kRate;
+  config_.ingest.burst_samples_per_host = kRate;
+  config_.grpc.max_message_bytes = 4 * 1024 * 1024;
+  StartServer();
+  auto flooder = NewAgent();
+  ASSERT_EQ(flooder->SayHello("flood-1"), 0u);
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  std::thread flood([&] {
+    for (uint64_t seq = 1; !stop; ++seq) {
+      // Blocks once HTTP/2 flow control holds the stream back: that is the point.
+      if (!flooder->Send(Batch(seq, kFloodBatch, "svc:flood"))) break;
+    }
+  });
+  std::thread drain([&] {
+    while (flooder->Read()) {
+    }
+  });
+
+  // Meanwhile a quiet host's batches are all stored and acknowledged.
+  auto quiet = NewAgent();
+  ASSERT_EQ(quiet->SayHello("quiet-1"), 0u);
+  for (uint64_t seq = 1; seq <= 20; ++seq) {
+    ASSERT_TRUE(quiet->Send(Batch(seq, 10)));
+    ASSERT_TRUE(quiet->AwaitAck(seq)) << "the quiet host starved at batch " << seq;
+  }
+  EXPECT_EQ(StoredSamples("quiet-1", "svc:app"), 200);
+  EXPECT_TRUE(quiet->Close().ok());
+
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::optional<drip::v1::HostInfo> flood_host = ListedHost("flood-1");
+  ASSERT_TRUE(flood_host.has_value());
+  // The bucket starts full (one burst) and refills at the rate; one batch may be read
+  // before the debt it causes is waited out.
+  EXPECT_LE(flood_host->samples_stored(), kRate + kRate * elapsed + kFloodBatch)
+      << "after " << elapsed << " s";
+  EXPECT_GT(flood_host->samples_stored(), 0u);
+  EXPECT_GT(Metric("drip_ingest_throttled_batches_total"), 0);
+  EXPECT_GT(Metric("drip_ingest_throttled_seconds_total"), 0);
+  stop = true;
+  flooder->Cancel();
+  flood.join();
+  drain.join();
+}
+
+TEST_F(CollectorServerTest, ShutdownWhileAStreamIsThrottledEndsItCleanly) {
+  config_.ingest.max_samples_per_second_per_host = 100;
+  config_.ingest.burst_samples_per_host = 100;
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("slow-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 1000)));  // ten seconds of debt
+  ASSERT_TRUE(agent->AwaitAck(1));
+  server_->Shutdown(std::chrono::seconds(2));
+  grpc::Status status = agent->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+}
 
 TEST_F(CollectorServerTest, ShutdownEndsOpenStreamsWithUnavailable) {
   StartServer();

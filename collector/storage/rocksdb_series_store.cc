@@ -334,6 +334,11 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     record.set_samples_stored(record.samples_stored() +
                               static_cast<uint64_t>(batch.samples_size()));
     record.set_gaps(record.gaps() + result.missing_batches);
+    int64_t newest = record.last_sample_ms();
+    for (const drip::v1::Sample& sample : batch.samples()) {
+      newest = std::max(newest, sample.timestamp_ms());
+    }
+    record.set_last_sample_ms(newest);
     record.set_last_seen_ms(std::max(record.last_seen_ms(), now_ms));
     rocksdb::Status s = write.Put(meta_cf_, HostRecordKey(host), record.SerializeAsString());
     if (s.ok() && next_series_id != 0) {
@@ -341,6 +346,21 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     }
     if (s.ok() && result.missing_batches > 0) {
       GapRecord gap{gap_from, sequence, now_ms};
+      // The agent's account of what it dropped; without one (batches lost before a
+      // restart of the agent), at least where the gap ends: this batch's first sample.
+      if (batch.first_dropped_sequence() != 0 && batch.dropped_samples() > 0) {
+        gap.from_ms = batch.dropped_from_ms();
+        gap.until_ms = batch.dropped_until_ms();
+        gap.samples = batch.dropped_samples();
+        // The agent may count batches that did reach the store before their ack was
+        // lost (a collector crash): the gap starts after what is stored.
+        if (batch.first_dropped_sequence() < gap_from) {
+          gap.from_ms = std::max(gap.from_ms, state->record.last_sample_ms() + 1);
+          gap.until_ms = std::max(gap.until_ms, gap.from_ms);
+        }
+      } else if (batch.samples_size() > 0) {
+        gap.until_ms = batch.samples(0).timestamp_ms();
+      }
       s = write.Put(meta_cf_, GapRecordKey(host, gap_from), EncodeGapValue(gap));
     }
     if (!s.ok()) status = StoreError(options_.path, "building a batch", s);

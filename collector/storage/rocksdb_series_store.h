@@ -91,7 +91,7 @@ class RocksDbSeriesStore final : public SeriesStore {
   absl::StatusOr<FoldStats> FoldStaged();
 
   // Gaps recorded for `host`, oldest first. Thread-safe.
-  absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host);
+  absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) override;
 
   // The chunk window in use (the one the store was created with).
   std::chrono::milliseconds chunk_window() const {

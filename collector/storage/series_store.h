@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collector/storage/meta_record.h"
 #include "collector/storage/report_store.h"
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"
@@ -62,6 +63,10 @@ class SeriesStore {
                                                                    const std::string& component,
                                                                    int64_t since_ms,
                                                                    int64_t until_ms) = 0;
+
+  // The gaps recorded for `host` (batches its agent dropped or that were lost), oldest
+  // first; empty for an unknown host.
+  virtual absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) = 0;
 
   // Every component `host` has stored series of (retained or not yet compacted away),
   // sorted. Used to rebuild the online detector at start.

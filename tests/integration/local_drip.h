@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,18 @@ inline constexpr const char* kFastDetectorYaml = R"(detector:
   max_lateness: 20s
 )";
 
+// Certificates and credentials for a LocalDrip that runs with mutual TLS (see
+// tests/support/test_pki.h for making them).
+struct LocalDripTls {
+  std::string ca_file;
+  std::string collector_cert;
+  std::string collector_key;
+  std::string agent_cert;  // must name the agent's host
+  std::string agent_key;
+  std::string access_file;                 // the collector's auth.access_file; may be empty
+  std::vector<std::string> dripctl_flags;  // e.g. {"--ca", ca, "--token-file", token}
+};
+
 class LocalDrip {
  public:
   LocalDrip();
@@ -48,6 +61,15 @@ class LocalDrip {
                           const std::vector<std::string>& extra_args = {},
                           const std::string& extra_yaml = "");
   void KillCollector(int sig);
+
+  // Daemons started after this call use mutual TLS, and Dripctl() passes the flags;
+  // without it every connection is plaintext (tls.plaintext: true).
+  void UseTls(LocalDripTls tls) { tls_ = std::move(tls); }
+  // Which components the agent's commands may target (commands.allowed_components);
+  // everything by default, since test programs run outside systemd services.
+  void SetAgentAllowedComponents(std::vector<std::string> patterns) {
+    allowed_components_ = std::move(patterns);
+  }
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }
@@ -75,6 +97,8 @@ class LocalDrip {
   std::string agent_sampler_;
   std::string agent_metrics_address_;
   int collector_starts_ = 0;
+  std::optional<LocalDripTls> tls_;
+  std::vector<std::string> allowed_components_ = {"*"};
 };
 
 // The component the agent gives process `pid`, read from `drip-agent sample --once --json`.
