@@ -66,9 +66,18 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                                        "Sample chunks deleted for being older than retention")),
       retention_errors(
           Counter(r, "drip_storage_retention_errors_total", "Retention passes that failed")),
+      storage_free_bytes(
+          Gauge(r, "drip_storage_free_bytes", "Bytes free for the store on its filesystem")),
+      storage_recoveries_family(BuildCounter()
+                                    .Name("drip_storage_recoveries_total")
+                                    .Help("Attempts to make a store whose writes failed take "
+                                          "writes again, by outcome")
+                                    .Register(r)),
+      storage_recoveries_succeeded(storage_recoveries_family.Add({{"outcome", "succeeded"}})),
+      storage_recoveries_failed(storage_recoveries_family.Add({{"outcome", "failed"}})),
       healthy(Gauge(r, "drip_collector_healthy",
-                    "1 while the store accepts writes, 0 after a failed write until one "
-                    "succeeds")),
+                    "1 while the store takes writes; 0 from a failed write until the store "
+                    "has recovered")),
       detector_suspects(Gauge(r, "drip_detector_suspects",
                               "(host, component) series the online leak detector suspects")),
       detector_suspected_components(
