@@ -61,7 +61,8 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                                 .Register(r)
                                 .Add({}, WriteLatencyBuckets())),
       storage_write_errors(Counter(r, "drip_storage_write_errors_total",
-                                   "Store writes that failed; the batch was not acked")),
+                                   "Store writes of batches and hellos that failed; nothing "
+                                   "was acked")),
       retention_deleted_chunks(Counter(r, "drip_storage_retention_deleted_chunks_total",
                                        "Sample chunks deleted for being older than retention")),
       retention_errors(

@@ -31,7 +31,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kInterval = milliseconds(250);
+// As in collector_crash_test: long enough that a loaded machine does not delay a pass
+// into what looks like a gap.
+constexpr auto kInterval = milliseconds(500);
 // Smaller than the block RocksDB preallocates a WAL by (1.1 memtables, 35 MiB or more):
 // that fallocate fails, so the WAL grows page by page and the first append after the
 // disk fills fails. On a big disk the same happens, one preallocated block later. No
@@ -134,14 +136,14 @@ TEST(StorageFaultTest, FullDiskStopsAcksKeepsQueriesAndRecoversWithEverySampleOn
   // While full, for several seconds (a few recovery rounds): the collector stays up and
   // unhealthy, acks nothing (the agent's buffer only grows), and answers queries.
   const double buffered_at_start = Metric(agent_metrics, buffered);
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(seconds(1));
     ASSERT_TRUE(drip.collector()->Running()) << drip.Logs();
     EXPECT_EQ(Metric(collector_metrics, "drip_collector_healthy"), 0) << "second " << i;
     EXPECT_EQ(drip.CollectorHealth().value_or(-1), 2) << "second " << i;
   }
   const double buffered_while_full = Metric(agent_metrics, buffered);
-  EXPECT_GE(buffered_while_full, buffered_at_start + 8)
+  EXPECT_GE(buffered_while_full, buffered_at_start + 5)
       << "the agent's buffer should grow by one batch per interval while nothing is acked";
   CommandOutput hosts = drip.Dripctl({"hosts"});
   EXPECT_EQ(hosts.exit_code, 0) << hosts.err;
