@@ -137,9 +137,12 @@ void AgentStreamReactor::OnDone() {
     host = host_.empty() ? "(no hello)" : host_;
     batches_stored = batches_stored_;
   }
+  // While the store fails, every agent's reconnect ends this way: StorageHealth has
+  // logged the outage once, so these would only grow with fleet size times retries.
   Logger("collector")
-      ->info("host {}: stream from {} ended ({}); {} batches stored", host, peer, outcome,
-             batches_stored);
+      ->log(outcome == stream_outcome::kStorageError ? spdlog::level::debug : spdlog::level::info,
+            "host {}: stream from {} ended ({}); {} batches stored", host, peer, outcome,
+            batches_stored);
   // A storage task still running deletes the reactor when it ends (EndStorageTask), a
   // pending throttle alarm when its (now cancelled) callback runs.
   if (pending_alarm) {
@@ -222,7 +225,6 @@ void AgentStreamReactor::HandleHello() {
     EndStorageTask([&] { StorageFailedLocked(status, "storing the hello"); });
     return;
   }
-  env_->health->ReportWriteOk();
 
   bool still_open = false;
   {
@@ -279,7 +281,6 @@ void AgentStreamReactor::HandleBatch(size_t wire_bytes) {
         [&] { StorageFailedLocked(result.status(), fmt::format("storing batch {}", sequence)); });
     return;
   }
-  env_->health->ReportWriteOk();
 
   // Only what is durable feeds the detector, so a replay after a crash sees the same.
   if (result->stored && env_->detector != nullptr) env_->detector->ObserveBatch(host_, batch);
@@ -407,7 +408,9 @@ void AgentStreamReactor::RejectLocked(const Verdict& verdict, std::optional<uint
 
 void AgentStreamReactor::StorageFailedLocked(const absl::Status& error, std::string_view what) {
   env_->metrics->storage_write_errors.Increment();
-  env_->health->ReportWriteError(error);
+  // What the store says, not this one error: a write that failed just before a
+  // recovery must not mark the recovered store unhealthy again.
+  env_->health->Update(env_->store->WriteState());
   // StorageHealth logs the transition once; per-stream detail only at debug.
   Logger("collector")->debug("host {}: {} failed: {}", host_, what, std::string(error.message()));
   CloseLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE,

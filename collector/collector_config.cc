@@ -91,6 +91,7 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadDuration("storage.retention_check_interval",
                                  &c->storage.retention_check_interval, seconds(1)));
   RETURN_IF_ERROR(r.ReadUint("storage.write_threads", &c->storage.write_threads));
+  RETURN_IF_ERROR(r.ReadByteSize("storage.recovery_free_space", &c->storage.recovery_free_space));
   RETURN_IF_ERROR(r.ReadString("metrics.listen_address", &c->metrics.listen_address));
   RETURN_IF_ERROR(
       r.ReadDuration("ingest.max_future_skew", &c->ingest.max_future_skew, milliseconds(0)));

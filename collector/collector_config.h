@@ -43,6 +43,9 @@ struct CollectorConfig {
     // RocksDB commits concurrent writers in one group, so more threads mean fewer
     // fsyncs per batch under load.
     uint64_t write_threads = 4;
+    // After writes failed for lack of space, the store takes writes again only once its
+    // filesystem has this much free (docs/storage.md, "Write errors and recovery").
+    uint64_t recovery_free_space = 128 * 1024 * 1024;
   };
   struct Metrics {
     std::string listen_address = "0.0.0.0:9464";  // empty: no metrics endpoint

@@ -36,6 +36,7 @@ TEST(CollectorConfigTest, EmptyFileGivesDocumentedDefaults) {
   EXPECT_EQ(c->storage.chunk_window, hours(1));
   EXPECT_EQ(c->storage.retention_check_interval, minutes(10));
   EXPECT_EQ(c->storage.write_threads, 4u);
+  EXPECT_EQ(c->storage.recovery_free_space, 128u * 1024 * 1024);
   EXPECT_EQ(c->metrics.listen_address, "0.0.0.0:9464");
   EXPECT_EQ(c->ingest.max_future_skew, minutes(5));
   EXPECT_EQ(c->ingest.max_samples_per_batch, 100000u);
@@ -56,6 +57,7 @@ storage:
   chunk_window: 30m
   retention_check_interval: 1h
   write_threads: 8
+  recovery_free_space: 1GiB
 metrics:
   listen_address: ""
 ingest:
@@ -76,6 +78,7 @@ log:
   EXPECT_EQ(c->storage.chunk_window, minutes(30));
   EXPECT_EQ(c->storage.retention_check_interval, hours(1));
   EXPECT_EQ(c->storage.write_threads, 8u);
+  EXPECT_EQ(c->storage.recovery_free_space, 1024u * 1024 * 1024);
   EXPECT_EQ(c->metrics.listen_address, "");
   EXPECT_EQ(c->ingest.max_future_skew, seconds(30));
   EXPECT_EQ(c->ingest.max_samples_per_batch, 5000u);
@@ -181,6 +184,7 @@ TEST(CollectorConfigTest, ShippedExampleConfigParsesAndMatchesTheDefaults) {
   EXPECT_EQ(c->storage.chunk_window, d.storage.chunk_window);
   EXPECT_EQ(c->storage.retention_check_interval, d.storage.retention_check_interval);
   EXPECT_EQ(c->storage.write_threads, d.storage.write_threads);
+  EXPECT_EQ(c->storage.recovery_free_space, d.storage.recovery_free_space);
   EXPECT_EQ(c->snapshots.enabled, d.snapshots.enabled);
   EXPECT_EQ(c->snapshots.hosts_per_component, d.snapshots.hosts_per_component);
   EXPECT_EQ(c->snapshots.min_free_memory_bytes, d.snapshots.min_free_memory_bytes);

@@ -73,14 +73,24 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                                 .Register(r)
                                 .Add({}, WriteLatencyBuckets())),
       storage_write_errors(Counter(r, "drip_storage_write_errors_total",
-                                   "Store writes that failed; the batch was not acked")),
+                                   "Store writes of batches and hellos that failed; nothing "
+                                   "was acked")),
       retention_deleted_chunks(Counter(r, "drip_storage_retention_deleted_chunks_total",
                                        "Sample chunks deleted for being older than retention")),
       retention_errors(
           Counter(r, "drip_storage_retention_errors_total", "Retention passes that failed")),
+      storage_free_bytes(
+          Gauge(r, "drip_storage_free_bytes", "Bytes free for the store on its filesystem")),
+      storage_recoveries_family(BuildCounter()
+                                    .Name("drip_storage_recoveries_total")
+                                    .Help("Attempts to make a store whose writes failed take "
+                                          "writes again, by outcome")
+                                    .Register(r)),
+      storage_recoveries_succeeded(storage_recoveries_family.Add({{"outcome", "succeeded"}})),
+      storage_recoveries_failed(storage_recoveries_family.Add({{"outcome", "failed"}})),
       healthy(Gauge(r, "drip_collector_healthy",
-                    "1 while the store accepts writes, 0 after a failed write until one "
-                    "succeeds")),
+                    "1 while the store takes writes; 0 from a failed write until the store "
+                    "has recovered")),
       plaintext(Gauge(r, "drip_collector_plaintext",
                       "1 when the collector serves agents and queries without TLS")),
       detector_suspects(Gauge(r, "drip_detector_suspects",

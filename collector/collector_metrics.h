@@ -63,7 +63,13 @@ struct CollectorMetrics {
   prometheus::Counter& storage_write_errors;      // drip_storage_write_errors_total
   prometheus::Counter& retention_deleted_chunks;  // drip_storage_retention_deleted_chunks_total
   prometheus::Counter& retention_errors;          // drip_storage_retention_errors_total
-  prometheus::Gauge& healthy;                     // drip_collector_healthy
+  prometheus::Gauge& storage_free_bytes;          // drip_storage_free_bytes
+  // drip_storage_recoveries_total{outcome}: attempts to make a failing store take writes
+  // again (storage_recovery.h), "succeeded" or "failed".
+  prometheus::Family<prometheus::Counter>& storage_recoveries_family;
+  prometheus::Counter& storage_recoveries_succeeded;
+  prometheus::Counter& storage_recoveries_failed;
+  prometheus::Gauge& healthy;  // drip_collector_healthy
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),
   // a degraded mode an alert can find across a fleet.
   prometheus::Gauge& plaintext;

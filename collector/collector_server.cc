@@ -63,6 +63,7 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   store_options.retention = config_.storage.retention;
   store_options.chunk_window = config_.storage.chunk_window;
   store_options.sync_writes = config_.storage.sync_writes;
+  store_options.recovery_free_bytes = config_.storage.recovery_free_space;
   store_options.clock = clock_;
   absl::StatusOr<std::unique_ptr<SeriesStore>> store = open_store_(store_options);
   if (!store.ok()) return store.status();
@@ -192,9 +193,10 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   bound.grpc = grpc_address->LocalDialAddress(grpc_port);
   health_.AttachHealthService(server_->GetHealthCheckService());
 
+  recovery_ = std::make_unique<StorageRecovery>(store_.get(), &health_, &metrics_);
   maintenance_ = std::make_unique<StorageMaintenance>(
-      store_.get(), &metrics_, config_.storage.retention_check_interval, std::chrono::seconds(5),
-      [this] {
+      store_.get(), &metrics_, recovery_.get(), config_.storage.retention_check_interval,
+      std::chrono::seconds(5), [this] {
         const auto start = std::chrono::steady_clock::now();
         detector_->AdvanceTo(clock_->NowMs() / 1000);
         metrics_.detector_run_seconds.Observe(
@@ -304,6 +306,7 @@ void CollectorServer::TearDown() {
   query_.reset();
   ingest_.reset();
   maintenance_.reset();
+  recovery_.reset();
   writers_.reset();
   readers_.reset();
   mitigations_.reset();

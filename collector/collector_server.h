@@ -30,6 +30,7 @@
 #include "collector/storage/series_store.h"
 #include "collector/storage_health.h"
 #include "collector/storage_maintenance.h"
+#include "collector/storage_recovery.h"
 #include "collector/worker_pool.h"
 #include "common/clock.h"
 #include "grpcpp/grpcpp.h"
@@ -109,6 +110,7 @@ class CollectorServer {
   std::unique_ptr<WorkerPool> readers_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryServiceImpl> query_;
+  std::unique_ptr<StorageRecovery> recovery_;
   std::unique_ptr<StorageMaintenance> maintenance_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;

@@ -7,6 +7,8 @@
 
 #include "common/ready_file.h"
 #include "fmt/format.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 
 namespace drip::testing {
 namespace {
@@ -31,6 +33,11 @@ LocalDrip::~LocalDrip() {
   collector_.reset();
 }
 
+void LocalDrip::SetStorage(const std::string& path, const std::string& extra_storage_yaml) {
+  storage_path_ = path;
+  storage_yaml_ = extra_storage_yaml;
+}
+
 absl::Status LocalDrip::StartCollector(const std::string& extra_yaml) {
   // A restart keeps the port, so the running agent finds the collector again.
   std::string listen = grpc_address_.empty() ? "127.0.0.1:0" : grpc_address_;
@@ -42,16 +49,19 @@ absl::Status LocalDrip::StartCollector(const std::string& extra_yaml) {
       tls += fmt::format("auth:\n  access_file: \"{}\"\n", tls_->access_file);
     }
   }
-  WriteFile(dir_.File("collector.yaml"), fmt::format(R"(grpc:
+  WriteFile(dir_.File("collector.yaml"),
+            fmt::format(R"(grpc:
   listen_address: "{}"
 storage:
   path: "{}"
+{}
 metrics:
   listen_address: "127.0.0.1:0"
 log:
   level: debug
 {}{})",
-                                                     listen, dir_.File("db"), tls, extra_yaml));
+                        listen, storage_path_.empty() ? dir_.File("db") : storage_path_,
+                        storage_yaml_, tls, extra_yaml));
   std::string ready = dir_.File("collector.ready");
   std::remove(ready.c_str());
   auto process = ChildProcess::Start(
@@ -136,6 +146,20 @@ absl::StatusOr<nlohmann::json> LocalDrip::Series(const std::string& host,
   auto parsed = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return absl::InternalError("dripctl series printed invalid JSON");
   return parsed;
+}
+
+absl::StatusOr<int> LocalDrip::CollectorHealth() {
+  auto channel = grpc::CreateChannel(grpc_address_, grpc::InsecureChannelCredentials());
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(
+        fmt::format("health check of {}: {}", grpc_address_, status.error_message()));
+  }
+  return static_cast<int>(response.status());
 }
 
 std::string LocalDrip::Logs() const {

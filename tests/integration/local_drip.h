@@ -55,6 +55,10 @@ class LocalDrip {
   // Starts the collector; on restart, reuses the storage dir and the gRPC port.
   // `extra_yaml` is appended to its config (e.g. a `detector:` section).
   absl::Status StartCollector(const std::string& extra_yaml = "");
+  // Before StartCollector: keep the store in `path` instead of the temp dir (e.g. on a
+  // small tmpfs), with `extra_storage_yaml` lines (indented two spaces) added under
+  // `storage:`.
+  void SetStorage(const std::string& path, const std::string& extra_storage_yaml = "");
   // `extra_args` go on drip-agent's command line (e.g. {"--sampler", "proc"});
   // `extra_yaml` is appended to its config (e.g. a `mitigation:` section).
   absl::Status StartAgent(const std::string& host, std::chrono::milliseconds interval,
@@ -85,6 +89,10 @@ class LocalDrip {
   // `dripctl series --json` parsed; an error carries dripctl's stderr.
   absl::StatusOr<nlohmann::json> Series(const std::string& host, const std::string& component);
 
+  // The collector's answer to grpc.health.v1.Health/Check for the whole server: 1
+  // SERVING, 2 NOT_SERVING; an error when the call fails.
+  absl::StatusOr<int> CollectorHealth();
+
   // Logs of both daemons, for failure messages.
   std::string Logs() const;
 
@@ -96,6 +104,8 @@ class LocalDrip {
   std::string metrics_address_;
   std::string agent_sampler_;
   std::string agent_metrics_address_;
+  std::string storage_path_;
+  std::string storage_yaml_;
   int collector_starts_ = 0;
   std::optional<LocalDripTls> tls_;
   std::vector<std::string> allowed_components_ = {"*"};

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "fmt/format.h"
@@ -243,6 +245,31 @@ TEST_F(SecurityTest, ViewerReadsOperatorActsAndTheAgentRefusesTargetsOutsideItsA
   ASSERT_EQ(audit.exit_code, 0) << audit.err;
   EXPECT_NE(audit.out.find("oncall (operator, token) via"), std::string::npos) << audit.out;
   EXPECT_NE(audit.out.find("\"outcome\": \"refused\""), std::string::npos) << audit.out;
+}
+
+// A snapshot carries call stacks and sizes only: the target's secrets, on its heap and its
+// stack, appear nowhere in what the agent writes (and would send).
+TEST(SnapshotContentsTest, SnapshotCarriesNoMemoryContentsOfTheTarget) {
+  TempDir dir;
+  const std::string secret = fmt::format("DRIP-SECRET-{}-{}", getpid(), std::rand());
+  auto child = ChildProcess::Start(
+      {LeakyExampleBinary(), "--leak-kib-per-s", "512", "--seconds", "120", "--secret", secret},
+      dir.File("leaky.log"));
+  ASSERT_TRUE(child.ok());
+  std::this_thread::sleep_for(milliseconds(500));
+  const std::string out = dir.File("snapshot.json");
+  CommandOutput snap = RunCommand(
+      {AgentBinary(), "snapshot", "--pid", std::to_string((*child)->pid()), "--duration", "4",
+       "--output", out, "--mode", "attach", "--cpu-budget", "0.5", "--sample-bytes", "16384"},
+      seconds(90));
+  ASSERT_EQ(snap.exit_code, 0) << snap.err;
+  std::ifstream in(out);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(json.find("RememberSession"), std::string::npos) << "the snapshot saw no allocation";
+  EXPECT_EQ(json.find(secret), std::string::npos) << "memory contents leaked into the snapshot";
+  std::string hex;
+  for (unsigned char c : secret.substr(0, 12)) hex += fmt::format("{:02x}", c);
+  EXPECT_EQ(json.find(hex), std::string::npos) << "memory contents (hex) in the snapshot";
 }
 
 }  // namespace
