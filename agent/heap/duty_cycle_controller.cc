@@ -17,10 +17,12 @@ constexpr double kRateAveragingSeconds = 0.5;
 }  // namespace
 
 DutyCycleController::DutyCycleController(const Config& config) : config_(config) {
-  // The first window opens at once, on a quarter period's budget, and measures the rates
-  // every later decision is made from (a smaller credit leaves it too short to measure
-  // them on a busy target, a larger one shows in the budget of a short snapshot).
-  tokens_ = BudgetHitsPerSecond() * config_.period_seconds / 4;
+  // The first window opens at once, on one period's budget, and measures the rates every
+  // later decision is made from. A smaller credit would leave it short on a busy target,
+  // its few samples standing for all the time until the second window (after the first,
+  // slow, detach) with a large weight; this one costs a short snapshot a few percent of
+  // its budget.
+  tokens_ = BudgetHitsPerSecond() * config_.period_seconds;
 }
 
 double DutyCycleController::BudgetHitsPerSecond() const {
@@ -93,9 +95,19 @@ DutyCycleController::Decision DutyCycleController::Update(double now_s, const Co
     if (tokens_ < detach_cost) {
       decision.action = Action::kClose;
     } else if (now_s >= planned_close_s_) {
-      // Another window right away needs no detach: take it if the bucket allows one.
-      decision.action =
-          Affordable(now_s) >= config_.min_window_seconds ? Action::kRoll : Action::kClose;
+      // Sampling on needs no detach: go on if the bucket allows it. Within a period the
+      // window is extended (a short window of its own would weigh its few samples over
+      // the whole gap after it); a window that has lasted a period is rolled over, so
+      // that a window's samples stand for the time around them.
+      const double affordable = Affordable(now_s);
+      if (affordable < config_.min_window_seconds) {
+        decision.action = Action::kClose;
+      } else if (now_s - windows_.back().open_s >= config_.period_seconds) {
+        decision.action = Action::kRoll;
+      } else {
+        planned_close_s_ =
+            std::min(windows_.back().open_s + config_.period_seconds, now_s + affordable);
+      }
     }
     return decision;
   }

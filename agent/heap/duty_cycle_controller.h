@@ -9,10 +9,11 @@
 // and every hit takes one out — allocations, frees, and the hits the target pays while
 // the probes are being detached, which takes seconds on a busy host (HeapProbeSession).
 // A window opens when the bucket holds what the window and the detach after it will
-// cost; it lasts what that buys, at most a period, and then either the next window
-// follows at once (no detach in between) or the probes are detached. It is cut short
-// when the hits come faster than planned. When the frees alone cost more than the budget,
-// nothing can be sampled within it: the controller says stop, and why.
+// cost; it lasts what that buys (extended while the bucket allows, up to a period), and
+// then either the next window follows at once (no detach in between) or the probes are
+// detached. It is cut short when the hits come faster than planned. When the frees
+// alone cost more than the budget, nothing can be sampled within it: the controller says
+// stop, and why.
 //
 // Weights. Allocations are sampled only while a window is open (a gate in the BPF
 // program, set apart from attaching and detaching), so a window's on-time is measured,

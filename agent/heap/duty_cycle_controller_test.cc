@@ -230,6 +230,23 @@ TEST(DutyCycleControllerTest, BurstOfAllocationsCutsTheOpenWindowShort) {
   EXPECT_LE(sim.controller.estimated_cpu_fraction(), 0.055);
 }
 
+// A window that can go on within its period is extended, not followed by a short window
+// of its own: a few samples of a short window would stand, with a large weight, for the
+// whole gap after it.
+TEST(DutyCycleControllerTest, WindowsAreExtendedRatherThanRolledWithinAPeriod) {
+  Simulation sim({.cpu_budget = 0.5, .probe_hit_cost_ns = 15000});
+  sim.detach_s = 0.5;
+  sim.alloc_calls_per_s = [](double) { return 27000; };  // 54k hits/s, 270% of a core
+  sim.free_calls_per_s = 12000;
+  sim.Run(30);
+  ASSERT_FALSE(sim.stopped);
+  // Every window was opened (after a detach, or the first), none rolled over.
+  EXPECT_LE(sim.controller.latest_window(), static_cast<uint32_t>(sim.detaches + 1));
+  for (size_t i = 0; i < sim.window_lengths.size(); ++i) {
+    EXPECT_GE(sim.window_lengths[i], 0.5) << "window " << i;
+  }
+}
+
 TEST(DutyCycleControllerTest, RarelyCalledSitesStayAttached) {
   DutyCycleController controller(Budget(0.05));  // 10k hits/s; 5% of it: 500 hits/s
   const std::vector<bool> cold = controller.ColdSites({20000, 0, 3, 100, 400, 120});
