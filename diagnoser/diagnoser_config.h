@@ -22,7 +22,8 @@ struct DiagnoserConfig {
   // (each sampled object weighs about sampling.mean_bytes, or its size when larger)…
   double min_rise_samples = 8;
   // …and this many standard deviations of the sampling noise of the objects that came
-  // and went in the window…
+  // and went in the window… (also the bar for still growing: what the second half added
+  // against the noise it would show had the stack stopped growing)
   double noise_sigmas = 3;
   // …and at least this many bytes, so that exact tracking (mean_bytes 0) does not call
   // a few kilobytes a leak.

@@ -97,6 +97,16 @@ Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window
                           "sustained trend",
                           grew, e.steadiness, c.min_leak_steadiness)};
     }
+    if (!e.still_growing) {
+      if (e.allocated_early) return {Verdict::kStartup, startup_reason()};
+      return {Verdict::kCache,
+              fmt::format("{} but what it added in the second half ({}) does not stand out "
+                          "of the sampling noise ({} needed): it cannot be told from a "
+                          "structure that filled earlier in the window; {} freed; {} sampled "
+                          "allocations",
+                          grew, Bytes(e.second_half_rise), Bytes(e.second_half_rise_needed), freed,
+                          e.sampled_allocs)};
+    }
     if (e.freed_fraction > c.max_leak_freed_fraction) {
       return {Verdict::kCache,
               fmt::format("{} while freeing {} of what it allocated (above {}): a bounded "
@@ -218,6 +228,7 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
     window.end_ms = window.times.back();
   }
   window.sampling_mean_bytes = snapshot.sampling_mean_bytes;
+  if (snapshot.mode == "attach") window.sampled_fraction = snapshot.duty_cycle.on_fraction;
 
   std::vector<StackEvidence> evidence;
   evidence.reserve(stacks.size());

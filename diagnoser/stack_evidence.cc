@@ -89,14 +89,21 @@ StackEvidence MeasureStack(const SnapshotStack& stack, const SnapshotWindow& win
   // w = s/p bytes, with variance w²(1-p); B bytes of such objects (B/w of them) carry a
   // variance of B·u, u = w(1-p): about T for small objects, ~0 for objects far above T,
   // which are sampled for sure. u also serves as "one sampled object's worth" below.
+  // Under attach mode's duty cycle an object is seen only if allocated while sampling, a
+  // share d of the time: with probability p·d, counting s/(p·d). The mean weight then
+  // tells p once d is taken out of it, and u = w(1 - p·d): even an object far above T is
+  // a draw (u ≈ w(1-d)), and a small one weighs T/d. Taking w for s/p here instead would
+  // read a duty-cycled small object as a large one sampled for sure, and the noise as ~0.
   const double T = static_cast<double>(window.sampling_mean_bytes);
-  if (T > 0) {
-    double w = T;
+  const double d = std::clamp(window.sampled_fraction, 0.01, 1.0);
+  if (T > 0 || d < 1) {
+    double w = T / d;
     if (stack.sampled_allocs > 0 && stack.allocated_bytes > 0) {
-      w = std::max(T, static_cast<double>(stack.allocated_bytes) /
+      w = std::max(w, static_cast<double>(stack.allocated_bytes) /
                           static_cast<double>(stack.sampled_allocs));
     }
-    e.noise_unit = w * (1 - SampleProbabilityOfWeight(w, T));
+    const double p = T > 0 ? SampleProbabilityOfWeight(w * d, T) : 1.0;
+    e.noise_unit = w * (1 - p * d);
   }
   const double w = e.noise_unit;
   const double level_needed =
@@ -148,6 +155,30 @@ StackEvidence MeasureStack(const SnapshotStack& stack, const SnapshotWindow& win
                      expected - observed >= config.noise_sigmas * std::sqrt(expected * w);
   } else {
     e.recent_growth_ratio = 1;
+  }
+  if (n >= 3) {
+    // Still growing: what the second half added, against the noise it would show if the
+    // stack had stopped growing — a structure at capacity replacing what it holds, its
+    // departures matched by as many arrivals, each a Poisson count of sampled objects:
+    // variance 2 × departures × u. Departures are the bytes freed in the second half (the
+    // window's frees taken as spread evenly over it), at most what was live at the half.
+    // A stack that frees nothing cannot be replacing anything, so whatever it still adds
+    // is growth; a cache at capacity replaces, and only by chance adds noise_sigmas
+    // standard deviations. (Half, not the last third: as many sampled
+    // objects as possible, where few are what makes it a question.) The rise is measured
+    // between the read-outs at the half and at the end: each is a count of sampled
+    // objects, and their difference is what the Poisson noise describes (a slope through
+    // a step function is noisier, and averaged levels shorten the span).
+    const size_t from =
+        static_cast<size_t>(std::lower_bound(t.begin(), t.end(), span_h / 2) - t.begin());
+    const double half_level = std::max(0.0, y[from]);
+    const double end_point = std::max(0.0, y[n - 1]);
+    const double half_share = span_h > 0 ? (t[n - 1] - t[from]) / span_h : 0;
+    const double departures =
+        std::min(static_cast<double>(stack.freed_bytes) * half_share, half_level);
+    e.second_half_rise = end_point - half_level;
+    e.second_half_rise_needed = config.noise_sigmas * std::sqrt(2 * departures * w);
+    e.still_growing = e.second_half_rise > 0 && e.second_half_rise >= e.second_half_rise_needed;
   }
   return e;
 }

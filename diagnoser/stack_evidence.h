@@ -19,6 +19,9 @@ struct SnapshotWindow {
   int64_t end_ms = 0;                // > start_ms
   std::vector<int64_t> times;        // common read-out times (live_series.h CommonTimes)
   uint64_t sampling_mean_bytes = 0;  // T; 0 means every allocation was recorded
+  // The share of the window allocations were sampled in at all (attach mode's duty
+  // cycle, duty_cycle.on_fraction; 1 otherwise): each sampled object weighs 1/this more.
+  double sampled_fraction = 1;
 };
 
 struct StackEvidence {
@@ -33,8 +36,8 @@ struct StackEvidence {
   double net_rise = 0;               // end level - start level
   double rise = 0;                   // min(net rise, trend × span): what it surely grew
   // Sampling noise: the variance (bytes²) that one byte of sampled objects carries, u =
-  // w(1-p) for objects of weight w sampled with probability p (0 when exact), and the
-  // rise needed to be significant.
+  // w(1-p) for objects of weight w sampled with probability p (0 when exact; p includes
+  // the duty cycle's share), and the rise needed to be significant.
   double noise_unit = 0;
   double rise_needed = 0;
   bool enough_samples = false;      // sampled_allocs >= min_sampled_allocs
@@ -45,6 +48,11 @@ struct StackEvidence {
   double late_slope = 0;            // bytes/h, over the last third
   double recent_growth_ratio = 0;   // late / early; 10 when early <= 0 < late; capped at 10
   bool levelled_off = false;
+  // The rise over the second half of the read-outs' span, and what it needs to stand out
+  // of the sampling noise of the objects that arrived (and stayed) or left in it.
+  double second_half_rise = 0;
+  double second_half_rise_needed = 0;
+  bool still_growing = true;     // rise >= needed (true with fewer than 3 read-outs)
   double freed_fraction = 0;     // freed / allocated bytes in the window, 0..1
   double lifetime_fraction = 0;  // mean live / allocated: mean object lifetime per window
   bool allocated_early = false;  // nothing allocated after the startup part of the window

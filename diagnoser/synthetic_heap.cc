@@ -37,7 +37,16 @@ uint64_t SyntheticHeap::AddSite(const AllocationSite& site) {
       if (site.leak_fraction > 0 && unit(rng_) < site.leak_fraction) {
         free_at = std::numeric_limits<double>::infinity();
       }
-      stack.objects.push_back({at, free_at, static_cast<double>(site.size) / p, 1 / p});
+      // Under a duty cycle only allocations in a window are seen (the countdown to the
+      // next sample runs only then too, which a Poisson process does not notice).
+      const bool duty_cycled = options_.duty_on_fraction < 1;
+      if (duty_cycled && at >= 0 &&
+          std::fmod(at, options_.duty_period_s) >=
+              options_.duty_on_fraction * options_.duty_period_s) {
+        continue;
+      }
+      stack.objects.push_back(
+          {at, free_at, static_cast<double>(site.size) / p, 1 / p, duty_cycled && at >= 0});
     }
   }
   return stacks_.size();
@@ -55,6 +64,14 @@ uint64_t SyntheticHeap::AddSampledObjects(const std::vector<StackFrame>& frames,
   return stacks_.size();
 }
 
+double SyntheticHeap::DutyWeight(double at_s, double t_s) const {
+  const double period = options_.duty_period_s;
+  const double on = options_.duty_on_fraction * period;
+  const double open = std::floor(at_s / period) * period;
+  const double span_end = std::min(t_s, std::min(open + period, options_.duration_s));
+  return std::max(1.0, (span_end - open) / std::min(span_end - open, on));
+}
+
 HeapSnapshot SyntheticHeap::Build() const {
   HeapSnapshot s;
   s.target = {4242,
@@ -69,6 +86,7 @@ HeapSnapshot SyntheticHeap::Build() const {
   s.end_ms = options_.start_ms + static_cast<int64_t>(options_.duration_s * 1000);
   s.interval_seconds = options_.interval_s;
   s.sampling_mean_bytes = options_.sampling_mean_bytes;
+  s.duty_cycle.on_fraction = options_.duty_on_fraction;
   s.stop_reason = "duration";
   const bool attach = options_.mode == "attach";
   auto ms = [&](double seconds) {
@@ -92,13 +110,15 @@ HeapSnapshot SyntheticHeap::Build() const {
         out.first_alloc_ms = std::min(out.first_alloc_ms, ms(o.at_s));
         out.last_alloc_ms = std::max(out.last_alloc_ms, ms(o.at_s));
       }
+      const double final_weight =
+          o.duty_cycled ? DutyWeight(o.at_s, options_.duration_s) * o.weight : o.weight;
       if (o.at_s >= 0 && o.at_s <= options_.duration_s) {
         ++out.sampled_allocs;
-        out.allocated_bytes += std::llround(o.weight);
+        out.allocated_bytes += std::llround(final_weight);
       }
       if (o.free_s >= 0 && o.free_s <= options_.duration_s) {
         ++out.sampled_frees;
-        out.freed_bytes += std::llround(o.weight);
+        out.freed_bytes += std::llround(final_weight);
       }
     }
     for (size_t k = 0; k < readouts.size(); ++k) {
@@ -106,8 +126,9 @@ HeapSnapshot SyntheticHeap::Build() const {
       for (const Object& o : stack.objects) {
         if (attach && o.at_s < 0) continue;
         if (o.at_s <= readouts[k] && readouts[k] < o.free_s) {
-          bytes += o.weight;
-          count += o.count;
+          const double duty = o.duty_cycled ? DutyWeight(o.at_s, readouts[k]) : 1;
+          bytes += duty * o.weight;
+          count += duty * o.count;
         }
       }
       heap_total[k] += bytes;

@@ -2,7 +2,9 @@
 // tests, built the way the agent sees a real one. Each allocation site is a stream of
 // allocations (rate, size, lifetime); allocations are sampled by bytes exactly as the
 // agent samples them (Poisson, mean T: an s-byte object with p = 1 - exp(-s/T), counted
-// s/p bytes), so series are the same noisy step functions. Seeded: the same options give
+// s/p bytes), so series are the same noisy step functions. Attach mode's duty cycle can
+// be simulated too: allocations sampled only in a window at the start of each period,
+// weighted as the agent weighs them (DutyCycleController). Seeded: the same options give
 // the same snapshot.
 #pragma once
 
@@ -24,6 +26,12 @@ struct SyntheticOptions {
   std::string mode = "attach";  // attach: objects from before the window are not seen
   uint32_t seed = 1;
   int64_t base_anon_bytes = 200 << 20;  // anonymous memory outside the sampled heap
+  // Attach mode's duty cycle: allocations are sampled only in the first
+  // `duty_on_fraction` of every `duty_period_s`, and a window's samples weigh 1 inside it,
+  // (t - open) / on-time after it, period / on-time once the next window opens. 1: always
+  // sampled. Objects added with AddSampledObjects are not affected.
+  double duty_on_fraction = 1;
+  double duty_period_s = 1;
 };
 
 struct AllocationSite {
@@ -59,9 +67,12 @@ class SyntheticHeap {
   struct Object {
     double at_s;
     double free_s;
-    double weight;  // estimated bytes: size / p
-    double count;   // estimated objects: 1 / p
+    double weight;             // estimated bytes: size / p
+    double count;              // estimated objects: 1 / p
+    bool duty_cycled = false;  // sampled in the duty-cycle window its at_s falls in
   };
+  // What a duty-cycled object sampled at at_s weighs at t_s, besides its Poisson weight.
+  double DutyWeight(double at_s, double t_s) const;
   struct Stack {
     std::vector<StackFrame> frames;
     std::vector<Object> objects;

@@ -8,6 +8,14 @@
  * allocation probes to keep the target within its CPU budget; the free probe stays on so
  * that a tracked object freed while the allocation probes are off is still seen.
  *
+ * The duty cycle's sampling windows: allocations are sampled only while
+ * `sampling_window` is non-zero. The agent attaches the allocation probes, then opens a
+ * window by writing its number; it closes it (writes 0) before detaching them. Attaching
+ * and detaching dozens of uprobes takes from milliseconds to seconds (each detach waits
+ * for an RCU grace period), with some functions probed and others not; gating keeps those
+ * phases out of the sample, so a window's on-time is exactly the time between the two
+ * writes and the agent can weigh each window's allocations by it.
+ *
  * Sampling is by bytes, as in tcmalloc: each CPU counts down a number of bytes drawn from
  * an exponential distribution of mean T (from exp_table, filled by the agent); the
  * allocation that takes the countdown to zero or below is sampled, so an allocation of s
@@ -38,6 +46,10 @@ const volatile __u64 sampling_mean_bytes = 524288;
 const volatile __u32 max_stack_bytes = DRIP_STACK_COPY_MAX;
 const volatile __u64 max_events_per_cpu_per_s = 1000;
 
+/* The open sampling window's number, 0 while closed. Written by the agent through the
+ * mmapped .bss at any time; read once per allocator call. */
+__u32 sampling_window = 0;
+
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
   __uint(max_entries, 8 << 20); /* resized by the agent before load */
@@ -49,6 +61,15 @@ struct {
   __type(key, __u32);
   __type(value, __u64);
 } heap_counters SEC(".maps");
+
+/* Entry probe hits per allocation site (numbered by the agent, from the cookie): which
+ * functions are hot. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, DRIP_MAX_ALLOC_SITES);
+  __type(key, __u32);
+  __type(value, __u64);
+} site_hits SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -71,14 +92,16 @@ struct {
 } sampler SEC(".maps");
 
 /* An allocator call between its entry and its return, per thread. `sp` tells a nested
- * call (operator new calling malloc) from the outer one, and a stale entry (the return
- * probe detached before the call returned) from a live one. */
+ * call (operator new calling malloc) from the outer one; `window` a stale entry (its
+ * return probe was detached before the call returned) from a live one. */
 struct inflight_call {
   __u64 sp; /* stack pointer at entry: the return address is at sp */
   __u64 size;
   __u64 out_ptr; /* posix_memalign: where the result is written */
   __u32 sampled;
   __u32 kind;
+  __u32 window; /* the sampling window the entry saw open */
+  __u32 pad;
 };
 
 struct {
@@ -100,6 +123,8 @@ static __always_inline void count(__u32 which) {
   __u64* value = bpf_map_lookup_elem(&heap_counters, &which);
   if (value) *value += 1;
 }
+
+static __always_inline __u32 open_window(void) { return *(volatile __u32*)&sampling_window; }
 
 static __always_inline bool is_target(void) {
   return target_tgid == 0 || (__u32)(bpf_get_current_pid_tgid() >> 32) == target_tgid;
@@ -148,7 +173,7 @@ static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp) {
 }
 
 static __always_inline void emit_alloc(struct pt_regs* ctx, __u64 address, __u64 size,
-                                       __u64 mean_bytes) {
+                                       __u64 mean_bytes, __u32 window) {
   struct drip_heap_alloc_event* e = bpf_ringbuf_reserve(&heap_events, sizeof(*e), 0);
   if (!e) {
     count(DRIP_CTR_RINGBUF_FULL);
@@ -177,7 +202,7 @@ static __always_inline void emit_alloc(struct pt_regs* ctx, __u64 address, __u64
   e->regs[14] = ctx->r14;
   e->regs[15] = ctx->r15;
   e->regs[16] = ctx->ip;
-  e->reserved = 0;
+  e->window = window;
   e->stack_bytes = copy_user_stack(e->stack, ctx->sp);
   if (e->stack_bytes == 0) count(DRIP_CTR_STACK_UNREADABLE);
   bpf_ringbuf_submit(e, 0);
@@ -208,21 +233,36 @@ SEC("uprobe")
 int alloc_enter(struct pt_regs* ctx) {
   if (!is_target()) return 0;
   count(DRIP_CTR_ALLOC_HITS);
+  __u64 cookie = bpf_get_attach_cookie(ctx);
+  __u32 site = (__u32)(cookie >> DRIP_COOKIE_SITE_SHIFT);
+  __u64* hits = bpf_map_lookup_elem(&site_hits, &site);
+  if (hits) *hits += 1;
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
   __u64 sp = ctx->sp;
   struct inflight_call* outer = bpf_map_lookup_elem(&inflight, &tid);
+  /* No window open (probes being attached or detached around one, or a rarely called
+   * function left attached): trap, count, sample nothing. An entry of this thread at
+   * this depth or above is stale (its return probe went before the call returned) and
+   * would match this call's return: drop it. The old pointer of a realloc is untracked by
+   * free_enter, attached to realloc for good. */
+  __u32 window = open_window();
+  if (window == 0) {
+    if (outer && outer->sp <= sp) bpf_map_delete_elem(&inflight, &tid);
+    return 0;
+  }
+  count(DRIP_CTR_WINDOW_HITS);
   /* Inside another allocator call of this thread (operator new -> malloc): the outer
-   * call is the allocation, counted once with its caller's stack. */
-  if (outer && outer->sp > sp) return 0;
+   * call is the allocation, counted once with its caller's stack. An entry left from an
+   * earlier window is stale: its return was never seen. */
+  if (outer && outer->window == window && outer->sp > sp) return 0;
 
-  __u64 kind = bpf_get_attach_cookie(ctx);
-  struct inflight_call call = {.sp = sp, .kind = (__u32)kind};
+  __u64 kind = cookie & ((1ULL << DRIP_COOKIE_SITE_SHIFT) - 1);
+  struct inflight_call call = {.sp = sp, .kind = (__u32)kind, .window = window};
   switch (kind) {
     case DRIP_ALLOC_CALLOC:
       call.size = PT_REGS_PARM1(ctx) * PT_REGS_PARM2(ctx);
       break;
     case DRIP_ALLOC_REALLOC:
-      untrack(PT_REGS_PARM1(ctx));
       call.size = PT_REGS_PARM2(ctx);
       break;
     case DRIP_ALLOC_MEMALIGN:
@@ -233,7 +273,6 @@ int alloc_enter(struct pt_regs* ctx) {
       call.size = PT_REGS_PARM3(ctx);
       break;
     case DRIP_ALLOC_REALLOCARRAY:
-      untrack(PT_REGS_PARM1(ctx));
       call.size = PT_REGS_PARM2(ctx) * PT_REGS_PARM3(ctx);
       break;
     default:
@@ -249,6 +288,7 @@ SEC("uretprobe")
 int alloc_return(struct pt_regs* ctx) {
   if (!is_target()) return 0;
   count(DRIP_CTR_RETURN_HITS);
+  if (open_window() != 0) count(DRIP_CTR_WINDOW_HITS);
   __u32 tid = (__u32)bpf_get_current_pid_tgid();
   struct inflight_call* call = bpf_map_lookup_elem(&inflight, &tid);
   /* Only the return of the call that made the entry: the return address was at sp. */
@@ -270,11 +310,14 @@ int alloc_return(struct pt_regs* ctx) {
     return 0;
   }
   /* Here the registers are the caller's right after the call returned, so the agent
-   * unwinds from the allocating function itself: the caller of new is never lost. */
-  emit_alloc(ctx, address, done.size, sampling_mean_bytes);
+   * unwinds from the allocating function itself: the caller of new is never lost. The
+   * allocation belongs to the window its entry was sampled in, even if that has closed. */
+  emit_alloc(ctx, address, done.size, sampling_mean_bytes, done.window);
   return 0;
 }
 
+/* free and operator delete; also realloc and reallocarray, whose first argument is
+ * freed: those stay watched while the allocation probes are off too. */
 SEC("uprobe")
 int free_enter(struct pt_regs* ctx) {
   if (!is_target()) return 0;
@@ -295,7 +338,7 @@ int BPF_USDT(shim_alloc, __u64 address, __u64 size, __u64 mean_bytes) {
     count(DRIP_CTR_TRACKED_FULL);
     return 0;
   }
-  emit_alloc(ctx, address, size, mean_bytes);
+  emit_alloc(ctx, address, size, mean_bytes, 0);
   return 0;
 }
 

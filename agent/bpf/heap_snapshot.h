@@ -15,13 +15,18 @@
 #define DRIP_HEAP_REGS 17
 /* Entries of the exponential table the BPF sampler draws its byte countdowns from. */
 #define DRIP_EXP_TABLE_SIZE 1024
+/* Allocation probe sites with their own hit counter (`site_hits`): the agent numbers its
+ * sites and passes the number in the probe's BPF cookie, above the drip_alloc_kind. */
+#define DRIP_MAX_ALLOC_SITES 64
+#define DRIP_COOKIE_SITE_SHIFT 8
 
 /* How an allocator entry probe finds the size (and where the result goes), given as the
  * probe's BPF cookie so that one program serves every allocator function. */
 enum drip_alloc_kind {
   DRIP_ALLOC_MALLOC = 1,         /* f(size): malloc, valloc, pvalloc, operator new */
   DRIP_ALLOC_CALLOC = 2,         /* calloc(n, size) */
-  DRIP_ALLOC_REALLOC = 3,        /* realloc(ptr, size): a free of ptr, then an allocation */
+  DRIP_ALLOC_REALLOC = 3,        /* realloc(ptr, size): an allocation (the free of ptr is
+                                  * seen by the free probe, also attached to realloc) */
   DRIP_ALLOC_MEMALIGN = 4,       /* f(alignment, size): memalign, aligned_alloc */
   DRIP_ALLOC_POSIX_MEMALIGN = 5, /* posix_memalign(&ptr, alignment, size): result via ptr */
   DRIP_ALLOC_REALLOCARRAY = 6,   /* reallocarray(ptr, n, size) */
@@ -44,7 +49,10 @@ enum drip_heap_counter {
   DRIP_CTR_RATE_LIMITED = 6, /* sampled allocations dropped over the events/s limit */
   DRIP_CTR_TRACKED_FULL = 7, /* sampled allocations dropped because the map was full */
   DRIP_CTR_STACK_UNREADABLE = 8,
-  DRIP_CTR_COUNT = 9,
+  /* allocator entry and return probe hits while a sampling window was open: the rate the
+   * duty cycle plans with, apart from hits while probes are being attached or detached */
+  DRIP_CTR_WINDOW_HITS = 9,
+  DRIP_CTR_COUNT = 10,
 };
 
 struct drip_heap_alloc_event {
@@ -56,7 +64,9 @@ struct drip_heap_alloc_event {
   __u64 sampling_mean_bytes; /* T the allocation was sampled with (the shim's in preload) */
   __u64 regs[DRIP_HEAP_REGS];
   __u32 stack_bytes; /* how much of `stack` holds the copy (0: unreadable) */
-  __u32 reserved;
+  /* The sampling window the allocation was sampled in (its entry probe saw it open), see
+   * `sampling_window` in heap_snapshot.bpf.c; 0 in preload mode (no duty cycle). */
+  __u32 window;
   __u8 stack[DRIP_STACK_COPY_MAX];
 };
 

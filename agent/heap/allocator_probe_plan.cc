@@ -152,6 +152,13 @@ absl::StatusOr<AllocatorProbePlan> PlanAllocatorProbes(int pid, const std::strin
     plan.frees.push_back({"free", free_module->path, free_module->open_path,
                           *free_module->index.FunctionOffset("free"), 0});
   }
+  // realloc frees its first argument: watched with the frees, so that a tracked block
+  // realloc'ed while the allocation probes are off is not taken for a leak.
+  for (const ProbeSite& site : std::vector<ProbeSite>(plan.allocs)) {
+    if (site.alloc_kind == DRIP_ALLOC_REALLOC || site.alloc_kind == DRIP_ALLOC_REALLOCARRAY) {
+      plan.frees.push_back({site.function, site.module, site.open_path, site.offset, 0});
+    }
+  }
   if (new_module != nullptr && !BaseNameHas(new_module->path, "libstdc++.so")) {
     for (const char* name : kDeleteFunctions) {
       if (auto offset = new_module->index.FunctionOffset(name)) {

@@ -23,6 +23,8 @@ struct ProbeSite {
 
 struct AllocatorProbePlan {
   std::vector<ProbeSite> allocs;
+  // free, operator delete where it does not end in the probed free, and realloc /
+  // reallocarray again (for the pointer they free): attached for the whole snapshot.
   std::vector<ProbeSite> frees;
   std::string allocator;  // "glibc", "jemalloc", "tcmalloc", "mimalloc" or "executable"
   std::string shim_path;  // the mapped libdrip_sampler.so, seen from here; empty if none

@@ -26,6 +26,8 @@ TEST(AllocatorProbePlanTest, FindsGlibcAllocatorAndLibstdcxxNewInThisProcess) {
   }
   EXPECT_TRUE(HasSite(plan->allocs, "_Znwm"));
   EXPECT_TRUE(HasSite(plan->frees, "free"));
+  // realloc frees its argument: watched with the frees, whatever the duty cycle does.
+  EXPECT_TRUE(HasSite(plan->frees, "realloc"));
   EXPECT_TRUE(plan->shim_path.empty());
   for (const ProbeSite& site : plan->allocs) {
     if (site.function == "_Znwm") {

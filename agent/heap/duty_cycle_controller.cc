@@ -1,54 +1,77 @@
 #include "agent/heap/duty_cycle_controller.h"
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 
 #include "fmt/format.h"
 
 namespace drip::agent {
+namespace {
 
-DutyCycleController::DutyCycleController(const Config& config) : config_(config) {}
+// Allocation probe hits a window spends sampling per hit its detach costs, at least.
+constexpr double kSampledPerSwitchedHits = 3;
+// The allocation hit rate is averaged over about this much on-time.
+constexpr double kRateAveragingSeconds = 0.5;
 
-void DutyCycleController::StartPeriod(double now_s) {
-  const double budget_hits_per_s = config_.cpu_budget * 1e9 / config_.probe_hit_cost_ns;
-  const double elapsed = std::max(now_s, 1e-3);
-  const double free_rate = static_cast<double>(free_hits_) / elapsed;
-  // What the budget allows this period: its own share, less the frees it will see, less
-  // what earlier periods overspent. Unspent budget is not carried forward: a steady share
-  // of on-time keeps each stack's growth proportional to wall time, so a leak does not
-  // look as if it levelled off after a generous start.
-  const double surplus = budget_hits_per_s * elapsed - static_cast<double>(total_hits());
-  const double period_budget = budget_hits_per_s * config_.period_seconds;
-  double allowance =
-      period_budget - free_rate * config_.period_seconds + std::clamp(surplus, -period_budget, 0.0);
-  allowance = std::max(0.0, allowance);
-  double on_s = 0;
-  if (on_seconds_ <= 0) {
-    on_s = std::min(config_.first_probe_seconds, config_.period_seconds);
-  } else {
-    const double alloc_rate_when_on = static_cast<double>(alloc_hits_) / on_seconds_;
-    on_s = alloc_rate_when_on > 0 ? allowance / alloc_rate_when_on : config_.period_seconds;
-  }
-  period_start_s_ = now_s;
-  period_on_until_s_ = now_s + std::clamp(on_s, 0.0, config_.period_seconds);
-  if (!measuring_) {
-    planned_on_fraction_ = (period_on_until_s_ - now_s) / config_.period_seconds;
-  }
-  period_start_alloc_hits_ = alloc_hits_;
-  period_hit_allowance_ = on_seconds_ <= 0 ? 1e18 : allowance;
+}  // namespace
+
+DutyCycleController::DutyCycleController(const Config& config) : config_(config) {
+  // The first window opens at once, on one period's budget, and measures the rates every
+  // later decision is made from. A smaller credit would leave it short on a busy target,
+  // its few samples standing for all the time until the second window (after the first,
+  // slow, detach) with a large weight; this one costs a short snapshot a few percent of
+  // its budget.
+  tokens_ = BudgetHitsPerSecond() * config_.period_seconds;
 }
 
-DutyCycleController::Decision DutyCycleController::Update(double now_s, uint64_t alloc_hits,
-                                                          uint64_t free_hits, bool probes_on) {
-  if (probes_on) on_seconds_ += std::max(0.0, now_s - last_s_);
-  last_s_ = now_s;
-  alloc_hits_ = alloc_hits;
-  free_hits_ = free_hits;
+double DutyCycleController::BudgetHitsPerSecond() const {
+  return config_.cpu_budget * 1e9 / config_.probe_hit_cost_ns;
+}
+
+double DutyCycleController::detach_cost_hits() const {
+  if (detaches_measured_ > 0) return detach_cost_sum_ / detaches_measured_;
+  // The first detach, still running: at least what it has cost so far.
+  if (measuring_detach_) return static_cast<double>(counters_.alloc_hits - alloc_hits_at_close_);
+  return 0;
+}
+
+double DutyCycleController::Affordable(double now_s) const {
+  const double spare = tokens_ - detach_cost_hits();
+  if (spare <= 0) return 0;
+  const double free_rate = static_cast<double>(counters_.free_hits) / std::max(now_s, 1e-3);
+  const double drain = std::max(alloc_rate_, 0.0) + free_rate - BudgetHitsPerSecond();
+  return drain > 0 ? spare / drain : std::numeric_limits<double>::infinity();
+}
+
+DutyCycleController::Decision DutyCycleController::Update(double now_s, const Counters& counters,
+                                                          bool detaching) {
+  const double budget = BudgetHitsPerSecond();
+  const double dt = std::max(0.0, now_s - last_update_s_);
+  last_update_s_ = std::max(last_update_s_, now_s);
+  last_s_ = std::max(last_s_, now_s);
+  const uint64_t hits_before = total_hits();
+  const uint64_t window_hits_before = counters_.window_hits;
+  counters_ = counters;
+  // The allocation hit rate while sampling, from the windows' recent past: an average
+  // over about half a second of on-time, so that it follows the target's pace.
+  const double open_dt = window_open() ? std::min(dt, now_s - windows_.back().open_s) : 0;
+  if (open_dt > 0) {
+    const double rate = static_cast<double>(counters_.window_hits - window_hits_before) / open_dt;
+    const double blend = alloc_rate_ < 0 ? 1 : std::min(1.0, open_dt / kRateAveragingSeconds);
+    alloc_rate_ = alloc_rate_ < 0 ? rate : alloc_rate_ + (rate - alloc_rate_) * blend;
+  }
+  tokens_ += budget * dt - static_cast<double>(total_hits() - hits_before);
+  if (measuring_detach_ && !detaching) {
+    detach_cost_sum_ += static_cast<double>(counters_.alloc_hits - alloc_hits_at_close_);
+    ++detaches_measured_;
+    measuring_detach_ = false;
+  }
 
   Decision decision;
-  const double budget_hits_per_s = config_.cpu_budget * 1e9 / config_.probe_hit_cost_ns;
   if (now_s >= config_.min_elapsed_to_stop_seconds) {
-    const double free_rate = static_cast<double>(free_hits_) / now_s;
-    if (free_rate > budget_hits_per_s) {
+    const double free_rate = static_cast<double>(counters_.free_hits) / now_s;
+    if (free_rate > budget) {
       decision.stop = true;
       decision.stop_detail = fmt::format(
           "the target frees {:.0f} times a second; at {:.1f} µs per probe hit that alone costs "
@@ -59,21 +82,99 @@ DutyCycleController::Decision DutyCycleController::Update(double now_s, uint64_t
       return decision;
     }
   }
-  // The first window only measures; once it has, plan a full period at once rather than
-  // idling out the rest of the first.
-  const bool measured_first = measuring_ && now_s >= period_on_until_s_;
-  if (period_start_s_ < 0 || measured_first || now_s >= period_start_s_ + config_.period_seconds) {
-    measuring_ = period_start_s_ < 0;
-    StartPeriod(now_s);
+
+  // Unspent budget is kept only up to what one full window and its detach cost: a
+  // target that was quiet for long does not buy a burst of sampling.
+  const double detach_cost = detach_cost_hits();
+  const double alloc_rate = std::max(alloc_rate_, 0.0);
+  tokens_ = std::min(tokens_, std::max(budget * config_.period_seconds,
+                                       detach_cost + alloc_rate * config_.period_seconds));
+
+  if (window_open()) {
+    // Hits coming faster than planned: close while the bucket still pays the detach.
+    if (tokens_ < detach_cost) {
+      decision.action = Action::kClose;
+    } else if (now_s >= planned_close_s_) {
+      // Sampling on needs no detach: go on if the bucket allows it. Within a period the
+      // window is extended (a short window of its own would weigh its few samples over
+      // the whole gap after it); a window that has lasted a period is rolled over, so
+      // that a window's samples stand for the time around them.
+      const double affordable = Affordable(now_s);
+      if (affordable < config_.min_window_seconds) {
+        decision.action = Action::kClose;
+      } else if (now_s - windows_.back().open_s >= config_.period_seconds) {
+        decision.action = Action::kRoll;
+      } else {
+        planned_close_s_ =
+            std::min(windows_.back().open_s + config_.period_seconds, now_s + affordable);
+      }
+    }
+    return decision;
   }
-  const bool over_allowance =
-      static_cast<double>(alloc_hits_ - period_start_alloc_hits_) > period_hit_allowance_;
-  decision.allocation_probes_on = now_s < period_on_until_s_ && !over_allowance;
+  if (detaching) return decision;
+  if (windows_.empty()) {
+    decision.action = Action::kOpen;
+    return decision;
+  }
+  if (now_s < windows_.back().open_s + config_.period_seconds) return decision;
+  // A window worth its detach: three quarters of the allocation probes' hits sample.
+  double shortest = config_.min_window_seconds;
+  if (alloc_rate > 0) {
+    shortest = std::max(shortest, kSampledPerSwitchedHits * detach_cost / alloc_rate);
+  }
+  shortest = std::min(shortest, config_.period_seconds);
+  if (Affordable(now_s) >= shortest) decision.action = Action::kOpen;
   return decision;
 }
 
+uint32_t DutyCycleController::OpenWindow(double now_s) {
+  if (window_open()) windows_.back().close_s = now_s;
+  last_s_ = std::max(last_s_, now_s);
+  windows_.push_back({now_s, -1});
+  planned_close_s_ = now_s + std::min(config_.period_seconds, Affordable(now_s));
+  return static_cast<uint32_t>(windows_.size());
+}
+
+void DutyCycleController::CloseWindow(double now_s) {
+  if (!window_open()) return;
+  windows_.back().close_s = std::max(now_s, windows_.back().open_s);
+  last_s_ = std::max(last_s_, now_s);
+  measuring_detach_ = true;
+  alloc_hits_at_close_ = counters_.alloc_hits;
+}
+
+double DutyCycleController::WindowWeight(uint32_t window, double now_s) const {
+  if (window == 0 || window > windows_.size()) return 1;
+  const Window& w = windows_[window - 1];
+  const double span_end = window < windows_.size() ? windows_[window].open_s : now_s;
+  const double on_s = (w.close_s >= 0 ? w.close_s : now_s) - w.open_s;
+  if (on_s <= 0) return 1;  // nothing can have been sampled in it yet
+  return std::max(1.0, (span_end - w.open_s) / on_s);
+}
+
+std::vector<bool> DutyCycleController::ColdSites(
+    const std::vector<double>& entry_hits_per_s) const {
+  std::vector<size_t> order(entry_hits_per_s.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return entry_hits_per_s[a] < entry_hits_per_s[b]; });
+  std::vector<bool> cold(entry_hits_per_s.size(), false);
+  const double allowed = config_.cold_site_share * BudgetHitsPerSecond();
+  double used = 0;
+  for (size_t i : order) {
+    const double cost = 2 * std::max(0.0, entry_hits_per_s[i]);  // entry and return
+    if (used + cost > allowed) break;
+    used += cost;
+    cold[i] = true;
+  }
+  return cold;
+}
+
 double DutyCycleController::on_fraction() const {
-  return last_s_ > 0 ? std::min(1.0, on_seconds_ / last_s_) : 0;
+  if (last_s_ <= 0) return 0;
+  double on_s = 0;
+  for (const Window& w : windows_) on_s += (w.close_s >= 0 ? w.close_s : last_s_) - w.open_s;
+  return std::clamp(on_s / last_s_, 0.0, 1.0);
 }
 
 double DutyCycleController::estimated_cpu_fraction() const {

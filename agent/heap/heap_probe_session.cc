@@ -102,7 +102,14 @@ absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const O
 }
 
 HeapProbeSession::~HeapProbeSession() {
-  DestroyLinks(&alloc_links_);
+  if (skel_ != nullptr && skel_->bss != nullptr) SetSamplingWindow(0);
+  WaitForDetach();
+  for (auto& links : alloc_links_) {
+    for (bpf_link*& link : links) {
+      if (link != nullptr) bpf_link__destroy(link);
+      link = nullptr;
+    }
+  }
   DestroyLinks(&free_links_);
   DestroyLinks(&shim_links_);
   ring_buffer__free(events_);
@@ -148,14 +155,18 @@ absl::Status HeapProbeSession::AttachFrees(const AllocatorProbePlan& plan) {
   return absl::OkStatus();
 }
 
-absl::Status HeapProbeSession::SetAllocationProbes(const AllocatorProbePlan& plan, bool on) {
-  if (!on) {
-    DestroyLinks(&alloc_links_);
-    return absl::OkStatus();
+absl::Status HeapProbeSession::AttachAllocationProbes(const AllocatorProbePlan& plan) {
+  WaitForDetach();
+  if (plan.allocs.size() > DRIP_MAX_ALLOC_SITES) {
+    return absl::InternalError(fmt::format("{} allocation sites, at most {} can be probed",
+                                           plan.allocs.size(), DRIP_MAX_ALLOC_SITES));
   }
-  if (!alloc_links_.empty()) return absl::OkStatus();
-  for (const ProbeSite& site : plan.allocs) {
-    LIBBPF_OPTS(bpf_uprobe_opts, entry_opts, .bpf_cookie = site.alloc_kind);
+  alloc_links_.resize(plan.allocs.size(), {nullptr, nullptr});
+  for (size_t i = 0; i < plan.allocs.size(); ++i) {
+    if (alloc_links_[i][0] != nullptr) continue;  // kept attached
+    const ProbeSite& site = plan.allocs[i];
+    const uint64_t cookie = site.alloc_kind | (static_cast<uint64_t>(i) << DRIP_COOKIE_SITE_SHIFT);
+    LIBBPF_OPTS(bpf_uprobe_opts, entry_opts, .bpf_cookie = cookie);
     bpf_link* entry = bpf_program__attach_uprobe_opts(
         skel_->progs.alloc_enter, options_.pid, site.open_path.c_str(), site.offset, &entry_opts);
     LIBBPF_OPTS(bpf_uprobe_opts, return_opts, .retprobe = true);
@@ -166,14 +177,41 @@ absl::Status HeapProbeSession::SetAllocationProbes(const AllocatorProbePlan& pla
     if (entry == nullptr || ret == nullptr) {
       const int err = errno;
       if (entry != nullptr) bpf_link__destroy(entry);
-      DestroyLinks(&alloc_links_);
+      DetachAllocationProbes();
       return absl::UnavailableError(fmt::format("BPF: cannot probe {} in {}: {}", site.function,
                                                 site.module, ErrnoText(err)));
     }
-    alloc_links_.push_back(entry);
-    alloc_links_.push_back(ret);
+    alloc_links_[i] = {entry, ret};
   }
   return absl::OkStatus();
+}
+
+void HeapProbeSession::DetachAllocationProbes(const std::vector<bool>& keep) {
+  WaitForDetach();
+  std::vector<bpf_link*> doomed;
+  for (size_t i = 0; i < alloc_links_.size(); ++i) {
+    if (i < keep.size() && keep[i]) continue;
+    for (bpf_link*& link : alloc_links_[i]) {
+      if (link != nullptr) doomed.push_back(link);
+      link = nullptr;
+    }
+  }
+  if (doomed.empty()) return;
+  detach_done_ = false;
+  detach_thread_ = std::thread([this, doomed = std::move(doomed)]() mutable {
+    DestroyLinks(&doomed);
+    detach_done_ = true;
+  });
+}
+
+bool HeapProbeSession::detaching() const { return !detach_done_.load(); }
+
+void HeapProbeSession::WaitForDetach() {
+  if (detach_thread_.joinable()) detach_thread_.join();
+}
+
+void HeapProbeSession::SetSamplingWindow(uint32_t window) {
+  __atomic_store_n(&skel_->bss->sampling_window, window, __ATOMIC_SEQ_CST);
 }
 
 absl::Status HeapProbeSession::AttachShim(const std::string& shim_path) {
@@ -214,6 +252,18 @@ absl::Status HeapProbeSession::Poll(int timeout_ms, const AllocHandler& on_alloc
     return absl::InternalError(fmt::format("BPF: polling heap events: {}", ErrnoText(n)));
   }
   return absl::OkStatus();
+}
+
+std::vector<uint64_t> HeapProbeSession::ReadSiteHits() const {
+  std::vector<uint64_t> totals(alloc_links_.size(), 0);
+  const int fd = bpf_map__fd(skel_->maps.site_hits);
+  const int cpus = libbpf_num_possible_cpus();
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(std::max(cpus, 1)));
+  for (uint32_t i = 0; i < totals.size(); ++i) {
+    if (bpf_map_lookup_elem(fd, &i, per_cpu.data()) != 0) continue;
+    for (uint64_t v : per_cpu) totals[i] += v;
+  }
+  return totals;
 }
 
 HeapProbeSession::Counters HeapProbeSession::ReadCounters() const {

@@ -4,14 +4,24 @@
 // events and counters read back. Every link is destroyed with the session, so each exit
 // path of the snapshotter detaches cleanly.
 //
-// Not thread-safe: the snapshotter's thread owns it.
+// Attach mode samples allocations only while a sampling window is open
+// (SetSamplingWindow) and the allocation probes are attached: the duty cycle attaches
+// them, opens a window, closes it, and detaches them. Attaching is quick; detaching is
+// not (each uprobe waits for an RCU grace period on its way out: about 0.1 s apiece on a
+// busy host, seconds for the allocator's 30-odd probes), so it runs on a helper thread
+// while the snapshotter keeps reading events.
+//
+// Not thread-safe: the snapshotter's thread owns it (the helper thread only destroys the
+// links handed to it).
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -49,11 +59,22 @@ class HeapProbeSession {
   // own, called with and without it. Call before attaching to the target.
   absl::StatusOr<double> MeasureProbeHitCost();
 
-  // Attach mode. The free probes stay attached for the whole session; the allocation
-  // probes are switched on and off by the duty cycle.
+  // Attach mode. The free probes stay attached for the whole session.
   absl::Status AttachFrees(const AllocatorProbePlan& plan);
-  absl::Status SetAllocationProbes(const AllocatorProbePlan& plan, bool on);
-  bool allocation_probes_on() const { return !alloc_links_.empty(); }
+  // Attaches the probes of every site of plan.allocs not attached yet (site i's BPF
+  // cookie carries i, see ReadSiteHits), after waiting for a detach still running.
+  // `plan` must be the same for the whole session.
+  absl::Status AttachAllocationProbes(const AllocatorProbePlan& plan);
+  // Starts detaching the allocation probes in the background and returns at once; sites
+  // with keep[i] true stay attached (called so rarely that they cost less attached than
+  // the detach would). Close the sampling window first.
+  void DetachAllocationProbes(const std::vector<bool>& keep = {});
+  // True while a background detach has not finished.
+  bool detaching() const;
+  void WaitForDetach();
+  // Opens sampling window `window` (> 0; a new number for every window), or closes the
+  // open one (0). Effective for the next allocator call, whichever CPU it runs on.
+  void SetSamplingWindow(uint32_t window);
 
   // Preload mode: the shim's drip:alloc and drip:free USDT probes.
   absl::Status AttachShim(const std::string& shim_path);
@@ -63,6 +84,8 @@ class HeapProbeSession {
 
   // Totals over all CPUs since the session opened.
   Counters ReadCounters() const;
+  // Entry probe hits per site of plan.allocs (same index), since the session opened.
+  std::vector<uint64_t> ReadSiteHits() const;
 
  private:
   HeapProbeSession() = default;
@@ -72,7 +95,10 @@ class HeapProbeSession {
   heap_snapshot_bpf* skel_ = nullptr;
   ring_buffer* events_ = nullptr;
   std::vector<bpf_link*> free_links_;
-  std::vector<bpf_link*> alloc_links_;
+  // Per site of plan.allocs: its entry and return probes' links, null when not attached.
+  std::vector<std::array<bpf_link*, 2>> alloc_links_;
+  std::thread detach_thread_;
+  std::atomic<bool> detach_done_{true};
   std::vector<bpf_link*> shim_links_;
   const AllocHandler* on_alloc_ = nullptr;
   const FreeHandler* on_free_ = nullptr;

@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <thread>
 
 #include "agent/heap/allocator_probe_plan.h"
 #include "agent/heap/duty_cycle_controller.h"
+#include "agent/heap/duty_cycle_driver.h"
 #include "agent/heap/heap_probe_session.h"
 #include "agent/heap/live_heap_tracker.h"
 #include "agent/heap/stack_unwinder.h"
@@ -130,10 +132,9 @@ class EventSink {
       }
     }
     tracker_->OnAlloc(stack_id, e.address, e.size, e.sampling_mean_bytes,
-                      BootNsToUnixMs(e.timestamp_ns), duty_weight_ * loss_weight_);
+                      BootNsToUnixMs(e.timestamp_ns), e.window, loss_weight_);
   }
 
-  void set_duty_weight(double weight) { duty_weight_ = weight; }
   void set_loss_weight(double weight) { loss_weight_ = weight; }
 
   void OnFree(const drip_heap_free_event& e) {
@@ -147,7 +148,6 @@ class EventSink {
   LiveHeapTracker* tracker_;
   HeapSnapshot* snapshot_;
   int max_frames_;
-  double duty_weight_ = 1.0;
   double loss_weight_ = 1.0;
 };
 
@@ -222,13 +222,12 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     log->info("snapshot: pid {} ({}) preload mode via {}", options.pid, snapshot.target.comm,
               plan.shim_path);
   }
-  DutyCycleController duty(duty_config);
-
   double interval = options.interval_seconds;
   if (interval <= 0) interval = std::clamp(options.duration_seconds / 60, 0.25, 10.0);
   snapshot.interval_seconds = interval;
 
   LiveHeapTracker tracker(options.max_stacks);
+  DutyCycleDriver duty(duty_config, session.get(), &plan, &tracker);
   EventSink sink(options.pid, unwinder.get(), &tracker, &snapshot, options.max_frames);
   const HeapProbeSession::AllocHandler on_alloc = [&](const drip_heap_alloc_event& e) {
     sink.OnAlloc(e);
@@ -239,18 +238,19 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
 
   snapshot.start_ms = UnixMs();
   const double start_s = MonotonicSeconds();
+  const std::function<double()> since_start = [start_s] { return MonotonicSeconds() - start_s; };
   double next_point_s = start_s;
   int64_t last_point_ms = 0;
-  auto take_point = [&](int64_t t_ms) {
+  auto take_point = [&](int64_t t_ms, double t_s) {
     last_point_ms = t_ms;
+    if (mode == "attach") duty.UpdateWeights(t_s);
     tracker.TakePoint(t_ms);
     if (auto rss = ReadRss(options.pid, t_ms); rss.ok()) snapshot.rss.push_back(*rss);
   };
-  take_point(snapshot.start_ms);
+  take_point(snapshot.start_ms, 0);
   next_point_s += interval;
 
   std::string stop_reason, stop_detail;
-  bool probes_on = false;
   struct LossReading {
     double t;
     uint64_t sampled;
@@ -261,25 +261,8 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     const double now = MonotonicSeconds();
     const double elapsed = now - start_s;
     if (mode == "attach") {
-      const auto counters = session->ReadCounters();
-      const auto decision =
-          duty.Update(elapsed, counters[DRIP_CTR_ALLOC_HITS] + counters[DRIP_CTR_RETURN_HITS],
-                      counters[DRIP_CTR_FREE_HITS], probes_on);
-      if (decision.stop) {
-        stop_reason = "budget";
-        stop_detail = decision.stop_detail;
-        break;
-      }
-      if (decision.allocation_probes_on != probes_on) {
-        if (absl::Status s = session->SetAllocationProbes(plan, decision.allocation_probes_on);
-            !s.ok()) {
-          stop_reason = "error";
-          stop_detail = std::string(s.message());
-          break;
-        }
-        probes_on = decision.allocation_probes_on;
-      }
-      sink.set_duty_weight(1.0 / std::max(0.01, duty.planned_on_fraction()));
+      duty.Step(elapsed, since_start, &stop_reason, &stop_detail);
+      if (!stop_reason.empty()) break;
     }
     {
       // Sampled allocations dropped by the hard limits over the last second (the kernel's
@@ -306,7 +289,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       // A slow poll (probes being attached) must not bunch points up: the next one is
       // at least half an interval away, and times strictly increase.
       const int64_t t_ms = UnixMs();
-      if (t_ms > last_point_ms) take_point(t_ms);
+      if (t_ms > last_point_ms) take_point(t_ms, after - start_s);
       next_point_s = std::max(next_point_s + interval, after + interval / 2);
     }
     if (after - start_s >= options.duration_seconds) {
@@ -321,13 +304,14 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     }
   }
   // The window ends now, not after the detach: removing dozens of uprobes can take
-  // seconds, during which nothing is seen, and a flat tail would read as levelling off.
+  // seconds. Sampling stops here; events still in the ring buffer carry their window.
   snapshot.end_ms = UnixMs();
-  IgnoreError(session->SetAllocationProbes(plan, false));
+  const double end_s = since_start();
+  if (mode == "attach") duty.Finish(end_s);
   IgnoreError(session->Poll(0, on_alloc, on_free));
   // The window's end is always a point (with what was still in the ring buffer), so growth
   // up to the end is seen.
-  if (last_point_ms < snapshot.end_ms - 50) take_point(snapshot.end_ms);
+  if (last_point_ms < snapshot.end_ms - 50) take_point(snapshot.end_ms, end_s);
   const auto counters = session->ReadCounters();
   session.reset();  // detaches every probe
 
@@ -338,7 +322,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.duty_cycle.probe_hits =
       counters[DRIP_CTR_ALLOC_HITS] + counters[DRIP_CTR_RETURN_HITS] + counters[DRIP_CTR_FREE_HITS];
   if (mode == "attach") {
-    snapshot.duty_cycle.on_fraction = duty.on_fraction();
+    snapshot.duty_cycle.on_fraction = duty.controller().on_fraction();
     const double window_s = std::max(1e-3, (snapshot.end_ms - snapshot.start_ms) / 1000.0);
     snapshot.duty_cycle.estimated_cpu_fraction =
         static_cast<double>(snapshot.duty_cycle.probe_hits) *
@@ -349,7 +333,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.stacks = tracker.stacks();
   log->info(
       "snapshot: pid {} done ({}: {}): {} stacks, {} sampled allocations, {} frees matched, "
-      "{} dropped, {} probe hits, allocation probes on {:.0f}% of the time",
+      "{} dropped, {} probe hits, allocations sampled {:.0f}% of the time",
       options.pid, snapshot.stop_reason, snapshot.stop_detail, snapshot.stacks.size(),
       snapshot.sampled_allocs, snapshot.matched_frees, snapshot.dropped_events,
       snapshot.duty_cycle.probe_hits, snapshot.duty_cycle.on_fraction * 100);

@@ -45,27 +45,56 @@ uint64_t LiveHeapTracker::overflow_stack() {
   return stacks_[static_cast<size_t>(overflow_index_)].id;
 }
 
+double LiveHeapTracker::WeightOf(uint32_t window) const {
+  if (window == 0) return 1;
+  auto it = windows_.find(window);
+  return it == windows_.end() ? 1 : it->second.weight;
+}
+
+void LiveHeapTracker::Charge(uint32_t stack_index, uint32_t window, const Totals& unweighted) {
+  const double w = WeightOf(window);
+  Totals& totals = totals_[stack_index];
+  totals.live_bytes += w * unweighted.live_bytes;
+  totals.live_allocs += w * unweighted.live_allocs;
+  totals.allocated_bytes += w * unweighted.allocated_bytes;
+  totals.freed_bytes += w * unweighted.freed_bytes;
+  if (window != 0) {
+    Window& own = windows_[window];
+    if (!own.final) {
+      Totals& t = own.by_stack[stack_index];
+      t.live_bytes += unweighted.live_bytes;
+      t.live_allocs += unweighted.live_allocs;
+      t.allocated_bytes += unweighted.allocated_bytes;
+      t.freed_bytes += unweighted.freed_bytes;
+    }
+  }
+  Publish(stack_index);
+}
+
+void LiveHeapTracker::Publish(uint32_t stack_index) {
+  SnapshotStack& stack = stacks_[stack_index];
+  stack.allocated_bytes = std::llround(totals_[stack_index].allocated_bytes);
+  stack.freed_bytes = std::llround(totals_[stack_index].freed_bytes);
+}
+
 void LiveHeapTracker::OnAlloc(uint64_t stack_id, uint64_t address, uint64_t size,
-                              uint64_t mean_bytes, int64_t t_ms, double duty_weight) {
+                              uint64_t mean_bytes, int64_t t_ms, uint32_t window,
+                              double extra_weight) {
   if (stack_id == 0 || stack_id > stacks_.size()) return;
   const uint32_t index = static_cast<uint32_t>(stack_id - 1);
   // p = 1 - exp(-s/T); expm1 keeps precision for s << T, where p ≈ s/T.
   const double p = mean_bytes == 0
                        ? 1.0
                        : -std::expm1(-static_cast<double>(size) / static_cast<double>(mean_bytes));
-  LiveObject object{index, p > 0 ? duty_weight * static_cast<double>(size) / p : 0.0,
-                    p > 0 ? duty_weight / p : 0.0};
+  LiveObject object{index, window, p > 0 ? extra_weight * static_cast<double>(size) / p : 0.0,
+                    p > 0 ? extra_weight / p : 0.0};
   // An address handed out again without its free seen (its free was missed): the old
   // object is gone.
   if (auto it = live_.find(address); it != live_.end()) OnFree(address, t_ms);
   live_.emplace(address, object);
-  Totals& totals = totals_[index];
-  totals.live_bytes += object.weight_bytes;
-  totals.live_allocs += object.weight_count;
-  totals.allocated_bytes += object.weight_bytes;
+  Charge(index, window, {object.weight_bytes, object.weight_count, object.weight_bytes, 0});
   SnapshotStack& stack = stacks_[index];
   stack.sampled_allocs++;
-  stack.allocated_bytes = std::llround(totals.allocated_bytes);
   if (stack.first_alloc_ms == 0) stack.first_alloc_ms = t_ms;
   stack.last_alloc_ms = t_ms;
 }
@@ -75,13 +104,31 @@ void LiveHeapTracker::OnFree(uint64_t address, int64_t t_ms) {
   if (it == live_.end()) return;
   const LiveObject object = it->second;
   live_.erase(it);
-  Totals& totals = totals_[object.stack_index];
-  totals.live_bytes -= object.weight_bytes;
-  totals.live_allocs -= object.weight_count;
-  totals.freed_bytes += object.weight_bytes;
-  SnapshotStack& stack = stacks_[object.stack_index];
-  stack.sampled_frees++;
-  stack.freed_bytes = std::llround(totals.freed_bytes);
+  Charge(object.stack_index, object.window,
+         {-object.weight_bytes, -object.weight_count, 0, object.weight_bytes});
+  stacks_[object.stack_index].sampled_frees++;
+}
+
+void LiveHeapTracker::SetWindowWeight(uint32_t window, double weight, bool final) {
+  if (window == 0) return;
+  Window& own = windows_[window];
+  if (own.final) return;
+  const double delta = weight - own.weight;
+  if (delta != 0) {
+    for (const auto& [stack_index, t] : own.by_stack) {
+      Totals& totals = totals_[stack_index];
+      totals.live_bytes += delta * t.live_bytes;
+      totals.live_allocs += delta * t.live_allocs;
+      totals.allocated_bytes += delta * t.allocated_bytes;
+      totals.freed_bytes += delta * t.freed_bytes;
+      Publish(stack_index);
+    }
+  }
+  own.weight = weight;
+  if (final) {
+    own.final = true;
+    own.by_stack = {};
+  }
 }
 
 void LiveHeapTracker::TakePoint(int64_t t_ms) {

@@ -5,6 +5,13 @@
 // the same weight off. At every read-out each stack gets a point of its live bytes and
 // objects, so each stack has a live-bytes time series.
 //
+// Attach mode's duty cycle samples allocations only in sampling windows, and what a
+// window's allocations stand for is known only as time goes on (DutyCycleController:
+// they stand for the time until the next window opens). So each allocation is filed
+// under its window, and SetWindowWeight scales all of a window's allocations — live,
+// allocated and freed alike, so that live = allocated - freed holds — until the window's
+// weight is final. Window 0 (preload mode, or no duty cycle) always weighs 1.
+//
 // Pure bookkeeping (no I/O, no BPF): the snapshotter feeds it unwound, symbolized events.
 // Not thread-safe.
 #pragma once
@@ -30,13 +37,19 @@ class LiveHeapTracker {
   bool full() const { return stacks_.size() >= max_stacks_; }
   uint64_t overflow_stack();
 
-  // `duty_weight` scales the estimate when only part of the allocations could be watched
-  // (attach mode's duty cycle: 1 / the share of time the probes were on).
+  // An allocation sampled in sampling window `window`; it counts that window's weight
+  // (1 until set) times `extra_weight` (the share of sampled events dropped by the hard
+  // limits: sampled / kept).
   void OnAlloc(uint64_t stack_id, uint64_t address, uint64_t size, uint64_t mean_bytes,
-               int64_t t_ms, double duty_weight = 1.0);
+               int64_t t_ms, uint32_t window = 0, double extra_weight = 1.0);
   // A free of an address not allocated while tracking (allocated before the snapshot
   // started, or charged to a stack dropped at the limit) is ignored.
   void OnFree(uint64_t address, int64_t t_ms);
+
+  // Sets what each allocation of `window` (> 0) stands for, its own and those still to
+  // come; `final`: the weight will not change again (its per-stack bookkeeping is
+  // dropped, and a later SetWindowWeight for it is ignored).
+  void SetWindowWeight(uint32_t window, double weight, bool final = false);
 
   // Appends a point to every stack's series.
   void TakePoint(int64_t t_ms);
@@ -45,8 +58,10 @@ class LiveHeapTracker {
   uint64_t live_objects_tracked() const { return live_.size(); }
 
  private:
+  // Weights before the window's: the Poisson weight s/p (and 1/p) times extra_weight.
   struct LiveObject {
     uint32_t stack_index;
+    uint32_t window;
     double weight_bytes;
     double weight_count;
   };
@@ -56,6 +71,17 @@ class LiveHeapTracker {
     double allocated_bytes = 0;
     double freed_bytes = 0;
   };
+  // A window whose weight may still change keeps its own unweighted totals per stack.
+  struct Window {
+    double weight = 1;
+    bool final = false;
+    absl::flat_hash_map<uint32_t, Totals> by_stack;
+  };
+  double WeightOf(uint32_t window) const;
+  // Adds unweighted amounts of one window to a stack: weighted to its totals, as they are
+  // to the window's own while its weight may change.
+  void Charge(uint32_t stack_index, uint32_t window, const Totals& unweighted);
+  void Publish(uint32_t stack_index);
   struct PcsHash {
     size_t operator()(const std::vector<uint64_t>& pcs) const;
   };
@@ -66,6 +92,7 @@ class LiveHeapTracker {
   std::vector<int64_t> point_times_;
   absl::flat_hash_map<std::vector<uint64_t>, uint32_t, PcsHash> index_;
   absl::flat_hash_map<uint64_t, LiveObject> live_;
+  absl::flat_hash_map<uint32_t, Window> windows_;
   int64_t overflow_index_ = -1;
 };
 

@@ -62,7 +62,7 @@ Outcome RunVariant(const std::string& scenario, const Variant& v, const TempDir&
   // Every allocation and free is a probe hit in attach mode (about 20 µs on these VMs), so
   // 15-30k calls a second cost the target more than any budget allows; that is what
   // preload mode is for. Attach mode gets the same scenarios at a call rate it can follow
-  // without duty-cycling (docs/snapshot.md: the duty cycle's weighting is approximate).
+  // without duty-cycling (docs/snapshot.md: a duty cycle thins the sample).
   if (scenario == "churn" && v.mode == "attach") {
     argv.insert(argv.end(), {"--churn-allocs-per-s", "5000"});  // still ~30x the leak
   }
