@@ -112,7 +112,9 @@ absl::Status RocksDbSeriesStore::OpenDb() {
       {kReportsColumnFamily, ReportsColumnFamilyOptions(cache)},
   };
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(StoreDbOptions(), options_.path, families, &handles_, &db);
+  rocksdb::DBOptions db_options = StoreDbOptions();
+  if (options_.env != nullptr) db_options.env = options_.env;
+  rocksdb::Status s = rocksdb::DB::Open(db_options, options_.path, families, &handles_, &db);
   if (!s.ok()) return StoreError(options_.path, "cannot open", s);
   db_.reset(db);
   series_cf_ = handles_[1];
