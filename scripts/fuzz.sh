@@ -130,12 +130,17 @@ for name in "${fuzzers[@]}"; do
 done
 for name in "${fuzzers[@]}"; do
   [ "$(cat "$runs/$name/status")" = 0 ] && continue
+  log=$runs/$name/log
   echo
-  echo "== $name failed; its log ends:"
-  tail -n 60 "$runs/$name/log"
-  echo "== the input is kept in $runs/$name/artifacts/:"
-  ls -l "$runs/$name/artifacts/"
-  echo "== reproduce: $(find "$build" -name "$name" -type f -print -quit) $runs/$name/artifacts/FILE"
+  echo "== $name failed:"
+  grep -m 5 -E 'runtime error:|^==[0-9]+==ERROR|FUZZ_CHECK|^ERROR: libFuzzer|^SUMMARY' "$log" || true
+  echo "-- the end of its log ($log):"
+  tail -n 25 "$log"
+  echo "-- reproduce with:"
+  bin=$(find "$build" -name "$name" -type f -perm -u+x -print -quit)
+  for input in "$runs/$name/artifacts"/*; do
+    [ -e "$input" ] && echo "   $bin $input"
+  done
 done
 finished=$(date +%s)
 echo "fuzz.sh: build $((built - started))s, fuzzing $((finished - built))s, ${failed} of ${#fuzzers[@]} fuzzers failed"
