@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/duration.h"
 #include "common/logging.h"
+#include "common/tls_settings.h"
 #include "common/version.h"
 #include "fmt/format.h"
 
@@ -17,6 +18,7 @@ namespace {
 CollectorStreamOptions StreamOptions(const AgentConfig& config) {
   CollectorStreamOptions options;
   options.address = config.collector;
+  options.tls = config.tls;
   options.backoff_initial = config.backoff.initial;
   options.backoff_max = config.backoff.max;
   return options;
@@ -32,6 +34,20 @@ BatchBufferOptions BufferOptions(const AgentConfig& config) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Agent>> Agent::Create(const AgentConfig& config) {
+  // Unreadable certificate files at start are a configuration error to report now, not
+  // an outage to retry (later, during a rotation, they are retried).
+  grpc::ChannelArguments ignored_args;
+  if (absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+          MakeChannelCredentials(config.tls, &ignored_args);
+      !credentials.ok()) {
+    return credentials.status();
+  }
+  if (config.tls.plaintext) {
+    Logger("agent")->warn(
+        "TLS is off (tls.plaintext: true): samples and commands travel in the clear and any "
+        "process that can answer at {} is taken for the collector",
+        config.collector);
+  }
   absl::StatusOr<HostFacts> facts = HostFacts::Read(config.proc_root);
   if (!facts.ok()) return facts.status();
   absl::StatusOr<std::unique_ptr<HostSampler>> sampler = CreateSampler(config, SystemClock::Get());
@@ -87,7 +103,29 @@ Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hel
   mitigation_options.restarter = restarter_.get();
   mitigation_options.metrics = metrics_.get();
   mitigations_ = std::make_unique<MitigationExecutor>(std::move(mitigation_options));
+  CommandGuardOptions guard_options;
+  guard_options.allowed_components = config_.commands.allowed_components;
+  guard_options.max_snapshots_per_hour = config_.snapshots.max_per_hour;
+  guard_options.proc_root = config_.proc_root;
+  guard_ = std::make_unique<CommandGuard>(std::move(guard_options));
   stream_->SetCommandHandler([this](const drip::v1::Command& command) {
+    if (absl::Status admitted = guard_->Admit(command); !admitted.ok()) {
+      Logger("agent")->warn("refused command {} from the collector: {}", command.id(),
+                            std::string(admitted.message()));
+      drip::v1::CommandResult result;
+      result.set_command_id(command.id());
+      result.set_ok(false);
+      result.set_refused(true);
+      result.set_error(std::string(admitted.message()));
+      if (metrics_ != nullptr) {
+        metrics_->RecordRefusedCommand(command.has_snapshot() ? "snapshot" : "mitigation",
+                                       admitted.code() == absl::StatusCode::kResourceExhausted
+                                           ? "rate_limited"
+                                           : "outside_allow_list");
+      }
+      stream_->SendCommandResult(std::move(result));
+      return;
+    }
     if (command.has_mitigation()) {
       mitigations_->Submit(command, [this](drip::v1::CommandResult result) {
         stream_->SendCommandResult(std::move(result));

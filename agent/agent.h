@@ -29,6 +29,7 @@
 #include "agent/agent_metrics.h"
 #include "agent/batch_buffer.h"
 #include "agent/collector_stream.h"
+#include "agent/command_guard.h"
 #include "agent/heap/snapshot_command_runner.h"
 #include "agent/host_facts.h"
 #include "agent/mitigation_executor.h"
@@ -94,6 +95,8 @@ class Agent {
   const std::unique_ptr<AgentMetrics> metrics_;
   BatchBuffer buffer_;
   std::unique_ptr<CollectorStream> stream_;  // after buffer_: it holds a pointer to it
+  // Checks every command before the runners see it.
+  std::unique_ptr<CommandGuard> guard_;
   // After stream_: it answers through it, and is destroyed (joined) first.
   std::unique_ptr<SnapshotCommandRunner> snapshots_;
   // Before mitigations_, which uses it.

@@ -68,12 +68,22 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
           fmt::format("unknown action '{}' (expected restart-unit or signal-process)", action)};
     }
   }
+  for (const std::string& pattern : c.commands.allowed_components) {
+    if (TrimWhitespace(pattern).empty()) {
+      return Problem{"commands.allowed_components", "an entry is empty"};
+    }
+  }
+  // Last, so that a file without a tls section still hears of its other problems.
+  if (std::optional<TlsProblem> tls = FindTlsProblem(c.tls, TlsRole::kAgent)) {
+    return Problem{tls->key, tls->what};
+  }
   return std::nullopt;
 }
 
 absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(r.ReadString("host", &c->host));
   RETURN_IF_ERROR(r.ReadString("collector", &c->collector));
+  RETURN_IF_ERROR(ReadTlsSettings(r, "tls.", &c->tls));
   RETURN_IF_ERROR(r.ReadDuration("interval", &c->interval, kMinInterval));
   RETURN_IF_ERROR(r.ReadStringMap("labels", &c->labels));
   RETURN_IF_ERROR(r.ReadUint("buffer.max_batches", &c->buffer.max_batches, 1, 10'000'000));
@@ -95,6 +105,8 @@ absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(r.ReadByteSize("snapshots.sample_bytes", &c->snapshots.sample_bytes, 1));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.max_duration", &c->snapshots.max_duration,
                                  std::chrono::seconds(1)));
+  RETURN_IF_ERROR(r.ReadUint("snapshots.max_per_hour", &c->snapshots.max_per_hour, 0, 3600));
+  RETURN_IF_ERROR(r.ReadStringList("commands.allowed_components", &c->commands.allowed_components));
   // Checked with the other cross-field problems in FindProblem, so that a flag or a test
   // that fills the set by hand gets the same message.
   std::vector<std::string> allowed_actions(c->mitigation.allowed_actions.begin(),
@@ -126,8 +138,7 @@ absl::StatusOr<AgentConfig> AgentConfig::FromString(std::string_view yaml, std::
   RETURN_IF_ERROR(ReadAll(reader, &config));
   if (std::optional<Problem> p = FindProblem(config)) {
     // Same shape as ConfigReader's own errors: file:line: key: what.
-    return absl::InvalidArgumentError(
-        fmt::format("{}:{}: {}: {}", source, LineOfKey(yaml, p->key), p->key, p->what));
+    return absl::InvalidArgumentError(ConfigProblem(source, yaml, p->key, p->what));
   }
   return config;
 }

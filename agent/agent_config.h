@@ -13,9 +13,11 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/tls_settings.h"
 
 namespace drip::agent {
 
@@ -37,6 +39,9 @@ struct AgentConfig {
   // The host name every sample is filed under; the machine's host name by default.
   std::string host;
   std::string collector = "127.0.0.1:7070";
+  // TLS to the collector (common/tls_settings.h): mutual, with this host's certificate,
+  // whose SAN (or CN) must name `host`; required unless tls.plaintext is true.
+  TlsSettings tls;
   std::chrono::milliseconds interval = std::chrono::seconds(10);
   // Sent in Hello next to the automatic kernel, os and arch labels (and winning over
   // them on a clash).
@@ -70,6 +75,8 @@ struct AgentConfig {
     double cpu_budget = 0.05;  // attach mode: share of one core the probes may cost
     uint64_t sample_bytes = 512 * 1024;
     std::chrono::milliseconds max_duration = std::chrono::minutes(10);
+    // At most this many snapshots started per rolling hour, whatever the collector asks.
+    uint64_t max_per_hour = 6;
   };
   Snapshots snapshots;
   // What the collector's mitigation commands may do on this host (docs/agent.md
@@ -80,6 +87,13 @@ struct AgentConfig {
     std::set<std::string> allowed_actions;
   };
   Mitigation mitigation;
+  // Which processes the collector's commands (snapshots, mitigations) may target at all
+  // (agent/command_guard.h): glob patterns over the component this agent names for the
+  // target, e.g. "svc:nginx.service", "svc:api-*.service", "proc:redis-server".
+  struct Commands {
+    std::vector<std::string> allowed_components = {"svc:*"};
+  };
+  Commands commands;
 
   // Every default, with host set to this machine's host name.
   static AgentConfig Defaults();

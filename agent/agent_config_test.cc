@@ -6,12 +6,20 @@
 #include <climits>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace drip::agent {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+
+// Every config needs a tls section; the tests of other keys say plaintext, appended so
+// that the line numbers in their expected errors stay those of their own text.
+absl::StatusOr<AgentConfig> ParseWithPlaintext(std::string yaml, std::string source) {
+  if (yaml.find("tls:") == std::string::npos) yaml += "\ntls:\n  plaintext: true\n";
+  return AgentConfig::FromString(yaml, std::move(source));
+}
 
 std::string MachineHostName() {
   char name[HOST_NAME_MAX + 1] = {};
@@ -20,7 +28,7 @@ std::string MachineHostName() {
 }
 
 TEST(AgentConfigTest, EmptyFileMeansEveryDefault) {
-  auto c = AgentConfig::FromString("", "agent.yaml");
+  auto c = ParseWithPlaintext("", "agent.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->host, MachineHostName());
   EXPECT_FALSE(c->host.empty());
@@ -40,7 +48,7 @@ TEST(AgentConfigTest, EmptyFileMeansEveryDefault) {
 }
 
 TEST(AgentConfigTest, ReadsEveryOption) {
-  auto c = AgentConfig::FromString(R"(host: web-17
+  auto c = ParseWithPlaintext(R"(host: web-17
 collector: "collector.internal:7070"
 interval: 2s
 labels:
@@ -58,7 +66,7 @@ log:
   level: debug
 proc_root: /host/proc
 )",
-                                   "agent.yaml");
+                              "agent.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->host, "web-17");
   EXPECT_EQ(c->collector, "collector.internal:7070");
@@ -76,54 +84,54 @@ proc_root: /host/proc
 }
 
 TEST(AgentConfigTest, UnknownKeyIsAnErrorNamingFileLineAndKey) {
-  auto c = AgentConfig::FromString("interval: 5s\nbuffer:\n  max_batchs: 10\n", "agent.yaml");
+  auto c = ParseWithPlaintext("interval: 5s\nbuffer:\n  max_batchs: 10\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(std::string(c.status().message()), "agent.yaml:3: unknown key 'buffer.max_batchs'");
 }
 
 TEST(AgentConfigTest, BadValueIsAnErrorNamingFileLineAndKey) {
-  auto c = AgentConfig::FromString("host: a\ninterval: often\n", "agent.yaml");
+  auto c = ParseWithPlaintext("host: a\ninterval: often\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:2: interval:"), std::string::npos) << c.status();
 
-  c = AgentConfig::FromString("sampler: ebpf\n", "agent.yaml");
+  c = ParseWithPlaintext("sampler: ebpf\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:1: sampler:"), std::string::npos) << c.status();
   EXPECT_NE(c.status().message().find("auto, bpf, proc"), std::string::npos) << c.status();
 
-  c = AgentConfig::FromString("metrics:\n  listen_address: localhost\n", "agent.yaml");
+  c = ParseWithPlaintext("metrics:\n  listen_address: localhost\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:2: metrics.listen_address:"), std::string::npos)
       << c.status();
 
-  c = AgentConfig::FromString("max_entities: 0\n", "agent.yaml");
+  c = ParseWithPlaintext("max_entities: 0\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:1: max_entities:"), std::string::npos)
       << c.status();
 
-  c = AgentConfig::FromString("\nbuffer:\n  max_bytes: lots\n", "agent.yaml");
+  c = ParseWithPlaintext("\nbuffer:\n  max_bytes: lots\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:3: buffer.max_bytes:"), std::string::npos)
       << c.status();
 }
 
 TEST(AgentConfigTest, OutOfRangeValuesAreErrors) {
-  EXPECT_FALSE(AgentConfig::FromString("interval: 10ms\n", "a.yaml").ok());
-  EXPECT_FALSE(AgentConfig::FromString("buffer:\n  max_batches: 0\n", "a.yaml").ok());
-  EXPECT_FALSE(AgentConfig::FromString("max_samples_per_batch: 0\n", "a.yaml").ok());
-  EXPECT_FALSE(AgentConfig::FromString("max_samples_per_batch: 1000000\n", "a.yaml").ok());
-  EXPECT_FALSE(AgentConfig::FromString("log:\n  level: loud\n", "a.yaml").ok());
+  EXPECT_FALSE(ParseWithPlaintext("interval: 10ms\n", "a.yaml").ok());
+  EXPECT_FALSE(ParseWithPlaintext("buffer:\n  max_batches: 0\n", "a.yaml").ok());
+  EXPECT_FALSE(ParseWithPlaintext("max_samples_per_batch: 0\n", "a.yaml").ok());
+  EXPECT_FALSE(ParseWithPlaintext("max_samples_per_batch: 1000000\n", "a.yaml").ok());
+  EXPECT_FALSE(ParseWithPlaintext("log:\n  level: loud\n", "a.yaml").ok());
 }
 
 TEST(AgentConfigTest, InconsistentBackoffNamesTheLine) {
-  auto c = AgentConfig::FromString("backoff:\n  initial: 1m\n  max: 10s\n", "agent.yaml");
+  auto c = ParseWithPlaintext("backoff:\n  initial: 1m\n  max: 10s\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(std::string(c.status().message()),
             "agent.yaml:2: backoff.initial: 1m is above backoff.max (10s)");
 }
 
 TEST(AgentConfigTest, EmptyHostIsAnError) {
-  auto c = AgentConfig::FromString("host: \"\"\n", "agent.yaml");
+  auto c = ParseWithPlaintext("host: \"\"\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:1: host:"), std::string::npos) << c.status();
 }
@@ -169,23 +177,23 @@ TEST(AgentConfigTest, ShippedExampleParsesAndMatchesTheDefaults) {
 }
 
 TEST(AgentConfigTest, ReadsMitigationAllowedActions) {
-  auto c = AgentConfig::FromString(
+  auto c = ParseWithPlaintext(
       "mitigation:\n  allowed_actions:\n    - signal-process\n    - restart-unit\n", "agent.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->mitigation.allowed_actions,
             (std::set<std::string>{"restart-unit", "signal-process"}));
 
-  c = AgentConfig::FromString("mitigation:\n  allowed_actions: [restart-unit]\n", "agent.yaml");
+  c = ParseWithPlaintext("mitigation:\n  allowed_actions: [restart-unit]\n", "agent.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->mitigation.allowed_actions, (std::set<std::string>{"restart-unit"}));
 
-  c = AgentConfig::FromString("mitigation:\n  allowed_actions: []\n", "agent.yaml");
+  c = ParseWithPlaintext("mitigation:\n  allowed_actions: []\n", "agent.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->mitigation.allowed_actions.empty());
 }
 
 TEST(AgentConfigTest, UnknownMitigationActionNamesFileLineAndKey) {
-  auto c = AgentConfig::FromString(
+  auto c = ParseWithPlaintext(
       "interval: 5s\nmitigation:\n  allowed_actions: [signal-process, reboot]\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(std::string(c.status().message()),
@@ -193,18 +201,18 @@ TEST(AgentConfigTest, UnknownMitigationActionNamesFileLineAndKey) {
             "restart-unit or signal-process)");
 
   // "recommend" needs no permission, so it is not an action to allow.
-  c = AgentConfig::FromString("mitigation:\n  allowed_actions: [recommend]\n", "agent.yaml");
+  c = ParseWithPlaintext("mitigation:\n  allowed_actions: [recommend]\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("unknown action 'recommend'"), std::string::npos)
       << c.status();
 
-  c = AgentConfig::FromString("mitigation:\n  allowed_actions: signal-process\n", "agent.yaml");
+  c = ParseWithPlaintext("mitigation:\n  allowed_actions: signal-process\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:2: mitigation.allowed_actions:"),
             std::string::npos)
       << c.status();
 
-  c = AgentConfig::FromString("mitigation:\n  allow: [signal-process]\n", "agent.yaml");
+  c = ParseWithPlaintext("mitigation:\n  allow: [signal-process]\n", "agent.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("unknown key 'mitigation.allow'"), std::string::npos)
       << c.status();
@@ -218,6 +226,53 @@ TEST(AgentConfigTest, ValidateChecksMitigationActionsSetByHand) {
   EXPECT_EQ(std::string(status.message()),
             "mitigation.allowed_actions: unknown action 'kill-all' (expected restart-unit or "
             "signal-process)");
+}
+
+TEST(AgentConfigTest, MissingTlsSectionIsAnErrorSayingHowToChoosePlaintext) {
+  auto c = AgentConfig::FromString("interval: 5s\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(
+                "agent.yaml: tls.ca_file: is required for TLS; set it, or tls.plaintext: true"),
+            std::string::npos)
+      << c.status();
+}
+
+TEST(AgentConfigTest, MutualTlsNeedsCertificateAndKey) {
+  auto c = AgentConfig::FromString("tls:\n  ca_file: /ca.crt\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("tls.cert_file: is required for TLS"), std::string::npos)
+      << c.status();
+}
+
+TEST(AgentConfigTest, ReadsTlsCommandAllowListAndSnapshotRate) {
+  auto c = AgentConfig::FromString(
+      "tls:\n  ca_file: /ca.crt\n  cert_file: /a.crt\n  key_file: /a.key\n"
+      "  server_name: collector.example.com\n"
+      "commands:\n  allowed_components: [\"svc:nginx.service\", \"proc:redis-*\"]\n"
+      "snapshots:\n  max_per_hour: 2\n",
+      "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->tls.server_name, "collector.example.com");
+  EXPECT_EQ(c->tls.cert_file, "/a.crt");
+  EXPECT_EQ(c->commands.allowed_components,
+            (std::vector<std::string>{"svc:nginx.service", "proc:redis-*"}));
+  EXPECT_EQ(c->snapshots.max_per_hour, 2u);
+}
+
+TEST(AgentConfigTest, DefaultAllowListIsSystemdServicesOnly) {
+  auto c = ParseWithPlaintext("", "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->commands.allowed_components, std::vector<std::string>{"svc:*"});
+  EXPECT_EQ(c->snapshots.max_per_hour, 6u);
+}
+
+TEST(AgentConfigTest, EmptyAllowListEntryIsAnError) {
+  auto c = ParseWithPlaintext("commands:\n  allowed_components: [\"\"]\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(
+      c.status().message().find("agent.yaml:2: commands.allowed_components: an entry is empty"),
+      std::string::npos)
+      << c.status();
 }
 
 }  // namespace

@@ -74,6 +74,18 @@ AgentMetrics::AgentMetrics() : registry_(std::make_shared<prometheus::Registry>(
                           "Mitigation commands handled, by action and outcome (succeeded, "
                           "failed, refused, dry-run)")
                       .Register(r);
+  refused_commands_ = &BuildCounter()
+                           .Name("drip_agent_commands_refused_total")
+                           .Help(
+                               "Collector commands refused by the agent's guard, by kind "
+                               "(snapshot, mitigation) and reason (outside_allow_list, "
+                               "rate_limited)")
+                           .Register(r);
+  for (const char* kind : {"snapshot", "mitigation"}) {
+    for (const char* reason : {"outside_allow_list", "rate_limited"}) {
+      refused_commands_->Add({{"kind", kind}, {"reason", reason}});
+    }
+  }
 }
 
 absl::StatusOr<std::unique_ptr<AgentMetrics>> AgentMetrics::Create(
@@ -124,6 +136,10 @@ void AgentMetrics::RecordMitigation(const std::string& action, const std::string
   const bool known =
       action == "restart-unit" || action == "signal-process" || action == "recommend";
   mitigations_->Add({{"action", known ? action : "unknown"}, {"outcome", outcome}}).Increment();
+}
+
+void AgentMetrics::RecordRefusedCommand(const std::string& kind, const std::string& reason) {
+  refused_commands_->Add({{"kind", kind}, {"reason", reason}}).Increment();
 }
 
 }  // namespace drip::agent

@@ -48,6 +48,11 @@ class AgentMetrics {
   // "refused", "dry-run".
   void RecordMitigation(const std::string& action, const std::string& outcome);
 
+  // A collector command CommandGuard refused: `kind` "snapshot" or "mitigation",
+  // `reason` "outside_allow_list" or "rate_limited"
+  // (drip_agent_commands_refused_total{kind,reason}).
+  void RecordRefusedCommand(const std::string& kind, const std::string& reason);
+
   // The bound port, 0 when not serving.
   int port() const { return port_; }
   prometheus::Registry& registry() { return *registry_; }
@@ -72,6 +77,7 @@ class AgentMetrics {
   prometheus::Gauge* fallback_;
   prometheus::Family<prometheus::Gauge>* sampler_info_;
   prometheus::Family<prometheus::Counter>* mitigations_;
+  prometheus::Family<prometheus::Counter>* refused_commands_;
   double last_cpu_seconds_ = 0;
   uint64_t last_dropped_batches_ = 0;
   uint64_t last_lost_events_ = 0;

@@ -48,6 +48,7 @@ AgentConfig TestConfig(const std::string& collector) {
   AgentConfig config = AgentConfig::Defaults();
   config.host = "agent-test-host";
   config.collector = collector;
+  config.tls.plaintext = true;
   config.interval = milliseconds(100);
   config.backoff.initial = milliseconds(20);
   config.backoff.max = milliseconds(200);

@@ -10,12 +10,40 @@ namespace drip::agent {
 
 BatchBuffer::BatchBuffer(BatchBufferOptions options) : options_(options) {}
 
+BatchBuffer::DropStamp BatchBuffer::DropStamp::Of(const drip::v1::SampleBatch& batch) {
+  DropStamp stamp;
+  stamp.first_sequence = batch.first_dropped_sequence();
+  stamp.from_ms = batch.dropped_from_ms();
+  stamp.until_ms = batch.dropped_until_ms();
+  stamp.samples = batch.dropped_samples();
+  return stamp;
+}
+
+void BatchBuffer::DropStamp::Merge(const DropStamp& earlier) {
+  if (earlier.first_sequence == 0) return;
+  if (first_sequence == 0 || earlier.first_sequence < first_sequence) {
+    first_sequence = earlier.first_sequence;
+  }
+  if (earlier.samples > 0) {
+    from_ms = samples > 0 ? std::min(from_ms, earlier.from_ms) : earlier.from_ms;
+    until_ms = samples > 0 ? std::max(until_ms, earlier.until_ms) : earlier.until_ms;
+  }
+  samples += earlier.samples;
+}
+
+void BatchBuffer::DropStamp::StampOn(drip::v1::SampleBatch* batch) const {
+  batch->set_first_dropped_sequence(first_sequence);
+  batch->set_dropped_from_ms(from_ms);
+  batch->set_dropped_until_ms(until_ms);
+  batch->set_dropped_samples(samples);
+}
+
 uint64_t BatchBuffer::Push(drip::v1::SampleBatch batch) {
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t sequence = next_sequence_++;
   batch.set_sequence(sequence);
-  batch.set_first_dropped_sequence(pending_first_dropped_);
-  pending_first_dropped_ = 0;
+  pending_drop_.StampOn(&batch);
+  pending_drop_ = DropStamp();
   Entry& entry = entries_.emplace_back();
   entry.bytes = batch.ByteSizeLong();
   entry.batch = std::move(batch);
@@ -30,10 +58,17 @@ uint64_t BatchBuffer::Push(drip::v1::SampleBatch batch) {
 
 void BatchBuffer::DropOldestLocked() {
   Entry& oldest = entries_.front();
-  // A batch that itself carries a stamp stands for the earlier drops too.
-  const uint64_t first_dropped = oldest.batch.first_dropped_sequence() != 0
-                                     ? oldest.batch.first_dropped_sequence()
-                                     : oldest.batch.sequence();
+  // The dropped batch itself, widened by the earlier drops whose stamp it carried.
+  DropStamp dropped;
+  dropped.first_sequence = oldest.batch.sequence();
+  for (const drip::v1::Sample& s : oldest.batch.samples()) {
+    const int64_t ts = s.timestamp_ms();
+    dropped.from_ms = dropped.samples == 0 ? ts : std::min(dropped.from_ms, ts);
+    dropped.until_ms = dropped.samples == 0 ? ts : std::max(dropped.until_ms, ts);
+    ++dropped.samples;
+  }
+  dropped.Merge(DropStamp::Of(oldest.batch));
+  const uint64_t first_dropped = dropped.first_sequence;
   const uint64_t samples = static_cast<uint64_t>(oldest.batch.samples_size());
   // What the buffer held when the bound was hit, for the log line below.
   const size_t held_batches = entries_.size();
@@ -59,9 +94,12 @@ void BatchBuffer::DropOldestLocked() {
   episode_samples_ += samples;
 
   if (!entries_.empty()) {
-    entries_.front().batch.set_first_dropped_sequence(first_dropped);
+    drip::v1::SampleBatch& next = entries_.front().batch;
+    DropStamp stamp = DropStamp::Of(next);
+    stamp.Merge(dropped);
+    stamp.StampOn(&next);
   } else {
-    pending_first_dropped_ = first_dropped;
+    pending_drop_.Merge(dropped);
   }
 }
 
@@ -87,17 +125,19 @@ bool BatchBuffer::Reject(uint64_t sequence) {
   auto it = std::find_if(entries_.begin(), entries_.end(),
                          [&](const Entry& e) { return e.batch.sequence() == sequence; });
   if (it == entries_.end()) return false;
-  const uint64_t stamp = it->batch.first_dropped_sequence();
+  const DropStamp stamp = DropStamp::Of(it->batch);
   ++totals_.rejected_batches;
   totals_.rejected_samples += static_cast<uint64_t>(it->batch.samples_size());
   bytes_ -= it->bytes;
   it = entries_.erase(it);
   // The refused batch may have been the one telling the collector about earlier drops.
-  if (stamp != 0) {
+  if (stamp.first_sequence != 0) {
     if (it != entries_.end()) {
-      if (it->batch.first_dropped_sequence() == 0) it->batch.set_first_dropped_sequence(stamp);
-    } else if (pending_first_dropped_ == 0) {
-      pending_first_dropped_ = stamp;
+      DropStamp next = DropStamp::Of(it->batch);
+      next.Merge(stamp);
+      next.StampOn(&it->batch);
+    } else {
+      pending_drop_.Merge(stamp);
     }
   }
   return true;
@@ -116,8 +156,8 @@ void BatchBuffer::SetNextSequenceAtLeast(uint64_t next) {
     if (first_unsent->batch.first_dropped_sequence() != 0) {
       base = std::min(base, first_unsent->batch.first_dropped_sequence());
     }
-  } else if (pending_first_dropped_ != 0) {
-    base = pending_first_dropped_;
+  } else if (pending_drop_.first_sequence != 0) {
+    base = pending_drop_.first_sequence;
   }
   if (base >= next) return;
   const uint64_t offset = next - base;
@@ -129,7 +169,7 @@ void BatchBuffer::SetNextSequenceAtLeast(uint64_t next) {
       b.set_first_dropped_sequence(b.first_dropped_sequence() + offset);
     ++renumbered;
   }
-  if (pending_first_dropped_ != 0) pending_first_dropped_ += offset;
+  if (pending_drop_.first_sequence != 0) pending_drop_.first_sequence += offset;
   next_sequence_ += offset;
   if (renumbered > 0) {
     Logger("agent")->info(

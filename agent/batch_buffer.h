@@ -15,7 +15,9 @@
 // will get again — counted, and logged once per drop episode (its start, and its end
 // when an Ack frees room). The batch that becomes the oldest after a drop carries
 // first_dropped_sequence, so the collector records the gap even when it has no mark
-// for this host yet. The newest batch is never dropped by its own push.
+// for this host yet, together with the time span and count of the dropped samples
+// (dropped_from_ms, dropped_until_ms, dropped_samples), so that the gap is marked in
+// time. The newest batch is never dropped by its own push.
 //
 // Thread-safety: every method may be called from any thread (the sampler thread
 // pushes, the stream threads read, ack and reject).
@@ -84,6 +86,19 @@ class BatchBuffer {
     bool sent = false;
   };
 
+  // What a drop stamp says: the first dropped sequence and the dropped samples' span.
+  struct DropStamp {
+    uint64_t first_sequence = 0;  // 0: no drop to report
+    int64_t from_ms = 0;
+    int64_t until_ms = 0;
+    uint64_t samples = 0;
+
+    static DropStamp Of(const drip::v1::SampleBatch& batch);
+    // Widens this stamp by `earlier` (drops that came before it).
+    void Merge(const DropStamp& earlier);
+    void StampOn(drip::v1::SampleBatch* batch) const;
+  };
+
   // Drops the oldest entry, moving its drop stamp onto the next oldest.
   void DropOldestLocked();
 
@@ -92,8 +107,8 @@ class BatchBuffer {
   std::deque<Entry> entries_;  // sequence order, oldest first
   uint64_t bytes_ = 0;
   uint64_t next_sequence_ = 1;
-  // First sequence of a drop not yet stamped on a batch (buffer emptied by drops).
-  uint64_t pending_first_dropped_ = 0;
+  // A drop not yet stamped on a batch (the buffer was emptied by drops).
+  DropStamp pending_drop_;
   Stats totals_;
   // The current drop episode, for its start and end log lines.
   bool dropping_ = false;

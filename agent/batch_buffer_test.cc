@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,6 +108,43 @@ TEST(BatchBufferTest, FirstDroppedSequenceIsStampedOnceAndCoversTheWholeEpisode)
   buffer.Push(BatchOf(1));
   // After the episode the next batches carry no stamp.
   EXPECT_EQ(Contents(buffer), (Entries{{6, 0}, {7, 0}}));
+}
+
+TEST(BatchBufferTest, DroppedSamplesTimeSpanAndCountTravelWithTheStamp) {
+  BatchBuffer buffer({.max_batches = 2, .max_bytes = 1 << 30});
+  for (int i = 1; i <= 5; ++i) {
+    drip::v1::SampleBatch batch = BatchOf(3);
+    for (int j = 0; j < 3; ++j) batch.mutable_samples(j)->set_timestamp_ms(1000 * i + j);
+    buffer.Push(batch);
+  }
+  // 1, 2 and 3 were dropped: 9 samples from 1000 to 3002.
+  std::optional<drip::v1::SampleBatch> front = buffer.NextAfter(0);
+  ASSERT_TRUE(front.has_value());
+  EXPECT_EQ(front->sequence(), 4u);
+  EXPECT_EQ(front->first_dropped_sequence(), 1u);
+  EXPECT_EQ(front->dropped_samples(), 9u);
+  EXPECT_EQ(front->dropped_from_ms(), 1000);
+  EXPECT_EQ(front->dropped_until_ms(), 3002);
+  std::optional<drip::v1::SampleBatch> next = buffer.NextAfter(4);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->dropped_samples(), 0u);
+}
+
+TEST(BatchBufferTest, DropSpanSurvivesAnEmptiedBufferAndARefusal) {
+  BatchBuffer buffer({.max_batches = 1, .max_bytes = 1 << 30});
+  drip::v1::SampleBatch first = BatchOf(2);
+  first.mutable_samples(0)->set_timestamp_ms(500);
+  first.mutable_samples(1)->set_timestamp_ms(700);
+  buffer.Push(first);
+  buffer.Push(BatchOf(1));  // drops 1
+  EXPECT_TRUE(buffer.Reject(2));
+  buffer.Push(BatchOf(1));
+  std::optional<drip::v1::SampleBatch> front = buffer.NextAfter(0);
+  ASSERT_TRUE(front.has_value());
+  EXPECT_EQ(front->first_dropped_sequence(), 1u);
+  EXPECT_EQ(front->dropped_samples(), 2u);
+  EXPECT_EQ(front->dropped_from_ms(), 500);
+  EXPECT_EQ(front->dropped_until_ms(), 700);
 }
 
 TEST(BatchBufferTest, BatchLargerThanTheByteBoundIsKeptAloneAndStampsTheGap) {

@@ -103,7 +103,7 @@ CollectorStream::Stats CollectorStream::stats() const {
   return stats_;
 }
 
-std::shared_ptr<grpc::Channel> CollectorStream::MakeChannel() const {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CollectorStream::MakeChannel() const {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, ToIntMs(options_.keepalive_time));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToIntMs(options_.keepalive_timeout));
@@ -116,7 +116,12 @@ std::shared_ptr<grpc::Channel> CollectorStream::MakeChannel() const {
   // Resending is this class's job (from the buffer, after Welcome); gRPC's own retries
   // would only buffer a copy of every message.
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
-  return grpc::CreateCustomChannel(options_.address, grpc::InsecureChannelCredentials(), args);
+  // Built per attempt from the files, so that rotated certificates are picked up by the
+  // next connection without restarting the agent.
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(options_.tls, &args);
+  if (!credentials.ok()) return credentials.status();
+  return grpc::CreateCustomChannel(options_.address, *credentials, args);
 }
 
 void CollectorStream::Run() {
@@ -158,8 +163,18 @@ CollectorStream::Outcome CollectorStream::RunStream() {
     ++stats_.streams_started;
   }
   auto log = Logger("agent");
-  std::unique_ptr<drip::v1::AgentService::Stub> stub =
-      drip::v1::AgentService::NewStub(MakeChannel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel();
+  if (!channel.ok()) {
+    // Unreadable certificate files: an outage like any other, retried with backoff, so
+    // that fixing the files (or a renewal landing) needs no restart.
+    outcome.status =
+        grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                     fmt::format("cannot set up TLS: {}", std::string(channel.status().message())));
+    std::lock_guard<std::mutex> lock(mu_);
+    context_.reset();
+    return outcome;
+  }
+  std::unique_ptr<drip::v1::AgentService::Stub> stub = drip::v1::AgentService::NewStub(*channel);
   // Blocks until the connection is up or has failed (or Stop() cancels it).
   std::unique_ptr<Stream> stream = stub->Connect(context.get());
   // Reading starts at once so that the end of a stream refused at Hello is seen.
@@ -379,7 +394,17 @@ void CollectorStream::HandleEnd(const Outcome& outcome) {
     return;
   }
   ++outage_attempts_;
-  if (!in_outage_) {
+  const bool refused = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+                       status.error_code() == grpc::StatusCode::PERMISSION_DENIED;
+  if (!in_outage_ && refused) {
+    in_outage_ = true;
+    // Not an outage the collector will recover from by itself: its operator or this
+    // host's certificate must change. Still retried, so that the fix needs no restart.
+    log->error(
+        "collector at {} refuses this agent ({}); check the agent's host and tls settings; "
+        "buffering samples and retrying with backoff up to {} (logged again once connected)",
+        options_.address, why, FormatDuration(options_.backoff_max));
+  } else if (!in_outage_) {
     in_outage_ = true;
     log->warn(
         "cannot reach collector at {} ({}); buffering samples and retrying with backoff "

@@ -31,7 +31,9 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/statusor.h"
 #include "agent/batch_buffer.h"
+#include "common/tls_settings.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -42,6 +44,7 @@ inline constexpr const char* kRejectedSequenceKey = "drip-rejected-sequence";
 
 struct CollectorStreamOptions {
   std::string address;  // HOST:PORT or any gRPC target ("dns:///collector:7070")
+  TlsSettings tls;      // read per connection attempt; plaintext only when it says so
   std::chrono::milliseconds backoff_initial = std::chrono::milliseconds(500);
   std::chrono::milliseconds backoff_max = std::chrono::seconds(30);
   // HTTP/2 pings on the connection so that a collector that vanished without closing
@@ -114,7 +117,7 @@ class CollectorStream {
   bool WriteLoop(Stream* stream, grpc::ClientContext* context, uint64_t acked_at_welcome);
   void ReadLoop(Stream* stream);
   void HandleEnd(const Outcome& outcome);
-  std::shared_ptr<grpc::Channel> MakeChannel() const;
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel() const;
 
   const CollectorStreamOptions options_;
   const drip::v1::Hello hello_;

@@ -51,6 +51,7 @@ struct Client {
       : buffer(buffer_options) {
     CollectorStreamOptions options;
     options.address = address;
+    options.tls.plaintext = true;
     options.backoff_initial = milliseconds(20);
     options.backoff_max = milliseconds(200);
     drip::v1::Hello hello;
@@ -222,6 +223,7 @@ TEST(CollectorStreamTest, CollectorThatSendsNoWelcomeIsLeftAndRetried) {
   drip::v1::Hello hello;
   hello.set_host("test-host");
   CollectorStream stream({.address = collector.address(),
+                          .tls = {.plaintext = true},
                           .backoff_initial = milliseconds(20),
                           .backoff_max = milliseconds(200),
                           .welcome_timeout = milliseconds(100)},

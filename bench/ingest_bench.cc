@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
   std::string config = opt.dir + "/collector.yaml";
   std::ofstream(config) << fmt::format(
       "grpc:\n  listen_address: \"127.0.0.1:0\"\nstorage:\n  path: \"{}/db\"\n  sync_writes: {}\n"
-      "metrics:\n  listen_address: \"\"\nlog:\n  level: warn\n",
+      "metrics:\n  listen_address: \"\"\nlog:\n  level: warn\ntls:\n  plaintext: true\n",
       opt.dir, opt.sync ? "true" : "false");
   std::string ready = opt.dir + "/ready";
   pid_t pid = fork();

@@ -16,12 +16,18 @@ inline constexpr int kExitActionFailed = 4;
 inline constexpr int kExitNotFound = 5;
 // `dripctl mitigate`: nothing failed, but some host had not answered when --wait ran out.
 inline constexpr int kExitActionPending = 6;
+// The collector's access policy refused the call: no or unknown credentials
+// (UNAUTHENTICATED), or a role too low for it (PERMISSION_DENIED, e.g. a viewer mitigating).
+inline constexpr int kExitDenied = 7;
 
 inline int ExitCodeFor(const absl::Status& status) {
   if (status.ok()) return kExitOk;
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
       return kExitUnreachable;
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+      return kExitDenied;
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kFailedPrecondition:
       return kExitUsage;

@@ -20,6 +20,7 @@
 #include "cli/suspects_command.h"
 #include "cli/terminal_style.h"
 #include "common/duration.h"
+#include "common/logging.h"
 #include "common/version.h"
 
 namespace {
@@ -48,6 +49,21 @@ int main(int argc, char** argv) {
   app.add_option("--collector", collector,
                  "collector query address HOST:PORT (default 127.0.0.1:7070, or $DRIP_COLLECTOR)");
   app.add_option("--timeout", timeout_text, "how long to wait for the collector (default 10s)");
+  std::optional<std::string> ca_file;
+  std::optional<std::string> cert_file;
+  std::optional<std::string> key_file;
+  std::optional<std::string> server_name;
+  std::optional<std::string> token_file;
+  bool plaintext = false;
+  app.add_option("--ca", ca_file, "CA certificate that signed the collector's (tls.ca_file)");
+  app.add_option("--cert", cert_file, "client certificate of a principal (tls.cert_file)");
+  app.add_option("--key", key_file, "its private key (tls.key_file)");
+  app.add_option("--server-name", server_name,
+                 "name the collector's certificate carries, when not the address's host");
+  app.add_option("--token-file", token_file,
+                 "file holding a bearer token for the collector's access policy (token_file)");
+  app.add_flag("--plaintext", plaintext,
+               "talk to a collector that serves without TLS (tls.plaintext)");
 
   bool hosts_json = false;
   auto* hosts =
@@ -193,7 +209,26 @@ int main(int argc, char** argv) {
     }
     config->timeout = *timeout;
   }
-  drip::cli::QueryClient client(config->collector, config->timeout);
+  if (ca_file) config->tls.ca_file = *ca_file;
+  if (cert_file) config->tls.cert_file = *cert_file;
+  if (key_file) config->tls.key_file = *key_file;
+  if (server_name) config->tls.server_name = *server_name;
+  if (token_file) config->token_file = *token_file;
+  if (plaintext) config->tls.plaintext = true;
+  if (absl::Status valid = drip::cli::ValidateDripctlConfig(*config); !valid.ok()) {
+    return Fail(valid);
+  }
+  if (config->tls.plaintext && !config->token_file.empty()) {
+    std::cerr << "dripctl: warning: the bearer token travels in the clear (--plaintext)\n";
+  }
+  // Connection failures reach the user as statuses; gRPC's own lines would repeat them.
+  drip::SilenceGrpcLogs();
+  absl::StatusOr<std::unique_ptr<drip::cli::QueryClient>> connected =
+      drip::cli::QueryClient::Create(*config);
+  if (!connected.ok()) {
+    return Fail(absl::InvalidArgumentError(std::string(connected.status().message())));
+  }
+  drip::cli::QueryClient& client = **connected;
   const drip::cli::TerminalStyle style = drip::cli::TerminalStyle::ForStdout();
 
   if (leaks_list->parsed()) {

@@ -2,20 +2,49 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/strings.h"
+#include "common/tls_settings.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
 
 QueryClient::QueryClient(std::string address, std::chrono::milliseconds timeout)
-    : address_(std::move(address)), timeout_(timeout) {
-  stub_ = drip::v1::QueryService::NewStub(
-      grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+    : QueryClient(address, timeout,
+                  grpc::CreateChannel(address, grpc::InsecureChannelCredentials()), "") {}
+
+QueryClient::QueryClient(std::string address, std::chrono::milliseconds timeout,
+                         std::shared_ptr<grpc::Channel> channel, std::string token)
+    : address_(std::move(address)),
+      timeout_(timeout),
+      token_(std::move(token)),
+      stub_(drip::v1::QueryService::NewStub(std::move(channel))) {}
+
+absl::StatusOr<std::unique_ptr<QueryClient>> QueryClient::Create(const DripctlConfig& config) {
+  grpc::ChannelArguments args;
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(config.tls, &args);
+  if (!credentials.ok()) return credentials.status();
+  std::string token;
+  if (!config.token_file.empty()) {
+    absl::StatusOr<std::string> text = ReadSecretFile("token_file", config.token_file);
+    if (!text.ok()) return text.status();
+    // `echo TOKEN > file` leaves a newline that is not part of the token.
+    token = std::string(TrimWhitespace(*text));
+    if (token.empty()) {
+      return absl::InvalidArgumentError(
+          fmt::format("token_file: {}: holds only whitespace", config.token_file));
+    }
+  }
+  return std::unique_ptr<QueryClient>(new QueryClient(
+      config.collector, config.timeout,
+      grpc::CreateCustomChannel(config.collector, *credentials, args), std::move(token)));
 }
 
 std::unique_ptr<grpc::ClientContext> QueryClient::NewContext() const {
   auto context = std::make_unique<grpc::ClientContext>();
   // Without wait_for_ready a down collector fails at once instead of after the deadline.
   context->set_deadline(std::chrono::system_clock::now() + timeout_);
+  if (!token_.empty()) context->AddMetadata("authorization", "Bearer " + token_);
   return context;
 }
 

@@ -1,7 +1,8 @@
 // QueryClient: dripctl's connection to the collector's query API. Turns gRPC failures
 // into absl::Status values whose message an on-call engineer can act on (which
 // collector, what went wrong), and maps "cannot connect" to UNAVAILABLE so that main
-// can give it its own exit code.
+// can give it its own exit code. A refusal by the collector's access policy keeps its
+// code (UNAUTHENTICATED, PERMISSION_DENIED) and the collector's reason.
 #pragma once
 
 #include <chrono>
@@ -10,13 +11,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/dripctl_config.h"
 #include "drip/v1/query.grpc.pb.h"
 
 namespace drip::cli {
 
 class QueryClient {
  public:
+  // Plaintext, no credentials: for tests against an in-process collector.
   QueryClient(std::string address, std::chrono::milliseconds timeout);
+  // TLS (or plaintext, when it says so) with the certificate and token `config` names.
+  // Fails, naming the file, when a certificate or the token file cannot be read.
+  static absl::StatusOr<std::unique_ptr<QueryClient>> Create(const DripctlConfig& config);
 
   absl::StatusOr<drip::v1::ListHostsResponse> ListHosts();
   absl::StatusOr<drip::v1::GetSeriesResponse> GetSeries(const drip::v1::GetSeriesRequest& request);
@@ -38,11 +44,15 @@ class QueryClient {
   const std::string& address() const { return address_; }
 
  private:
+  QueryClient(std::string address, std::chrono::milliseconds timeout,
+              std::shared_ptr<grpc::Channel> channel, std::string token);
+
   std::unique_ptr<grpc::ClientContext> NewContext() const;
   absl::Status ToStatus(const grpc::Status& status, const char* method) const;
 
   std::string address_;
   std::chrono::milliseconds timeout_;
+  std::string token_;  // sent as `authorization: Bearer` when not empty
   std::unique_ptr<drip::v1::QueryService::Stub> stub_;
 };
 

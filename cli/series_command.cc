@@ -1,5 +1,8 @@
 #include "cli/series_command.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "cli/table_printer.h"
 #include "common/duration.h"
 #include "common/sample_figures.h"
@@ -7,6 +10,20 @@
 #include "nlohmann/json.hpp"
 
 namespace drip::cli {
+
+namespace {
+
+std::string DescribeGap(const drip::v1::SeriesGap& gap) {
+  std::string what = fmt::format("{} batch{} dropped by the agent or lost", gap.batches(),
+                                 gap.batches() == 1 ? "" : "es");
+  if (gap.samples() > 0) what += fmt::format(" ({} samples)", gap.samples());
+  if (gap.from_ms() > 0) {
+    return fmt::format("no data until {}: {}", FormatTimestamp(gap.until_ms()), what);
+  }
+  return fmt::format("no data before this: {}", what);
+}
+
+}  // namespace
 
 void RenderSeries(const drip::v1::GetSeriesResponse& response, bool json, std::ostream& out) {
   if (json) {
@@ -19,17 +36,40 @@ void RenderSeries(const drip::v1::GetSeriesResponse& response, bool json, std::o
                         {"instance", s.instance()},
                         {"samples", samples}});
     }
-    out << nlohmann::json{{"series", series}}.dump(2) << "\n";
+    nlohmann::json gaps = nlohmann::json::array();
+    for (const auto& g : response.gaps()) {
+      gaps.push_back({{"from_ms", g.from_ms()},
+                      {"until_ms", g.until_ms()},
+                      {"batches", g.batches()},
+                      {"samples", g.samples()},
+                      {"recorded_ms", g.recorded_ms()}});
+    }
+    out << nlohmann::json{{"series", series}, {"gaps", gaps}}.dump(2) << "\n";
     return;
   }
-  TablePrinter table({"TIME (UTC)", "INSTANCE", "UNRECLAIMABLE", "BYTES", "BREAKDOWN"});
+  // One time line: samples of every instance and the gaps, so that an outage reads as
+  // missing data, not as a line drawn across it.
+  struct Row {
+    int64_t time_ms;
+    std::vector<std::string> cells;
+  };
+  std::vector<Row> rows;
   for (const auto& s : response.series()) {
     for (const auto& sample : s.samples()) {
       uint64_t bytes = UnreclaimableBytes(sample);
-      table.AddRow({FormatTimestamp(sample.timestamp_ms()), s.instance(), FormatBytes(bytes),
-                    std::to_string(bytes), DescribeFigures(sample)});
+      rows.push_back({sample.timestamp_ms(),
+                      {FormatTimestamp(sample.timestamp_ms()), s.instance(), FormatBytes(bytes),
+                       std::to_string(bytes), DescribeFigures(sample)}});
     }
   }
+  for (const auto& g : response.gaps()) {
+    const int64_t at = g.from_ms() > 0 ? g.from_ms() : g.until_ms();
+    rows.push_back({at, {FormatTimestamp(at), "-", "gap", "-", DescribeGap(g)}});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.time_ms < b.time_ms; });
+  TablePrinter table({"TIME (UTC)", "INSTANCE", "UNRECLAIMABLE", "BYTES", "BREAKDOWN"});
+  for (Row& row : rows) table.AddRow(std::move(row.cells));
   table.Print(out);
 }
 

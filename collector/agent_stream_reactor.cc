@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "collector/agent_identity.h"
+#include "collector/peer_credentials.h"
 #include "common/logging.h"
 #include "fmt/format.h"
 
@@ -20,7 +22,12 @@ grpc::Status ToGrpc(const absl::Status& status) {
 
 AgentStreamReactor::AgentStreamReactor(grpc::CallbackServerContext* context,
                                        const AgentStreamEnv* env)
-    : context_(context), env_(env), peer_(context->peer()) {
+    : context_(context),
+      env_(env),
+      peer_(context->peer()),
+      credentials_(CallerCredentialsOf(*context)),
+      bucket_(env->max_samples_per_second, env->burst_samples),
+      throttle_alarm_(std::make_shared<grpc::Alarm>()) {
   std::lock_guard<std::mutex> lock(mu_);
   StartReadLocked();
 }
@@ -114,21 +121,46 @@ void AgentStreamReactor::OnCancel() {
 
 void AgentStreamReactor::OnDone() {
   bool destroy = false;
+  std::shared_ptr<grpc::Alarm> pending_alarm;
   std::string_view outcome;
   std::string host;
+  // Copied under the lock: once it is released, a storage task or the throttle alarm
+  // may delete the reactor.
+  const std::string peer = peer_;
   uint64_t batches_stored = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     done_ = true;
-    destroy = !storage_busy_;
+    destroy = !storage_busy_ && !throttled_;
+    if (throttled_) pending_alarm = throttle_alarm_;
     outcome = outcome_.empty() ? stream_outcome::kCancelled : outcome_;
     host = host_.empty() ? "(no hello)" : host_;
     batches_stored = batches_stored_;
   }
+  // While the store fails, every agent's reconnect ends this way: StorageHealth has
+  // logged the outage once, so these would only grow with fleet size times retries.
   Logger("collector")
-      ->info("host {}: stream from {} ended ({}); {} batches stored", host, peer_, outcome,
-             batches_stored);
-  // A storage task still running deletes the reactor when it ends (EndStorageTask).
+      ->log(outcome == stream_outcome::kStorageError ? spdlog::level::debug : spdlog::level::info,
+            "host {}: stream from {} ended ({}); {} batches stored", host, peer, outcome,
+            batches_stored);
+  // A storage task still running deletes the reactor when it ends (EndStorageTask), a
+  // pending throttle alarm when its (now cancelled) callback runs.
+  if (pending_alarm) {
+    pending_alarm->Cancel();
+    return;
+  }
+  if (destroy) DestroySelf();
+}
+
+void AgentStreamReactor::OnThrottleDone(bool fired) {
+  bool destroy = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    throttled_ = false;
+    if (fired && !done_) StartReadLocked();
+    MaybeFinishLocked();
+    destroy = done_ && !storage_busy_;
+  }
   if (destroy) DestroySelf();
 }
 
@@ -151,7 +183,7 @@ void AgentStreamReactor::EndStorageTask(const std::function<void()>& then) {
     storage_busy_ = false;
     then();
     MaybeFinishLocked();
-    destroy = done_;
+    destroy = done_ && !throttled_;
   }
   if (destroy) DestroySelf();
 }
@@ -159,6 +191,9 @@ void AgentStreamReactor::EndStorageTask(const std::function<void()>& then) {
 void AgentStreamReactor::HandleHello() {
   const drip::v1::Hello& hello = in_.hello();
   Verdict verdict = env_->validator->ValidateHello(hello);
+  if (verdict.ok()) {
+    verdict = CheckAgentIdentity(credentials_, hello.host(), env_->tls, env_->access);
+  }
   if (!verdict.ok()) {
     EndStorageTask([&] { RejectLocked(verdict, std::nullopt); });
     return;
@@ -190,7 +225,6 @@ void AgentStreamReactor::HandleHello() {
     EndStorageTask([&] { StorageFailedLocked(status, "storing the hello"); });
     return;
   }
-  env_->health->ReportWriteOk();
 
   bool still_open = false;
   {
@@ -247,7 +281,6 @@ void AgentStreamReactor::HandleBatch(size_t wire_bytes) {
         [&] { StorageFailedLocked(result.status(), fmt::format("storing batch {}", sequence)); });
     return;
   }
-  env_->health->ReportWriteOk();
 
   // Only what is durable feeds the detector, so a replay after a crash sees the same.
   if (result->stored && env_->detector != nullptr) env_->detector->ObserveBatch(host_, batch);
@@ -272,7 +305,7 @@ void AgentStreamReactor::HandleBatch(size_t wire_bytes) {
     // A duplicate is acked too: the agent resent it only because it missed the ack.
     pending_ack_ = std::max(pending_ack_.value_or(0), sequence);
     FlushLocked();
-    StartReadLocked();
+    ReadNextLocked(static_cast<size_t>(batch.samples_size()));
   });
 }
 
@@ -289,6 +322,29 @@ void AgentStreamReactor::DestroySelf() {
 void AgentStreamReactor::StartReadLocked() {
   if (closing_ || finish_called_) return;
   StartRead(&in_);
+}
+
+void AgentStreamReactor::ReadNextLocked(size_t samples) {
+  const std::chrono::nanoseconds wait =
+      bucket_.Take(static_cast<double>(samples), std::chrono::steady_clock::now());
+  if (wait.count() <= 0 || closing_ || finish_called_) {
+    StartReadLocked();
+    return;
+  }
+  env_->metrics->ingest_throttled_batches.Increment();
+  env_->metrics->ingest_throttled_seconds.Increment(std::chrono::duration<double>(wait).count());
+  if (!throttle_logged_) {
+    throttle_logged_ = true;
+    Logger("collector")
+        ->info(
+            "host {}: sends faster than ingest.max_samples_per_second_per_host ({:.0f}/s); "
+            "reading its stream at that rate (logged once per stream)",
+            host_, env_->max_samples_per_second);
+  }
+  throttled_ = true;
+  // The callback runs on a gRPC thread, never inline, so mu_ held here is fine.
+  throttle_alarm_->Set(std::chrono::system_clock::now() + wait,
+                       [this](bool fired) { OnThrottleDone(fired); });
 }
 
 void AgentStreamReactor::FlushLocked() {
@@ -352,7 +408,9 @@ void AgentStreamReactor::RejectLocked(const Verdict& verdict, std::optional<uint
 
 void AgentStreamReactor::StorageFailedLocked(const absl::Status& error, std::string_view what) {
   env_->metrics->storage_write_errors.Increment();
-  env_->health->ReportWriteError(error);
+  // What the store says, not this one error: a write that failed just before a
+  // recovery must not mark the recovered store unhealthy again.
+  env_->health->Update(env_->store->WriteState());
   // StorageHealth logs the transition once; per-stream detail only at debug.
   Logger("collector")->debug("host {}: {} failed: {}", host_, what, std::string(error.message()));
   CloseLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE,

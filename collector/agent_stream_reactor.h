@@ -5,7 +5,10 @@
 // Flow control: the reactor reads one message, hands it to a storage worker, and reads
 // the next only once that message is durable (or refused). A slow disk therefore slows
 // the agents, which buffer, instead of growing queues in the collector; at most one
-// message per stream is held in memory.
+// message per stream is held in memory, and a stream never has more than one task in
+// the writers' queue, so one host's flood cannot starve the others. Past the per-host
+// rate limit the next read waits on an alarm for as long as the stream's token bucket
+// is in debt: HTTP/2 flow control then holds the flooding agent back, and it buffers.
 //
 // Outbound: one gRPC write at a time. Welcome and commands queue in order; acks
 // coalesce into the highest durable sequence while a write is in flight, since an ack
@@ -26,11 +29,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "collector/access_policy.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
 #include "collector/mitigation_coordinator.h"
@@ -39,9 +44,11 @@
 #include "collector/snapshot_scheduler.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage_health.h"
+#include "collector/token_bucket.h"
 #include "collector/worker_pool.h"
 #include "common/clock.h"
 #include "drip/v1/agent.grpc.pb.h"
+#include "grpcpp/alarm.h"
 #include "grpcpp/grpcpp.h"
 
 namespace drip::collector {
@@ -64,6 +71,14 @@ struct AgentStreamEnv {
   SnapshotScheduler* snapshots = nullptr;        // takes the agents' snapshot results
   MitigationCoordinator* mitigations = nullptr;  // takes the agents' mitigation outcomes
   const Clock* clock = nullptr;
+  // TLS: each stream's Hello must name a host its client certificate names
+  // (agent_identity.h); `access` names the dripctl principals refused as agents.
+  bool tls = false;
+  const AccessPolicy* access = nullptr;
+  // ingest.max_samples_per_second_per_host and its burst (0: no limit): see
+  // token_bucket.h and "Flow control" above.
+  double max_samples_per_second = 0;
+  double burst_samples = 0;
   // Runs once, from whichever thread ends the reactor, just before it deletes itself.
   std::function<void(AgentStreamReactor*)> on_destroy;
 };
@@ -112,11 +127,15 @@ class AgentStreamReactor final
   void FinishNowLocked(grpc::Status status, std::string_view outcome);
   void RejectLocked(const Verdict& verdict, std::optional<uint64_t> sequence);
   void StorageFailedLocked(const absl::Status& error, std::string_view what);
+  // Reads the next message now, or after the rate limit's wait for `samples` more.
+  void ReadNextLocked(size_t samples);
+  void OnThrottleDone(bool fired);
   void SetOutcomeLocked(std::string_view outcome);
 
   grpc::CallbackServerContext* const context_;
   const AgentStreamEnv* const env_;
   const std::string peer_;
+  const CallerCredentials credentials_;  // what the TLS handshake proved about the client
 
   std::mutex mu_;
   drip::v1::AgentMessage in_;       // read target; owned by gRPC while a read is outstanding
@@ -133,6 +152,12 @@ class AgentStreamReactor final
   bool done_ = false;  // OnDone ran
   std::string_view outcome_;
   uint64_t batches_stored_ = 0;
+  TokenBucket bucket_;
+  // Shared so that OnDone can cancel it after releasing mu_, even if the alarm's own
+  // callback deletes the reactor meanwhile.
+  std::shared_ptr<grpc::Alarm> throttle_alarm_;
+  bool throttled_ = false;  // an alarm will start the next read (or end the reactor)
+  bool throttle_logged_ = false;
 };
 
 }  // namespace drip::collector

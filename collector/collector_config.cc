@@ -66,6 +66,10 @@ std::optional<Problem> FindProblem(const CollectorConfig& c) {
         fmt::format("{} is shorter than reports.critical_eta ({})",
                     FormatDuration(c.reports.warning_eta), FormatDuration(c.reports.critical_eta))};
   }
+  // Last, so that a file without a tls section still hears of its other problems.
+  if (std::optional<TlsProblem> tls = FindTlsProblem(c.tls, TlsRole::kServer)) {
+    return Problem{tls->key, tls->what};
+  }
   return std::nullopt;
 }
 
@@ -76,6 +80,8 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadByteSize("grpc.max_message_bytes", &c->grpc.max_message_bytes));
   RETURN_IF_ERROR(r.ReadDuration("grpc.keepalive_time", &c->grpc.keepalive_time, seconds(1)));
   RETURN_IF_ERROR(r.ReadDuration("grpc.keepalive_timeout", &c->grpc.keepalive_timeout, seconds(1)));
+  RETURN_IF_ERROR(ReadTlsSettings(r, "tls.", &c->tls));
+  RETURN_IF_ERROR(r.ReadString("auth.access_file", &c->auth.access_file));
   RETURN_IF_ERROR(r.ReadString("storage.path", &c->storage.path));
   RETURN_IF_ERROR(
       r.ReadDuration("storage.retention", &c->storage.retention, std::chrono::hours(1)));
@@ -85,10 +91,15 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadDuration("storage.retention_check_interval",
                                  &c->storage.retention_check_interval, seconds(1)));
   RETURN_IF_ERROR(r.ReadUint("storage.write_threads", &c->storage.write_threads));
+  RETURN_IF_ERROR(r.ReadByteSize("storage.recovery_free_space", &c->storage.recovery_free_space));
   RETURN_IF_ERROR(r.ReadString("metrics.listen_address", &c->metrics.listen_address));
   RETURN_IF_ERROR(
       r.ReadDuration("ingest.max_future_skew", &c->ingest.max_future_skew, milliseconds(0)));
   RETURN_IF_ERROR(r.ReadUint("ingest.max_samples_per_batch", &c->ingest.max_samples_per_batch));
+  RETURN_IF_ERROR(r.ReadUint("ingest.max_samples_per_second_per_host",
+                             &c->ingest.max_samples_per_second_per_host, 0, 1'000'000'000));
+  RETURN_IF_ERROR(r.ReadUint("ingest.burst_samples_per_host", &c->ingest.burst_samples_per_host, 1,
+                             10'000'000'000));
   RETURN_IF_ERROR(
       r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
   RETURN_IF_ERROR(analyzer::ReadDetectorConfig(r, "detector.", &c->detector));
@@ -129,8 +140,7 @@ absl::StatusOr<CollectorConfig> CollectorConfig::FromString(std::string_view yam
   RETURN_IF_ERROR(ReadAll(reader, &config));
   if (std::optional<Problem> p = FindProblem(config)) {
     // Same shape as ConfigReader's own errors: file:line: key: what.
-    return absl::InvalidArgumentError(
-        fmt::format("{}:{}: {}: {}", source, LineOfKey(yaml, p->key), p->key, p->what));
+    return absl::InvalidArgumentError(ConfigProblem(source, yaml, p->key, p->what));
   }
   return config;
 }

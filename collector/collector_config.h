@@ -19,6 +19,7 @@
 #include "collector/leak_report_book.h"
 #include "collector/mitigation_policy.h"
 #include "collector/snapshot_scheduler.h"
+#include "common/tls_settings.h"
 #include "diagnoser/diagnoser_config.h"
 
 namespace drip::collector {
@@ -42,6 +43,9 @@ struct CollectorConfig {
     // RocksDB commits concurrent writers in one group, so more threads mean fewer
     // fsyncs per batch under load.
     uint64_t write_threads = 4;
+    // After writes failed for lack of space, the store takes writes again only once its
+    // filesystem has this much free (docs/storage.md, "Write errors and recovery").
+    uint64_t recovery_free_space = 128 * 1024 * 1024;
   };
   struct Metrics {
     std::string listen_address = "0.0.0.0:9464";  // empty: no metrics endpoint
@@ -49,12 +53,24 @@ struct CollectorConfig {
   struct Ingest {
     std::chrono::milliseconds max_future_skew = std::chrono::minutes(5);
     uint64_t max_samples_per_batch = 100000;
+    // Each host's stream is read at most this fast (0: no limit); bursts up to
+    // burst_samples_per_host pass at once. A host over it is slowed, not refused.
+    uint64_t max_samples_per_second_per_host = 100000;
+    uint64_t burst_samples_per_host = 1000000;
   };
   struct Log {
     std::string level = "info";
   };
 
+  // Who may use the query API (docs/security.md): the access file read at start.
+  struct Auth {
+    std::string access_file;  // empty: TLS clients are viewers, plaintext is open
+  };
+
   Grpc grpc;
+  // TLS for agents and dripctl; required unless tls.plaintext is true (common/tls_settings.h).
+  TlsSettings tls;
+  Auth auth;
   Storage storage;
   Metrics metrics;
   Ingest ingest;

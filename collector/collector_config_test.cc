@@ -16,8 +16,15 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
+// Every config needs a tls section; the tests of other keys say plaintext, appended so
+// that the line numbers in their expected errors stay those of their own text.
+absl::StatusOr<CollectorConfig> ParseWithPlaintext(std::string yaml, std::string source) {
+  if (yaml.find("tls:") == std::string::npos) yaml += "\ntls:\n  plaintext: true\n";
+  return CollectorConfig::FromString(yaml, std::move(source));
+}
+
 TEST(CollectorConfigTest, EmptyFileGivesDocumentedDefaults) {
-  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString("", "<test>");
+  absl::StatusOr<CollectorConfig> c = ParseWithPlaintext("", "<test>");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->grpc.listen_address, "0.0.0.0:7070");
   EXPECT_EQ(c->grpc.max_message_bytes, 16u * 1024 * 1024);
@@ -29,6 +36,7 @@ TEST(CollectorConfigTest, EmptyFileGivesDocumentedDefaults) {
   EXPECT_EQ(c->storage.chunk_window, hours(1));
   EXPECT_EQ(c->storage.retention_check_interval, minutes(10));
   EXPECT_EQ(c->storage.write_threads, 4u);
+  EXPECT_EQ(c->storage.recovery_free_space, 128u * 1024 * 1024);
   EXPECT_EQ(c->metrics.listen_address, "0.0.0.0:9464");
   EXPECT_EQ(c->ingest.max_future_skew, minutes(5));
   EXPECT_EQ(c->ingest.max_samples_per_batch, 100000u);
@@ -36,7 +44,7 @@ TEST(CollectorConfigTest, EmptyFileGivesDocumentedDefaults) {
 }
 
 TEST(CollectorConfigTest, EveryOptionCanBeOverridden) {
-  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(R"(
+  absl::StatusOr<CollectorConfig> c = ParseWithPlaintext(R"(
 grpc:
   listen_address: "127.0.0.1:0"
   max_message_bytes: 4MiB
@@ -49,6 +57,7 @@ storage:
   chunk_window: 30m
   retention_check_interval: 1h
   write_threads: 8
+  recovery_free_space: 1GiB
 metrics:
   listen_address: ""
 ingest:
@@ -57,7 +66,7 @@ ingest:
 log:
   level: debug
 )",
-                                                                  "<test>");
+                                                         "<test>");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->grpc.listen_address, "127.0.0.1:0");
   EXPECT_EQ(c->grpc.max_message_bytes, 4u * 1024 * 1024);
@@ -69,6 +78,7 @@ log:
   EXPECT_EQ(c->storage.chunk_window, minutes(30));
   EXPECT_EQ(c->storage.retention_check_interval, hours(1));
   EXPECT_EQ(c->storage.write_threads, 8u);
+  EXPECT_EQ(c->storage.recovery_free_space, 1024u * 1024 * 1024);
   EXPECT_EQ(c->metrics.listen_address, "");
   EXPECT_EQ(c->ingest.max_future_skew, seconds(30));
   EXPECT_EQ(c->ingest.max_samples_per_batch, 5000u);
@@ -76,7 +86,7 @@ log:
 }
 
 TEST(CollectorConfigTest, UnknownKeyIsAnErrorNamingFileLineAndKey) {
-  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
+  absl::StatusOr<CollectorConfig> c = ParseWithPlaintext(
       "grpc:\n  listen_address: 0.0.0.0:7070\nstorage:\n  retension: 7d\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
@@ -86,15 +96,15 @@ TEST(CollectorConfigTest, UnknownKeyIsAnErrorNamingFileLineAndKey) {
 
 TEST(CollectorConfigTest, MalformedDurationIsAnErrorNamingFileLineAndKey) {
   absl::StatusOr<CollectorConfig> c =
-      CollectorConfig::FromString("ingest:\n  max_future_skew: soon\n", "collector.yaml");
+      ParseWithPlaintext("ingest:\n  max_future_skew: soon\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("collector.yaml:2"));
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("ingest.max_future_skew"));
 }
 
 TEST(CollectorConfigTest, MalformedBoolIsAnErrorNamingFileLineAndKey) {
-  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
-      "storage:\n  path: /x\n  sync_writes: sometimes\n", "collector.yaml");
+  absl::StatusOr<CollectorConfig> c =
+      ParseWithPlaintext("storage:\n  path: /x\n  sync_writes: sometimes\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("collector.yaml:3"));
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("storage.sync_writes"));
@@ -102,7 +112,7 @@ TEST(CollectorConfigTest, MalformedBoolIsAnErrorNamingFileLineAndKey) {
 
 TEST(CollectorConfigTest, ListenAddressWithoutPortIsAnErrorNamingFileLineAndKey) {
   absl::StatusOr<CollectorConfig> c =
-      CollectorConfig::FromString("\ngrpc:\n  listen_address: localhost\n", "collector.yaml");
+      ParseWithPlaintext("\ngrpc:\n  listen_address: localhost\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()),
               HasSubstr("collector.yaml:3: grpc.listen_address: 'localhost' is not HOST:PORT"));
@@ -110,7 +120,7 @@ TEST(CollectorConfigTest, ListenAddressWithoutPortIsAnErrorNamingFileLineAndKey)
 
 TEST(CollectorConfigTest, MaxMessageBytesAboveLimitIsAnErrorNamingFileLineAndKey) {
   absl::StatusOr<CollectorConfig> c =
-      CollectorConfig::FromString("grpc:\n  max_message_bytes: 4GiB\n", "collector.yaml");
+      ParseWithPlaintext("grpc:\n  max_message_bytes: 4GiB\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()),
               HasSubstr("collector.yaml:2: grpc.max_message_bytes: "));
@@ -118,8 +128,8 @@ TEST(CollectorConfigTest, MaxMessageBytesAboveLimitIsAnErrorNamingFileLineAndKey
 }
 
 TEST(CollectorConfigTest, ChunkWindowLongerThanRetentionIsAnError) {
-  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
-      "storage:\n  retention: 2h\n  chunk_window: 3h\n", "collector.yaml");
+  absl::StatusOr<CollectorConfig> c =
+      ParseWithPlaintext("storage:\n  retention: 2h\n  chunk_window: 3h\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()),
               HasSubstr("collector.yaml:3: storage.chunk_window: 3h is longer than "
@@ -128,15 +138,14 @@ TEST(CollectorConfigTest, ChunkWindowLongerThanRetentionIsAnError) {
 
 TEST(CollectorConfigTest, ZeroSamplesPerBatchIsAnError) {
   absl::StatusOr<CollectorConfig> c =
-      CollectorConfig::FromString("ingest:\n  max_samples_per_batch: 0\n", "collector.yaml");
+      ParseWithPlaintext("ingest:\n  max_samples_per_batch: 0\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()),
               HasSubstr("collector.yaml:2: ingest.max_samples_per_batch: 0 is out of range"));
 }
 
 TEST(CollectorConfigTest, UnknownLogLevelIsAnError) {
-  absl::StatusOr<CollectorConfig> c =
-      CollectorConfig::FromString("log:\n  level: loud\n", "collector.yaml");
+  absl::StatusOr<CollectorConfig> c = ParseWithPlaintext("log:\n  level: loud\n", "collector.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("collector.yaml:2"));
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("log.level"));
@@ -175,6 +184,7 @@ TEST(CollectorConfigTest, ShippedExampleConfigParsesAndMatchesTheDefaults) {
   EXPECT_EQ(c->storage.chunk_window, d.storage.chunk_window);
   EXPECT_EQ(c->storage.retention_check_interval, d.storage.retention_check_interval);
   EXPECT_EQ(c->storage.write_threads, d.storage.write_threads);
+  EXPECT_EQ(c->storage.recovery_free_space, d.storage.recovery_free_space);
   EXPECT_EQ(c->snapshots.enabled, d.snapshots.enabled);
   EXPECT_EQ(c->snapshots.hosts_per_component, d.snapshots.hosts_per_component);
   EXPECT_EQ(c->snapshots.min_free_memory_bytes, d.snapshots.min_free_memory_bytes);
@@ -204,7 +214,7 @@ TEST(CollectorConfigTest, ShippedExampleConfigParsesAndMatchesTheDefaults) {
 }
 
 TEST(CollectorConfigTest, ComponentPoliciesStartFromTheDefaultPolicy) {
-  auto c = CollectorConfig::FromString(R"(
+  auto c = ParseWithPlaintext(R"(
 mitigation:
   default:
     cooldown: 2h
@@ -217,7 +227,7 @@ mitigation:
     - component: "proc:cache"
       signal: KILL
 )",
-                                       "<test>");
+                              "<test>");
   ASSERT_TRUE(c.ok()) << c.status();
   const MitigationPolicy& leaky = c->mitigation.For("svc:leaky.service");
   EXPECT_TRUE(leaky.automatic);
@@ -230,51 +240,49 @@ mitigation:
 }
 
 TEST(CollectorConfigTest, BadMitigationPoliciesNameTheEntryAndLine) {
-  auto bad_signal = CollectorConfig::FromString(R"(mitigation:
+  auto bad_signal = ParseWithPlaintext(R"(mitigation:
   components:
     - component: "svc:a.service"
       signal: SIGSTOP
 )",
-                                                "c.yaml");
+                                       "c.yaml");
   ASSERT_FALSE(bad_signal.ok());
   EXPECT_NE(bad_signal.status().message().find("c.yaml:4: mitigation.components[0].signal"),
             std::string::npos)
       << bad_signal.status();
-  auto unknown = CollectorConfig::FromString(R"(mitigation:
+  auto unknown = ParseWithPlaintext(R"(mitigation:
   components:
     - component: "svc:a.service"
     - component: "svc:b.service"
       acton: restart-unit
 )",
-                                             "c.yaml");
+                                    "c.yaml");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(
       unknown.status().message().find("c.yaml:5: unknown key 'mitigation.components[1].acton'"),
       std::string::npos)
       << unknown.status();
-  auto twice = CollectorConfig::FromString(R"(mitigation:
+  auto twice = ParseWithPlaintext(R"(mitigation:
   components:
     - component: "svc:a.service"
     - component: "svc:a.service"
 )",
-                                           "c.yaml");
+                                  "c.yaml");
   ASSERT_FALSE(twice.ok());
   EXPECT_NE(twice.status().message().find("c.yaml:4: mitigation.components[1].component"),
             std::string::npos)
       << twice.status();
-  auto missing =
-      CollectorConfig::FromString("mitigation:\n  components:\n    - mode: manual\n", "c.yaml");
+  auto missing = ParseWithPlaintext("mitigation:\n  components:\n    - mode: manual\n", "c.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("component: required"), std::string::npos)
       << missing.status();
   auto fraction =
-      CollectorConfig::FromString("mitigation:\n  default:\n    max_host_fraction: 2\n", "c.yaml");
+      ParseWithPlaintext("mitigation:\n  default:\n    max_host_fraction: 2\n", "c.yaml");
   ASSERT_FALSE(fraction.ok());
   EXPECT_NE(fraction.status().message().find("c.yaml:3: mitigation.default.max_host_fraction"),
             std::string::npos)
       << fraction.status();
-  auto etas =
-      CollectorConfig::FromString("reports:\n  critical_eta: 12h\n  warning_eta: 6h\n", "c.yaml");
+  auto etas = ParseWithPlaintext("reports:\n  critical_eta: 12h\n  warning_eta: 6h\n", "c.yaml");
   ASSERT_FALSE(etas.ok());
   EXPECT_NE(etas.status().message().find("c.yaml:3: reports.warning_eta"), std::string::npos)
       << etas.status();
@@ -286,6 +294,52 @@ TEST(CollectorConfigTest, ValidateNamesTheOptionAfterOverrides) {
   absl::Status s = c.Validate();
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), HasSubstr("grpc.listen_address: 'nonsense'"));
+}
+
+TEST(CollectorConfigTest, MissingTlsSectionIsAnErrorSayingHowToChoosePlaintext) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("log:\n  level: info\n", "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      std::string(c.status().message()),
+      HasSubstr("c.yaml: tls.ca_file: is required for TLS; set it, or tls.plaintext: true"));
+}
+
+TEST(CollectorConfigTest, TlsWithoutKeyFileIsAnErrorNamingTheKey) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("tls:\n  ca_file: /ca.crt\n  cert_file: /c.crt\n", "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("c.yaml: tls.key_file: is required"));
+}
+
+TEST(CollectorConfigTest, PlaintextTogetherWithCertificatesIsAnError) {
+  absl::StatusOr<CollectorConfig> c =
+      CollectorConfig::FromString("tls:\n  plaintext: true\n  cert_file: /c.crt\n", "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("c.yaml:2: tls.plaintext: is true but certificate files are set too"));
+}
+
+TEST(CollectorConfigTest, ReadsTlsFilesAndAccessFile) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
+      "tls:\n  ca_file: /ca.crt\n  cert_file: /c.crt\n  key_file: /c.key\n"
+      "auth:\n  access_file: /etc/drip/access.yaml\n",
+      "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->tls.plaintext);
+  EXPECT_EQ(c->tls.ca_file, "/ca.crt");
+  EXPECT_EQ(c->tls.cert_file, "/c.crt");
+  EXPECT_EQ(c->tls.key_file, "/c.key");
+  EXPECT_EQ(c->auth.access_file, "/etc/drip/access.yaml");
+}
+
+TEST(CollectorConfigTest, ServerNameIsRefusedOnTheCollector) {
+  absl::StatusOr<CollectorConfig> c = CollectorConfig::FromString(
+      "tls:\n  ca_file: /ca.crt\n  cert_file: /c.crt\n  key_file: /c.key\n  server_name: x\n",
+      "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("tls.server_name: is a client setting"));
 }
 
 }  // namespace

@@ -37,6 +37,11 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                           .Help("Agent messages refused by validation, by reason; each ends its "
                                 "stream")
                           .Register(r)),
+      query_denied_family(BuildCounter()
+                              .Name("drip_query_denied_total")
+                              .Help("Query API calls refused by the access policy, by method "
+                                    "and code (unauthenticated, permission_denied)")
+                              .Register(r)),
       streams_family(BuildCounter()
                          .Name("drip_agent_streams_total")
                          .Help("Agent streams that ended, by how they ended")
@@ -51,6 +56,13 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                   "Resent batches at or below the host's stored sequence: acked, not stored")),
       ingest_gap_batches(Counter(r, "drip_ingest_gap_batches_total",
                                  "Batches agents dropped before sending (sequence gaps)")),
+      ingest_throttled_batches(
+          Counter(r, "drip_ingest_throttled_batches_total",
+                  "Batches after which a host's stream waited for the per-host rate limit")),
+      ingest_throttled_seconds(
+          Counter(r, "drip_ingest_throttled_seconds_total",
+                  "Time hosts' streams waited for the per-host rate limit before their next "
+                  "read")),
       agents_connected(
           Gauge(r, "drip_agents_connected", "Hosts with an open agent stream that said hello")),
       storage_size_bytes(
@@ -61,14 +73,26 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                                 .Register(r)
                                 .Add({}, WriteLatencyBuckets())),
       storage_write_errors(Counter(r, "drip_storage_write_errors_total",
-                                   "Store writes that failed; the batch was not acked")),
+                                   "Store writes of batches and hellos that failed; nothing "
+                                   "was acked")),
       retention_deleted_chunks(Counter(r, "drip_storage_retention_deleted_chunks_total",
                                        "Sample chunks deleted for being older than retention")),
       retention_errors(
           Counter(r, "drip_storage_retention_errors_total", "Retention passes that failed")),
+      storage_free_bytes(
+          Gauge(r, "drip_storage_free_bytes", "Bytes free for the store on its filesystem")),
+      storage_recoveries_family(BuildCounter()
+                                    .Name("drip_storage_recoveries_total")
+                                    .Help("Attempts to make a store whose writes failed take "
+                                          "writes again, by outcome")
+                                    .Register(r)),
+      storage_recoveries_succeeded(storage_recoveries_family.Add({{"outcome", "succeeded"}})),
+      storage_recoveries_failed(storage_recoveries_family.Add({{"outcome", "failed"}})),
       healthy(Gauge(r, "drip_collector_healthy",
-                    "1 while the store accepts writes, 0 after a failed write until one "
-                    "succeeds")),
+                    "1 while the store takes writes; 0 from a failed write until the store "
+                    "has recovered")),
+      plaintext(Gauge(r, "drip_collector_plaintext",
+                      "1 when the collector serves agents and queries without TLS")),
       detector_suspects(Gauge(r, "drip_detector_suspects",
                               "(host, component) series the online leak detector suspects")),
       detector_suspected_components(
@@ -136,7 +160,19 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       Mitigation(action, outcome);
     }
   }
+  for (std::string_view method : {"ListHosts", "GetSeries", "ListSuspects", "ListLeaks", "GetLeak",
+                                  "UpdateLeakState", "Mitigate", "ListAudit"}) {
+    QueryDenied(method, absl::StatusCode::kUnauthenticated);
+    QueryDenied(method, absl::StatusCode::kPermissionDenied);
+  }
   healthy.Set(1);
+}
+
+prometheus::Counter& CollectorMetrics::QueryDenied(std::string_view method, absl::StatusCode code) {
+  return query_denied_family.Add(
+      {{"method", std::string(method)},
+       {"code",
+        code == absl::StatusCode::kUnauthenticated ? "unauthenticated" : "permission_denied"}});
 }
 
 prometheus::Counter& CollectorMetrics::Rejected(std::string_view reason) {

@@ -10,6 +10,7 @@
 
 #include <string_view>
 
+#include "absl/status/status.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -41,21 +42,37 @@ struct CollectorMetrics {
   // how it ended (outcome as in drip.v1.AuditEntry).
   prometheus::Counter& Mitigation(std::string_view action, std::string_view outcome);
 
+  // drip_query_denied_total{method,code}: query calls refused by the access policy;
+  // `code` is "unauthenticated" or "permission_denied".
+  prometheus::Counter& QueryDenied(std::string_view method, absl::StatusCode code);
+
   prometheus::Family<prometheus::Counter>& rejected_family;
+  prometheus::Family<prometheus::Counter>& query_denied_family;
   prometheus::Family<prometheus::Counter>& streams_family;
 
-  prometheus::Counter& ingest_batches;               // drip_ingest_batches_total
-  prometheus::Counter& ingest_samples;               // drip_ingest_samples_total
-  prometheus::Counter& ingest_bytes;                 // drip_ingest_bytes_total
-  prometheus::Counter& ingest_duplicate_batches;     // drip_ingest_duplicate_batches_total
-  prometheus::Counter& ingest_gap_batches;           // drip_ingest_gap_batches_total
-  prometheus::Gauge& agents_connected;               // drip_agents_connected
-  prometheus::Gauge& storage_size_bytes;             // drip_storage_size_bytes
-  prometheus::Histogram& storage_write_seconds;      // drip_storage_write_seconds
-  prometheus::Counter& storage_write_errors;         // drip_storage_write_errors_total
-  prometheus::Counter& retention_deleted_chunks;     // drip_storage_retention_deleted_chunks_total
-  prometheus::Counter& retention_errors;             // drip_storage_retention_errors_total
-  prometheus::Gauge& healthy;                        // drip_collector_healthy
+  prometheus::Counter& ingest_batches;            // drip_ingest_batches_total
+  prometheus::Counter& ingest_samples;            // drip_ingest_samples_total
+  prometheus::Counter& ingest_bytes;              // drip_ingest_bytes_total
+  prometheus::Counter& ingest_duplicate_batches;  // drip_ingest_duplicate_batches_total
+  prometheus::Counter& ingest_gap_batches;        // drip_ingest_gap_batches_total
+  prometheus::Counter& ingest_throttled_batches;  // drip_ingest_throttled_batches_total
+  prometheus::Counter& ingest_throttled_seconds;  // drip_ingest_throttled_seconds_total
+  prometheus::Gauge& agents_connected;            // drip_agents_connected
+  prometheus::Gauge& storage_size_bytes;          // drip_storage_size_bytes
+  prometheus::Histogram& storage_write_seconds;   // drip_storage_write_seconds
+  prometheus::Counter& storage_write_errors;      // drip_storage_write_errors_total
+  prometheus::Counter& retention_deleted_chunks;  // drip_storage_retention_deleted_chunks_total
+  prometheus::Counter& retention_errors;          // drip_storage_retention_errors_total
+  prometheus::Gauge& storage_free_bytes;          // drip_storage_free_bytes
+  // drip_storage_recoveries_total{outcome}: attempts to make a failing store take writes
+  // again (storage_recovery.h), "succeeded" or "failed".
+  prometheus::Family<prometheus::Counter>& storage_recoveries_family;
+  prometheus::Counter& storage_recoveries_succeeded;
+  prometheus::Counter& storage_recoveries_failed;
+  prometheus::Gauge& healthy;  // drip_collector_healthy
+  // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),
+  // a degraded mode an alert can find across a fleet.
+  prometheus::Gauge& plaintext;
   prometheus::Gauge& detector_suspects;              // drip_detector_suspects
   prometheus::Gauge& detector_suspected_components;  // drip_detector_suspected_components
   prometheus::Gauge& detector_series;                // drip_detector_series

@@ -6,6 +6,7 @@
 #include "common/duration.h"
 #include "common/listen_address.h"
 #include "common/logging.h"
+#include "common/tls_settings.h"
 #include "fmt/format.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -50,11 +51,19 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   auto log = Logger("collector");
   ServingAddresses bound;
 
+  // Credentials and the access file first: a typo in a path fails the start before the
+  // store is opened and its history replayed.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(config_.tls);
+  if (!credentials.ok()) return credentials.status();
+  if (absl::Status access = LoadAccessPolicy(); !access.ok()) return access;
+
   RocksDbSeriesStoreOptions store_options;
   store_options.path = config_.storage.path;
   store_options.retention = config_.storage.retention;
   store_options.chunk_window = config_.storage.chunk_window;
   store_options.sync_writes = config_.storage.sync_writes;
+  store_options.recovery_free_bytes = config_.storage.recovery_free_space;
   store_options.clock = clock_;
   absl::StatusOr<std::unique_ptr<SeriesStore>> store = open_store_(store_options);
   if (!store.ok()) return store.status();
@@ -93,10 +102,25 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
                                                          &hosts_, &metrics_);
   writers_ = std::make_unique<WorkerPool>("drip-write", config_.storage.write_threads);
   readers_ = std::make_unique<WorkerPool>("drip-query", kQueryThreads);
-  ingest_ = std::make_unique<IngestService>(store_.get(), &validator_, &metrics_, &hosts_, &health_,
-                                            writers_.get(), clock_, detector_.get(),
-                                            snapshots_.get(), mitigations_.get());
+  AgentStreamEnv env;
+  env.store = store_.get();
+  env.validator = &validator_;
+  env.metrics = &metrics_;
+  env.hosts = &hosts_;
+  env.health = &health_;
+  env.writers = writers_.get();
+  env.detector = detector_.get();
+  env.snapshots = snapshots_.get();
+  env.mitigations = mitigations_.get();
+  env.clock = clock_;
+  env.tls = !config_.tls.plaintext;
+  env.access = access_.get();
+  env.max_samples_per_second = static_cast<double>(config_.ingest.max_samples_per_second_per_host);
+  env.burst_samples = static_cast<double>(config_.ingest.burst_samples_per_host);
+  ingest_ = std::make_unique<IngestService>(std::move(env));
   QuerySources sources;
+  sources.access = access_.get();
+  sources.metrics = &metrics_;
   sources.store = store_.get();
   sources.hosts = &hosts_;
   sources.readers = readers_.get();
@@ -137,8 +161,7 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int grpc_port = 0;
-  builder.AddListeningPort(config_.grpc.listen_address, grpc::InsecureServerCredentials(),
-                           &grpc_port);
+  builder.AddListeningPort(config_.grpc.listen_address, *credentials, &grpc_port);
   // gRPC's own limit is set above ours so that an oversized batch reaches the
   // validator, which refuses it with the batch's sequence and counts it, instead of
   // gRPC failing the stream anonymously.
@@ -170,9 +193,10 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   bound.grpc = grpc_address->LocalDialAddress(grpc_port);
   health_.AttachHealthService(server_->GetHealthCheckService());
 
+  recovery_ = std::make_unique<StorageRecovery>(store_.get(), &health_, &metrics_);
   maintenance_ = std::make_unique<StorageMaintenance>(
-      store_.get(), &metrics_, config_.storage.retention_check_interval, std::chrono::seconds(5),
-      [this] {
+      store_.get(), &metrics_, recovery_.get(), config_.storage.retention_check_interval,
+      std::chrono::seconds(5), [this] {
         const auto start = std::chrono::steady_clock::now();
         detector_->AdvanceTo(clock_->NowMs() / 1000);
         metrics_.detector_run_seconds.Observe(
@@ -189,6 +213,44 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
                : std::string("(disabled)"),
       config_.storage.path, FormatDuration(config_.storage.retention), config_.storage.sync_writes);
   return bound;
+}
+
+absl::Status CollectorServer::LoadAccessPolicy() {
+  auto log = Logger("collector");
+  metrics_.plaintext.Set(config_.tls.plaintext ? 1 : 0);
+  if (config_.tls.plaintext) {
+    log->warn(
+        "TLS is off (tls.plaintext: true): samples, commands and queries travel in the clear and "
+        "agents' host names are taken on trust; use it only on loopback or in a test");
+  }
+  if (config_.auth.access_file.empty()) {
+    if (config_.tls.plaintext) {
+      access_ = std::make_unique<AccessPolicy>(AccessPolicy::Default::kOpen);
+      log->warn(
+          "no auth.access_file: anyone who can reach {} may read, acknowledge, resolve and "
+          "mitigate",
+          config_.grpc.listen_address);
+    } else {
+      access_ = std::make_unique<AccessPolicy>(AccessPolicy::Default::kCertificatesView);
+      log->warn(
+          "no auth.access_file: clients with a certificate from the CA may read; nobody may "
+          "acknowledge, resolve or mitigate");
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<AccessPolicy> policy = AccessPolicy::FromFile(config_.auth.access_file);
+  if (!policy.ok()) {
+    return absl::Status(
+        policy.status().code(),
+        fmt::format("auth.access_file: {}", std::string(policy.status().message())));
+  }
+  access_ = std::make_unique<AccessPolicy>(std::move(*policy));
+  log->info("query API access from {}: {} principals", config_.auth.access_file,
+            access_->principal_count());
+  if (config_.tls.plaintext) {
+    log->warn("bearer tokens travel in the clear: tls.plaintext is true");
+  }
+  return absl::OkStatus();
 }
 
 void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
@@ -244,6 +306,7 @@ void CollectorServer::TearDown() {
   query_.reset();
   ingest_.reset();
   maintenance_.reset();
+  recovery_.reset();
   writers_.reset();
   readers_.reset();
   mitigations_.reset();

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "collector/access_policy.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
@@ -29,6 +30,7 @@
 #include "collector/storage/series_store.h"
 #include "collector/storage_health.h"
 #include "collector/storage_maintenance.h"
+#include "collector/storage_recovery.h"
 #include "collector/worker_pool.h"
 #include "common/clock.h"
 #include "grpcpp/grpcpp.h"
@@ -81,6 +83,9 @@ class CollectorServer {
 
  private:
   void TearDown();
+  // Builds access_ from auth.access_file (or the default for tls.plaintext); logs the
+  // insecure modes once and sets drip_collector_plaintext.
+  absl::Status LoadAccessPolicy();
 
   CollectorConfig config_;
   const Clock* clock_;
@@ -90,6 +95,7 @@ class CollectorServer {
   StorageHealth health_;
   ConnectedHosts hosts_;
   SampleValidator validator_;
+  std::unique_ptr<AccessPolicy> access_;
 
   void RefreshDetectorMetrics();
 
@@ -104,6 +110,7 @@ class CollectorServer {
   std::unique_ptr<WorkerPool> readers_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryServiceImpl> query_;
+  std::unique_ptr<StorageRecovery> recovery_;
   std::unique_ptr<StorageMaintenance> maintenance_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;

@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,7 +25,7 @@
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
 #include "gmock/gmock.h"
-#include "grpcpp/generic/generic_stub.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -116,6 +115,9 @@ class TestAgent {
     return AwaitEnd();
   }
 
+  // Ends the call from the client's side (unblocks a Write held by flow control).
+  void Cancel() { context_.TryCancel(); }
+
   std::string Trailer(const std::string& key) const {
     const auto& md = context_.GetServerTrailingMetadata();
     auto it = md.find(key);
@@ -127,22 +129,30 @@ class TestAgent {
   std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CollectorMessage>> stream_;
 };
 
-// ---- A store wrapper whose appends can be made to fail ----
+// ---- A store wrapper whose writes can be made to fail ----
 
+// While `fail_writes` is set, every call that would write fails, as RocksDB's store does
+// after a write error; reads, and batches at or below the mark (which the real store
+// answers without writing), still work. Like the real store it says its writes are
+// stopped from the first failure until Recover() succeeds.
 class FlakyStore final : public SeriesStore {
  public:
-  FlakyStore(std::unique_ptr<SeriesStore> real, std::atomic<bool>* fail_appends)
-      : real_(std::move(real)), fail_appends_(fail_appends) {}
+  FlakyStore(std::unique_ptr<SeriesStore> real, std::atomic<bool>* fail_writes)
+      : real_(std::move(real)), fail_writes_(fail_writes) {}
 
   absl::StatusOr<AppendResult> AppendBatch(const std::string& host,
                                            const drip::v1::SampleBatch& batch) override {
-    if (fail_appends_->load()) return absl::UnavailableError("injected: disk full");
+    absl::StatusOr<uint64_t> mark = real_->AckedSequence(host);
+    if (fail_writes_->load() && (!mark.ok() || batch.sequence() > *mark)) return Fail();
     return real_->AppendBatch(host, batch);
   }
   absl::StatusOr<uint64_t> AckedSequence(const std::string& host) override {
     return real_->AckedSequence(host);
   }
-  absl::Status PutHost(const drip::v1::HostInfo& info) override { return real_->PutHost(info); }
+  absl::Status PutHost(const drip::v1::HostInfo& info) override {
+    if (fail_writes_->load()) return Fail();
+    return real_->PutHost(info);
+  }
   absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() override {
     return real_->ListHosts();
   }
@@ -152,16 +162,36 @@ class FlakyStore final : public SeriesStore {
                                                            int64_t until_ms) override {
     return real_->ReadSeries(host, component, since_ms, until_ms);
   }
+  absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) override {
+    return real_->ReadGaps(host);
+  }
   absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override {
     return real_->ListComponents(host);
   }
   absl::StatusOr<uint64_t> EnforceRetention() override { return real_->EnforceRetention(); }
   uint64_t ApproximateSizeBytes() override { return real_->ApproximateSizeBytes(); }
+  absl::StatusOr<uint64_t> FreeDiskBytes() override { return real_->FreeDiskBytes(); }
+  absl::Status WriteState() override {
+    if (stopped_.load()) return Injected();
+    return real_->WriteState();
+  }
+  absl::Status Recover() override {
+    if (fail_writes_->load()) return Injected();
+    stopped_ = false;
+    return real_->Recover();
+  }
   ReportStore* reports() override { return real_->reports(); }
 
  private:
+  static absl::Status Injected() { return absl::UnavailableError("injected: disk full"); }
+  absl::Status Fail() {
+    stopped_ = true;
+    return Injected();
+  }
+
   std::unique_ptr<SeriesStore> real_;
-  std::atomic<bool>* fail_appends_;
+  std::atomic<bool>* fail_writes_;
+  std::atomic<bool> stopped_{false};
 };
 
 // ---- Fixture ----
@@ -173,6 +203,7 @@ class CollectorServerTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
     config_.grpc.listen_address = "127.0.0.1:0";
+    config_.tls.plaintext = true;
     config_.grpc.max_message_bytes = 64 * 1024;
     // Off except where a test serves /metrics: stopping civetweb takes up to 2s.
     config_.metrics.listen_address = "";
@@ -190,7 +221,7 @@ class CollectorServerTest : public ::testing::Test {
         -> absl::StatusOr<std::unique_ptr<SeriesStore>> {
       absl::StatusOr<std::unique_ptr<SeriesStore>> real = OpenRocksDbSeriesStore(options);
       if (!real.ok()) return real.status();
-      return std::unique_ptr<SeriesStore>(new FlakyStore(std::move(*real), &fail_appends_));
+      return std::unique_ptr<SeriesStore>(new FlakyStore(std::move(*real), &fail_writes_));
     };
     server_ = std::make_unique<CollectorServer>(config_, SystemClock::Get(), opener);
     absl::StatusOr<ServingAddresses> bound = server_->Start();
@@ -260,31 +291,20 @@ class CollectorServerTest : public ::testing::Test {
     return -1;
   }
 
-  // grpc.health.v1.Health/Check for the whole server, without generated health stubs:
-  // the request is empty and the response is field 1 (varint): 1 SERVING, 2 NOT_SERVING.
+  // grpc.health.v1.Health/Check for the whole server: 1 SERVING, 2 NOT_SERVING, -1 when
+  // the call fails.
   int HealthStatus() {
-    grpc::GenericStub stub(channel_);
+    auto stub = grpc::health::v1::Health::NewStub(channel_);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
-    grpc::Slice empty("");
-    grpc::ByteBuffer request(&empty, 1);  // a default ByteBuffer is "no message", not empty
-    grpc::ByteBuffer response;
-    std::promise<grpc::Status> done;
-    stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
-                   &response, [&](grpc::Status s) { done.set_value(s); });
-    grpc::Status status = done.get_future().get();
-    if (!status.ok()) return -1;
-    std::vector<grpc::Slice> slices;
-    if (!response.Dump(&slices).ok()) return -1;
-    std::string bytes;
-    for (const grpc::Slice& s : slices)
-      bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
-    return bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : 0;
+    grpc::health::v1::HealthCheckResponse response;
+    grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
+    return status.ok() ? static_cast<int>(response.status()) : -1;
   }
 
   std::string dir_;
   CollectorConfig config_;
-  std::atomic<bool> fail_appends_{false};
+  std::atomic<bool> fail_writes_{false};
   std::unique_ptr<CollectorServer> server_;
   ServingAddresses bound_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -552,13 +572,13 @@ TEST_F(CollectorServerTest, KnownHostWithoutTheComponentGivesAnEmptyAnswer) {
 // ---- Storage failure and health ----
 
 TEST_F(CollectorServerTest,
-       StoreWriteFailureEndsStreamUnavailableAndMarksUnhealthyUntilAWriteSucceeds) {
+       StoreWriteFailureEndsStreamUnavailableAndMarksUnhealthyUntilTheStoreRecovers) {
   StartServer();
   EXPECT_EQ(HealthStatus(), 1);  // SERVING
-  fail_appends_ = true;
   {
     auto agent = NewAgent();
     ASSERT_EQ(agent->SayHello("web-1"), 0u);
+    fail_writes_ = true;
     ASSERT_TRUE(agent->Send(Batch(1, 1)));
     std::optional<CollectorMessage> m = agent->Read();
     EXPECT_FALSE(m.has_value()) << "no ack for a batch that is not durable";
@@ -570,15 +590,58 @@ TEST_F(CollectorServerTest,
   EXPECT_EQ(Metric("drip_storage_write_errors_total"), 1);
   EXPECT_EQ(Metric("drip_collector_healthy"), 0);
   EXPECT_EQ(HealthStatus(), 2);  // NOT_SERVING
+  {
+    // A reconnecting agent's hello is a write too: it fails the same way.
+    auto agent = NewAgent();
+    ASSERT_TRUE(agent->Send(Hello("web-1")));
+    EXPECT_EQ(agent->AwaitEnd().error_code(), grpc::StatusCode::UNAVAILABLE);
+  }
 
-  fail_appends_ = false;
+  // The store recovers by itself: the next maintenance round (every second) sees it.
+  fail_writes_ = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (HealthStatus() != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(HealthStatus(), 1);
+  EXPECT_EQ(Metric("drip_collector_healthy"), 1);
+  EXPECT_GE(Metric("drip_storage_recoveries_total", "outcome", "succeeded"), 1);
   auto agent = NewAgent();
   ASSERT_EQ(agent->SayHello("web-1"), 0u);
   ASSERT_TRUE(agent->Send(Batch(1, 1)));
   EXPECT_TRUE(agent->AwaitAck(1));
-  EXPECT_EQ(Metric("drip_collector_healthy"), 1);
-  EXPECT_EQ(HealthStatus(), 1);
   EXPECT_TRUE(agent->Close().ok());
+}
+
+// Reads and duplicate batches succeed while writes fail; none of them may make the
+// collector look healthy again.
+TEST_F(CollectorServerTest, StaysUnhealthyThroughReadsAndDuplicatesWhileWritesFail) {
+  StartServer();
+  auto a = NewAgent();
+  ASSERT_EQ(a->SayHello("web-1"), 0u);
+  ASSERT_TRUE(a->Send(Batch(1, 3)));
+  ASSERT_TRUE(a->AwaitAck(1));
+  auto b = NewAgent();
+  ASSERT_EQ(b->SayHello("web-2"), 0u);
+  ASSERT_TRUE(b->Send(Batch(1, 3)));
+  ASSERT_TRUE(b->AwaitAck(1));
+
+  fail_writes_ = true;
+  ASSERT_TRUE(a->Send(Batch(2, 3)));
+  EXPECT_EQ(a->AwaitEnd().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(HealthStatus(), 2);
+
+  // web-2 resends what is durable already: acked without a write.
+  ASSERT_TRUE(b->Send(Batch(1, 3)));
+  EXPECT_TRUE(b->AwaitAck(1));
+  EXPECT_EQ(StoredSamples("web-1", "svc:app"), 3);
+  EXPECT_TRUE(ListedHost("web-2").has_value());
+  // Several maintenance rounds: still unhealthy, on both channels.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(HealthStatus(), 2);
+  EXPECT_EQ(Metric("drip_collector_healthy"), 0);
+  fail_writes_ = false;
+  EXPECT_TRUE(b->Close().ok());
 }
 
 // ---- Metrics endpoint ----
@@ -608,6 +671,71 @@ TEST_F(CollectorServerTest, MetricsEndpointServesTheCounters) {
 }
 
 // ---- Lifecycle ----
+
+// ---- Graceful degradation ----
+
+TEST_F(CollectorServerTest, FloodingHostIsSlowedToItsRateWhileAnotherHostIsServed) {
+  constexpr int kRate = 20000;
+  constexpr int kFloodBatch = 5000;
+  config_.ingest.max_samples_per_second_per_host = kRate;
+  config_.ingest.burst_samples_per_host = kRate;
+  config_.grpc.max_message_bytes = 4 * 1024 * 1024;
+  StartServer();
+  auto flooder = NewAgent();
+  ASSERT_EQ(flooder->SayHello("flood-1"), 0u);
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  std::thread flood([&] {
+    for (uint64_t seq = 1; !stop; ++seq) {
+      // Blocks once HTTP/2 flow control holds the stream back: that is the point.
+      if (!flooder->Send(Batch(seq, kFloodBatch, "svc:flood"))) break;
+    }
+  });
+  std::thread drain([&] {
+    while (flooder->Read()) {
+    }
+  });
+
+  // Meanwhile a quiet host's batches are all stored and acknowledged.
+  auto quiet = NewAgent();
+  ASSERT_EQ(quiet->SayHello("quiet-1"), 0u);
+  for (uint64_t seq = 1; seq <= 20; ++seq) {
+    ASSERT_TRUE(quiet->Send(Batch(seq, 10)));
+    ASSERT_TRUE(quiet->AwaitAck(seq)) << "the quiet host starved at batch " << seq;
+  }
+  EXPECT_EQ(StoredSamples("quiet-1", "svc:app"), 200);
+  EXPECT_TRUE(quiet->Close().ok());
+
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::optional<drip::v1::HostInfo> flood_host = ListedHost("flood-1");
+  ASSERT_TRUE(flood_host.has_value());
+  // The bucket starts full (one burst) and refills at the rate; one batch may be read
+  // before the debt it causes is waited out.
+  EXPECT_LE(flood_host->samples_stored(), kRate + kRate * elapsed + kFloodBatch)
+      << "after " << elapsed << " s";
+  EXPECT_GT(flood_host->samples_stored(), 0u);
+  EXPECT_GT(Metric("drip_ingest_throttled_batches_total"), 0);
+  EXPECT_GT(Metric("drip_ingest_throttled_seconds_total"), 0);
+  stop = true;
+  flooder->Cancel();
+  flood.join();
+  drain.join();
+}
+
+TEST_F(CollectorServerTest, ShutdownWhileAStreamIsThrottledEndsItCleanly) {
+  config_.ingest.max_samples_per_second_per_host = 100;
+  config_.ingest.burst_samples_per_host = 100;
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("slow-1"), 0u);
+  ASSERT_TRUE(agent->Send(Batch(1, 1000)));  // ten seconds of debt
+  ASSERT_TRUE(agent->AwaitAck(1));
+  server_->Shutdown(std::chrono::seconds(2));
+  grpc::Status status = agent->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+}
 
 TEST_F(CollectorServerTest, ShutdownEndsOpenStreamsWithUnavailable) {
   StartServer();

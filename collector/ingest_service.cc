@@ -1,32 +1,22 @@
 #include "collector/ingest_service.h"
 
 #include <cstdlib>
+#include <utility>
 
 #include "common/logging.h"
 
 namespace drip::collector {
 
-IngestService::IngestService(SeriesStore* store, const SampleValidator* validator,
-                             CollectorMetrics* metrics, ConnectedHosts* hosts,
-                             StorageHealth* health, WorkerPool* writers, const Clock* clock,
-                             OnlineDetector* detector, SnapshotScheduler* snapshots,
-                             MitigationCoordinator* mitigations) {
-  env_.detector = detector;
-  env_.snapshots = snapshots;
-  env_.mitigations = mitigations;
-  env_.store = store;
-  env_.validator = validator;
-  env_.metrics = metrics;
-  env_.hosts = hosts;
-  env_.health = health;
-  env_.writers = writers;
-  env_.clock = clock;
+IngestService::IngestService(AgentStreamEnv env) : env_(std::move(env)) {
   env_.on_destroy = [this](AgentStreamReactor* reactor) { Forget(reactor); };
 }
 
 IngestService::~IngestService() {
-  std::lock_guard<std::mutex> lock(mu_);
-  // Reactors hold env_; the server's Shutdown must have ended them all by now.
+  std::unique_lock<std::mutex> lock(mu_);
+  // Reactors hold env_; the server's Shutdown has ended every call by now, but a stream
+  // throttled by the ingest rate limit is deleted by its cancelled alarm's callback,
+  // which gRPC runs on its own thread a moment later.
+  forgotten_.wait_for(lock, std::chrono::seconds(10), [this] { return streams_.empty(); });
   if (!streams_.empty()) {
     Logger("collector")
         ->critical("ingest service destroyed with {} streams still open", streams_.size());
@@ -65,6 +55,7 @@ size_t IngestService::open_streams() const {
 void IngestService::Forget(AgentStreamReactor* reactor) {
   std::lock_guard<std::mutex> lock(mu_);
   streams_.erase(reactor);
+  forgotten_.notify_all();
 }
 
 }  // namespace drip::collector

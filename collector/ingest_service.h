@@ -7,6 +7,7 @@
 // Shutdown waits for every stream to end).
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <set>
@@ -25,12 +26,9 @@ namespace drip::collector {
 
 class IngestService final : public drip::v1::AgentService::CallbackService {
  public:
-  // Every pointer must outlive the service; `writers` runs the store calls.
-  IngestService(SeriesStore* store, const SampleValidator* validator, CollectorMetrics* metrics,
-                ConnectedHosts* hosts, StorageHealth* health, WorkerPool* writers,
-                const Clock* clock, OnlineDetector* detector = nullptr,
-                SnapshotScheduler* snapshots = nullptr,
-                MitigationCoordinator* mitigations = nullptr);
+  // Every pointer in `env` must outlive the service; `writers` runs the store calls.
+  // The service sets env.on_destroy itself.
+  explicit IngestService(AgentStreamEnv env);
   ~IngestService() override;
 
   grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>* Connect(
@@ -48,6 +46,7 @@ class IngestService final : public drip::v1::AgentService::CallbackService {
 
   AgentStreamEnv env_;
   mutable std::mutex mu_;
+  std::condition_variable forgotten_;  // a reactor left streams_
   bool shutting_down_ = false;
   std::set<AgentStreamReactor*> streams_;
 };

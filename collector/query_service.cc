@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "collector/peer_credentials.h"
+#include "common/logging.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
@@ -12,14 +14,11 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-// Runs `work` on `pool` and finishes the call's reactor with its status.
-template <typename Work>
-grpc::ServerUnaryReactor* RunOn(WorkerPool* pool, grpc::CallbackServerContext* context, Work work) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (!pool->Submit([reactor, work] { reactor->Finish(work()); })) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down"));
-  }
-  return reactor;
+// Without a policy (unit tests, embedding) the query API is open, as with a plaintext
+// collector that has no access file.
+const AccessPolicy& OpenAccess() {
+  static const AccessPolicy open(AccessPolicy::Default::kOpen);
+  return open;
 }
 
 grpc::Status NoReports() {
@@ -31,17 +30,24 @@ bool IsReportState(const std::string& state) {
          state == report_state::kMitigated || state == report_state::kResolved;
 }
 
-// Who asked, as the audit log records it: what the client says (dripctl sends
-// user@host) and where the call came from, which the client cannot choose.
-std::string ActorOf(const std::string& claimed, const grpc::CallbackServerContext* context) {
-  const std::string who = claimed.empty() ? std::string("unknown") : claimed.substr(0, 200);
-  return fmt::format("{} via {}", who, context->peer());
+// Who asked, as the audit log records it: who the credentials prove the caller to be,
+// and where the call came from, which the client cannot choose; then what the client
+// says of itself (dripctl sends user@host), which is only a hint.
+std::string ActorOf(const Caller& caller, const std::string& claimed) {
+  const std::string says = claimed.substr(0, 200);
+  if (caller.method == "unauthenticated") {
+    return fmt::format("{} (unauthenticated) via {}", says.empty() ? "unknown" : says, caller.peer);
+  }
+  if (says.empty() || says == caller.name) return caller.Describe();
+  return fmt::format("{}; client says {}", caller.Describe(), says);
 }
 
 }  // namespace
 
 QueryServiceImpl::QueryServiceImpl(const QuerySources& sources)
-    : store_(sources.store),
+    : access_(sources.access != nullptr ? sources.access : &OpenAccess()),
+      metrics_(sources.metrics),
+      store_(sources.store),
       hosts_(sources.hosts),
       readers_(sources.readers),
       detector_(sources.detector),
@@ -50,10 +56,31 @@ QueryServiceImpl::QueryServiceImpl(const QuerySources& sources)
       mitigations_(sources.mitigations),
       clock_(sources.clock) {}
 
+template <typename Work>
+grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* context,
+                                                  Role required, std::string_view method,
+                                                  Work work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<Caller> caller = access_->Authorize(CallerCredentialsOf(*context), required);
+  if (!caller.ok()) {
+    if (metrics_ != nullptr) metrics_->QueryDenied(method, caller.status().code()).Increment();
+    Logger("collector")
+        ->warn("query {} from {} refused: {}", method, context->peer(),
+               std::string(caller.status().message()));
+    reactor->Finish(ToGrpc(caller.status()));
+    return reactor;
+  }
+  // Store reads can be slow (a long series): on the pool, never on gRPC's thread.
+  if (!readers_->Submit([reactor, work, c = std::move(*caller)] { reactor->Finish(work(c)); })) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down"));
+  }
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContext* context,
                                                       const drip::v1::ListLeaksRequest* request,
                                                       drip::v1::ListLeaksResponse* response) {
-  return RunOn(readers_, context, [this, request, response] {
+  return Serve(context, Role::kViewer, "ListLeaks", [this, request, response](const Caller&) {
     if (reports_ == nullptr) return NoReports();
     const std::string& state = request->state();
     if (!state.empty() && state != "all" && !IsReportState(state)) {
@@ -72,7 +99,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* QueryServiceImpl::GetLeak(grpc::CallbackServerContext* context,
                                                     const drip::v1::GetLeakRequest* request,
                                                     drip::v1::LeakReport* response) {
-  return RunOn(readers_, context, [this, request, response] {
+  return Serve(context, Role::kViewer, "GetLeak", [this, request, response](const Caller&) {
     if (reports_ == nullptr) return NoReports();
     absl::StatusOr<drip::v1::LeakReport> report = reports_->Get(request->id());
     if (!report.ok()) return ToGrpc(report.status());
@@ -84,35 +111,36 @@ grpc::ServerUnaryReactor* QueryServiceImpl::GetLeak(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* QueryServiceImpl::UpdateLeakState(
     grpc::CallbackServerContext* context, const drip::v1::UpdateLeakStateRequest* request,
     drip::v1::LeakReport* response) {
-  const std::string actor = ActorOf(request->actor(), context);
-  return RunOn(readers_, context, [this, request, response, actor] {
-    if (reports_ == nullptr) return NoReports();
-    absl::StatusOr<drip::v1::LeakReport> report = reports_->SetState(
-        request->id(), request->state(), actor, request->note(), clock_->NowMs());
-    if (!report.ok()) return ToGrpc(report.status());
-    *response = std::move(*report);
-    return grpc::Status::OK;
-  });
+  return Serve(
+      context, Role::kOperator, "UpdateLeakState", [this, request, response](const Caller& caller) {
+        if (reports_ == nullptr) return NoReports();
+        absl::StatusOr<drip::v1::LeakReport> report =
+            reports_->SetState(request->id(), request->state(), ActorOf(caller, request->actor()),
+                               request->note(), clock_->NowMs());
+        if (!report.ok()) return ToGrpc(report.status());
+        *response = std::move(*report);
+        return grpc::Status::OK;
+      });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::Mitigate(grpc::CallbackServerContext* context,
                                                      const drip::v1::MitigateRequest* request,
                                                      drip::v1::MitigateResponse* response) {
-  const std::string actor = ActorOf(request->actor(), context);
-  return RunOn(readers_, context, [this, request, response, actor] {
-    if (mitigations_ == nullptr) return NoReports();
-    absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
-        mitigations_->Request(*request, actor, clock_->NowMs());
-    if (!entries.ok()) return ToGrpc(entries.status());
-    for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
-    return grpc::Status::OK;
-  });
+  return Serve(
+      context, Role::kOperator, "Mitigate", [this, request, response](const Caller& caller) {
+        if (mitigations_ == nullptr) return NoReports();
+        absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
+            mitigations_->Request(*request, ActorOf(caller, request->actor()), clock_->NowMs());
+        if (!entries.ok()) return ToGrpc(entries.status());
+        for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
+        return grpc::Status::OK;
+      });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContext* context,
                                                       const drip::v1::ListAuditRequest* request,
                                                       drip::v1::ListAuditResponse* response) {
-  return RunOn(readers_, context, [this, request, response] {
+  return Serve(context, Role::kViewer, "ListAudit", [this, request, response](const Caller&) {
     if (store_->reports() == nullptr) return NoReports();
     if (request->since_ms() < 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "since_ms must not be negative");
@@ -129,7 +157,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
     grpc::CallbackServerContext* context, const drip::v1::ListSuspectsRequest* request,
     drip::v1::ListSuspectsResponse* response) {
-  return RunOn(readers_, context, [this, request, response] {
+  return Serve(context, Role::kViewer, "ListSuspects", [this, request, response](const Caller&) {
     if (detector_ == nullptr) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this collector runs no leak detector");
     }
@@ -142,14 +170,16 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
 grpc::ServerUnaryReactor* QueryServiceImpl::ListHosts(grpc::CallbackServerContext* context,
                                                       const drip::v1::ListHostsRequest*,
                                                       drip::v1::ListHostsResponse* response) {
-  return RunOn(readers_, context, [this, response] { return DoListHosts(response); });
+  return Serve(context, Role::kViewer, "ListHosts",
+               [this, response](const Caller&) { return DoListHosts(response); });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::GetSeries(grpc::CallbackServerContext* context,
                                                       const drip::v1::GetSeriesRequest* request,
                                                       drip::v1::GetSeriesResponse* response) {
-  return RunOn(readers_, context,
-               [this, request, response] { return DoGetSeries(*request, response); });
+  return Serve(context, Role::kViewer, "GetSeries", [this, request, response](const Caller&) {
+    return DoGetSeries(*request, response);
+  });
 }
 
 grpc::Status QueryServiceImpl::DoListHosts(drip::v1::ListHostsResponse* response) {
@@ -195,6 +225,25 @@ grpc::Status QueryServiceImpl::DoGetSeries(const drip::v1::GetSeriesRequest& req
     }
   }
   for (drip::v1::Series& s : *series) *response->add_series() = std::move(s);
+  // The host's gaps in the range, so that a reader sees "no data: dropped" rather than
+  // a line drawn across the outage.
+  absl::StatusOr<std::vector<GapRecord>> gaps = store_->ReadGaps(request.host());
+  if (!gaps.ok()) return ToGrpc(gaps.status());
+  for (const GapRecord& g : *gaps) {
+    const bool known_span = g.samples > 0 || g.until_ms > 0;
+    const int64_t end = g.until_ms;
+    const int64_t start = g.samples > 0 ? g.from_ms : g.until_ms;
+    if (known_span &&
+        (end < request.since_ms() || (request.until_ms() != 0 && start >= request.until_ms()))) {
+      continue;
+    }
+    drip::v1::SeriesGap* out = response->add_gaps();
+    out->set_from_ms(g.samples > 0 ? g.from_ms : 0);
+    out->set_until_ms(g.until_ms);
+    out->set_batches(g.missing_batches());
+    out->set_samples(g.samples);
+    out->set_recorded_ms(g.recorded_ms);
+  }
   return grpc::Status::OK;
 }
 

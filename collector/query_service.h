@@ -12,11 +12,19 @@
 //   ListLeaks, GetLeak, UpdateLeakState: the LeakReportBook; NOT_FOUND for an unknown id.
 //   Mitigate:  the MitigationCoordinator; answers once the commands are sent.
 //   ListAudit: the audit log, newest first.
-// Mutating calls record who asked: the request's actor and the peer's address.
+// Every call is authorized by the AccessPolicy first: reads need the viewer role,
+// UpdateLeakState and Mitigate the operator role; a refusal is UNAUTHENTICATED or
+// PERMISSION_DENIED, counted in drip_query_denied_total and logged. Mutating calls
+// record who asked in the audit log: the authenticated principal and the peer's
+// address, then the request's self-declared actor.
 //
 // Thread-safe. Must outlive the grpc::Server it is registered with.
 #pragma once
 
+#include <string_view>
+
+#include "collector/access_policy.h"
+#include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
 #include "collector/leak_report_book.h"
 #include "collector/mitigation_coordinator.h"
@@ -32,6 +40,8 @@ namespace drip::collector {
 // What the query service reads from; every pointer must outlive the service. The
 // optional parts answer UNAVAILABLE when absent.
 struct QuerySources {
+  const AccessPolicy* access = nullptr;  // null: open to everybody (tests)
+  CollectorMetrics* metrics = nullptr;   // null: denials are not counted
   SeriesStore* store = nullptr;
   ConnectedHosts* hosts = nullptr;
   WorkerPool* readers = nullptr;
@@ -77,6 +87,14 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
                            drip::v1::GetSeriesResponse* response);
 
  private:
+  // Authorizes the call for `required`, then runs `work(caller)` on the reader pool and
+  // finishes the call's reactor with its status.
+  template <typename Work>
+  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context, Role required,
+                                  std::string_view method, Work work);
+
+  const AccessPolicy* access_;
+  CollectorMetrics* metrics_;
   SeriesStore* store_;
   ConnectedHosts* hosts_;
   WorkerPool* readers_;

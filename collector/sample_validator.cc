@@ -11,9 +11,10 @@ namespace reject_reason {
 
 const std::vector<std::string_view>& All() {
   static const std::vector<std::string_view> all = {
-      kEmptyHost,     kHostMismatch,   kFutureTimestamp, kExpiredTimestamp, kEmptyComponent,
-      kMissingMemory, kTooManySamples, kZeroSequence,    kInvalidGap,       kOversized,
-      kHelloMissing,  kDuplicateHello, kEmptyMessage};
+      kEmptyHost,      kHostMismatch,    kFutureTimestamp,      kExpiredTimestamp,
+      kEmptyComponent, kMissingMemory,   kTooManySamples,       kZeroSequence,
+      kInvalidGap,     kOversized,       kHelloMissing,         kDuplicateHello,
+      kEmptyMessage,   kUnauthenticated, kHostIdentityMismatch, kUserCertificate};
   return all;
 }
 

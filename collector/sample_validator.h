@@ -7,7 +7,11 @@
 //   INVALID_ARGUMENT    empty_host, empty_message, hello_missing, duplicate_hello,
 //                       zero_sequence, invalid_gap, empty_component, missing_memory,
 //                       future_timestamp, expired_timestamp
-//   PERMISSION_DENIED   host_mismatch (a sample names a host other than the stream's)
+//   PERMISSION_DENIED   host_mismatch (a sample names a host other than the stream's),
+//                       host_identity_mismatch (the hello names a host the client
+//                       certificate does not), user_certificate (the certificate is a
+//                       dripctl principal's, not an agent's)
+//   UNAUTHENTICATED     unauthenticated (a TLS collector got no client certificate)
 //   RESOURCE_EXHAUSTED  oversized, too_many_samples
 //
 // Stateless apart from its options and clock: every method is const and thread-safe.
@@ -41,6 +45,10 @@ inline constexpr std::string_view kOversized = "oversized";
 inline constexpr std::string_view kHelloMissing = "hello_missing";
 inline constexpr std::string_view kDuplicateHello = "duplicate_hello";
 inline constexpr std::string_view kEmptyMessage = "empty_message";
+// Checked by CheckAgentIdentity (agent_identity.h).
+inline constexpr std::string_view kUnauthenticated = "unauthenticated";
+inline constexpr std::string_view kHostIdentityMismatch = "host_identity_mismatch";
+inline constexpr std::string_view kUserCertificate = "user_certificate";
 // Every reason above, so that metrics can show each at zero before it first happens.
 const std::vector<std::string_view>& All();
 }  // namespace reject_reason

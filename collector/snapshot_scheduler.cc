@@ -103,6 +103,13 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
 bool SnapshotScheduler::OnCommandResult(const std::string& host,
                                         const drip::v1::CommandResult& result, int64_t now_ms) {
   auto log = Logger("collector");
+  {
+    // Only a result this host owes is worth parsing: an agent cannot make the collector
+    // diagnose payloads nobody asked for.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = by_command_.find(result.command_id());
+    if (it == by_command_.end() || it->second.first != host) return false;
+  }
   // Parse and diagnose outside the lock: a snapshot can hold thousands of stacks.
   std::string error;
   drip::v1::Diagnosis diagnosis;

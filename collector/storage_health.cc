@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/duration.h"
 #include "common/logging.h"
 
 namespace drip::collector {
@@ -16,21 +17,24 @@ void StorageHealth::AttachHealthService(grpc::HealthCheckServiceInterface* servi
   ApplyLocked();
 }
 
-void StorageHealth::ReportWriteOk() {
+void StorageHealth::Update(const absl::Status& write_state) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (healthy_) return;
-  healthy_ = true;
-  Logger("collector")->info("store writes succeed again; serving");
-  ApplyLocked();
-}
-
-void StorageHealth::ReportWriteError(const absl::Status& error) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!healthy_) return;
-  healthy_ = false;
-  Logger("collector")
-      ->error("store write failed, reporting NOT_SERVING until a write succeeds: {}",
-              std::string(error.message()));
+  const bool healthy = write_state.ok();
+  if (healthy == healthy_) return;
+  healthy_ = healthy;
+  const auto now = std::chrono::steady_clock::now();
+  if (!healthy) {
+    unhealthy_since_ = now;
+    Logger("collector")
+        ->error(
+            "store stopped taking writes; acknowledging nothing and reporting NOT_SERVING "
+            "until it recovers: {}",
+            std::string(write_state.message()));
+  } else {
+    Logger("collector")
+        ->info("store takes writes again after {}; serving",
+               FormatSpan(std::chrono::duration<double>(now - unhealthy_since_).count()));
+  }
   ApplyLocked();
 }
 

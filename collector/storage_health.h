@@ -1,12 +1,15 @@
 // StorageHealth: whether the store currently takes writes, as the rest of the world
-// sees it. A failed write marks the collector unhealthy (gRPC health NOT_SERVING and
-// drip_collector_healthy 0) so that load balancers and alerts move agents elsewhere;
-// the next successful write marks it healthy again. Each transition logs one line, not
-// each failure, so a broken disk does not flood the log.
+// sees it: gRPC health NOT_SERVING and drip_collector_healthy 0 while it does not, so
+// that load balancers and alerts move agents elsewhere. It follows the store's own
+// account (SeriesStore::WriteState): a failed batch sets it at once, StorageRecovery
+// every second, and it turns healthy only when the store does, i.e. after a recovery or
+// a write that went through — never because a read worked. Each transition logs one
+// line, not each failure, so a broken disk does not flood the log.
 //
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <mutex>
 
 #include "absl/status/status.h"
@@ -24,8 +27,8 @@ class StorageHealth {
   // before the server goes away). The current state is applied at once.
   void AttachHealthService(grpc::HealthCheckServiceInterface* service);
 
-  void ReportWriteOk();
-  void ReportWriteError(const absl::Status& error);
+  // Healthy exactly when `write_state` (SeriesStore::WriteState) is OK.
+  void Update(const absl::Status& write_state);
 
   bool healthy() const;
 
@@ -34,6 +37,7 @@ class StorageHealth {
 
   mutable std::mutex mu_;
   bool healthy_ = true;
+  std::chrono::steady_clock::time_point unhealthy_since_;
   prometheus::Gauge* gauge_;
   grpc::HealthCheckServiceInterface* service_ = nullptr;
 };

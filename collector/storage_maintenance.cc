@@ -10,12 +10,22 @@
 
 namespace drip::collector {
 
+namespace {
+
+// How often StorageRecovery looks at the store: recovery follows returning disk space
+// within about this long.
+constexpr std::chrono::seconds kRecoveryInterval(1);
+
+}  // namespace
+
 StorageMaintenance::StorageMaintenance(SeriesStore* store, CollectorMetrics* metrics,
+                                       StorageRecovery* recovery,
                                        std::chrono::milliseconds retention_interval,
                                        std::chrono::milliseconds size_interval,
                                        std::function<void()> periodic)
     : store_(store),
       metrics_(metrics),
+      recovery_(recovery),
       retention_interval_(retention_interval),
       size_interval_(size_interval),
       periodic_(std::move(periodic)) {}
@@ -48,9 +58,16 @@ void StorageMaintenance::Run() {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_retention = Clock::now();
   Clock::time_point next_size = Clock::now();
+  Clock::time_point next_recovery = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     Clock::time_point now = Clock::now();
+    if (recovery_ != nullptr && now >= next_recovery) {
+      lock.unlock();
+      recovery_->Tick(now);
+      lock.lock();
+      next_recovery = Clock::now() + kRecoveryInterval;
+    }
     if (now >= next_retention) {
       lock.unlock();
       EnforceRetention();
@@ -61,12 +78,17 @@ void StorageMaintenance::Run() {
     if (now >= next_size) {
       lock.unlock();
       metrics_->storage_size_bytes.Set(static_cast<double>(store_->ApproximateSizeBytes()));
+      if (absl::StatusOr<uint64_t> free = store_->FreeDiskBytes(); free.ok()) {
+        metrics_->storage_free_bytes.Set(static_cast<double>(*free));
+      }
       if (periodic_) periodic_();
       lock.lock();
       next_size = Clock::now() + size_interval_;
     }
     last_run_ = Clock::now().time_since_epoch().count();
-    cv_.wait_until(lock, std::min(next_retention, next_size), [this] { return stop_; });
+    Clock::time_point next = std::min(next_retention, next_size);
+    if (recovery_ != nullptr) next = std::min(next, next_recovery);
+    cv_.wait_until(lock, next, [this] { return stop_; });
   }
 }
 

@@ -1,8 +1,10 @@
 // StorageMaintenance: the collector's background thread for the store. It deletes
 // samples past retention every `retention_interval` (once at start too, so a collector
-// that was down for days catches up at once) and refreshes drip_storage_size_bytes every
-// `size_interval`. A failed retention pass is logged and counted, and retried at the
-// next interval; the store keeps serving meanwhile.
+// that was down for days catches up at once), refreshes drip_storage_size_bytes and
+// drip_storage_free_bytes every `size_interval`, and every second lets `recovery` check
+// the store's writes and bring them back after a failure (storage_recovery.h). A failed
+// retention pass is logged and counted, and retried at the next interval; the store
+// keeps serving meanwhile.
 //
 // Start() and Stop() from one owning thread; Stop() is idempotent and returns promptly
 // (a pass in progress completes first). `periodic`, when set, also runs every
@@ -18,13 +20,14 @@
 
 #include "collector/collector_metrics.h"
 #include "collector/storage/series_store.h"
+#include "collector/storage_recovery.h"
 
 namespace drip::collector {
 
 class StorageMaintenance {
  public:
-  // `store` and `metrics` must outlive this object.
-  StorageMaintenance(SeriesStore* store, CollectorMetrics* metrics,
+  // `store`, `metrics` and `recovery` (may be null) must outlive this object.
+  StorageMaintenance(SeriesStore* store, CollectorMetrics* metrics, StorageRecovery* recovery,
                      std::chrono::milliseconds retention_interval,
                      std::chrono::milliseconds size_interval = std::chrono::seconds(5),
                      std::function<void()> periodic = nullptr);
@@ -47,6 +50,7 @@ class StorageMaintenance {
 
   SeriesStore* store_;
   CollectorMetrics* metrics_;
+  StorageRecovery* recovery_;
   std::chrono::milliseconds retention_interval_;
   std::chrono::milliseconds size_interval_;
   std::function<void()> periodic_;

@@ -336,4 +336,11 @@ int LineOfKey(std::string_view yaml, const std::string& key) {
   }
 }
 
+std::string ConfigProblem(std::string_view source, std::string_view yaml, const std::string& key,
+                          std::string_view what) {
+  const int line = LineOfKey(yaml, key);
+  if (line == 0) return fmt::format("{}: {}: {}", source, key, what);
+  return fmt::format("{}:{}: {}: {}", source, line, key, what);
+}
+
 }  // namespace drip

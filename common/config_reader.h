@@ -26,6 +26,11 @@ namespace drip {
 // across fields, that must still name the line like ConfigReader's own errors do.
 int LineOfKey(std::string_view yaml, const std::string& key);
 
+// "file:line: key: what" for a problem found after reading, or "file: key: what" when
+// the key is not in the text (a required key left out).
+std::string ConfigProblem(std::string_view source, std::string_view yaml, const std::string& key,
+                          std::string_view what);
+
 class ConfigReader {
  public:
   static absl::StatusOr<ConfigReader> FromFile(const std::string& path);

@@ -1,5 +1,7 @@
 #include "common/logging.h"
 
+#include <grpc/support/log.h>
+
 #include <cstdlib>
 #include <mutex>
 
@@ -22,6 +24,29 @@ std::string Pattern() {
 
 }  // namespace
 
+namespace {
+
+// gRPC's own messages (a TLS handshake that failed, a bad peer) in the same stream and
+// format as ours, under the "grpc" logger, instead of gRPC's own stderr format.
+void GrpcLogToSpdlog(gpr_log_func_args* args) {
+  spdlog::level::level_enum level = spdlog::level::debug;
+  switch (args->severity) {
+    case GPR_LOG_SEVERITY_ERROR:
+      // gRPC reports a peer's failure (a refused handshake) at ERROR: the collector's own
+      // state is fine, so it is a warning in Drip's terms (docs/logging.md).
+      level = spdlog::level::warn;
+      break;
+    case GPR_LOG_SEVERITY_INFO:
+      level = spdlog::level::info;
+      break;
+    case GPR_LOG_SEVERITY_DEBUG:
+      break;
+  }
+  Logger("grpc")->log(level, "{}", args->message);
+}
+
+}  // namespace
+
 absl::Status InitLogging(std::string_view level) {
   spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
   // from_str maps unknown names to "off"; only "off" itself may do so.
@@ -32,7 +57,12 @@ absl::Status InitLogging(std::string_view level) {
   std::lock_guard<std::mutex> lock(LoggerMutex());
   spdlog::set_level(parsed);
   spdlog::set_pattern(Pattern());
+  gpr_set_log_function(GrpcLogToSpdlog);
   return absl::OkStatus();
+}
+
+void SilenceGrpcLogs() {
+  gpr_set_log_function([](gpr_log_func_args*) {});
 }
 
 std::shared_ptr<spdlog::logger> Logger(const std::string& component) {

@@ -13,9 +13,14 @@
 
 namespace drip {
 
-// Sets the global level ("trace", "debug", "info", "warn", "error", "off") and format.
+// Sets the global level ("trace", "debug", "info", "warn", "error", "off") and format,
+// and routes gRPC's own log messages to the "grpc" logger.
 // Safe to call more than once; the last call wins.
 absl::Status InitLogging(std::string_view level);
+
+// For command-line tools whose errors reach the user as statuses: gRPC's own log lines
+// (which InitLogging otherwise routes to the "grpc" logger) would only repeat them.
+void SilenceGrpcLogs();
 
 // Returns the logger named `component`, creating it on first use. Thread-safe.
 std::shared_ptr<spdlog::logger> Logger(const std::string& component);

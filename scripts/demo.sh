@@ -35,9 +35,28 @@ wait_ready() {  # wait_ready FILE PID NAME
 }
 field() { sed -n "s/.*\"$2\": \"\([^\"]*\)\".*/\1/p" "$1"; }
 
+# Mutual TLS as in production (docs/security.md): a throwaway CA, the collector's
+# certificate, this host's agent certificate, and an operator's bearer token for dripctl.
+host=$(hostname)
+tls=$work/tls
+bash scripts/make-certs.sh "$tls" --agent "$host" >/dev/null
+head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$tls/oncall.token"
+cat >"$work/access.yaml" <<YAML
+principals:
+  - name: demo-oncall
+    role: operator
+    token_sha256: $(printf %s "$(cat "$tls/oncall.token")" | sha256sum | cut -d' ' -f1)
+YAML
+
 cat >"$work/collector.yaml" <<YAML
 grpc:
   listen_address: "127.0.0.1:0"
+tls:
+  ca_file: "$tls/ca.crt"
+  cert_file: "$tls/collector.crt"
+  key_file: "$tls/collector.key"
+auth:
+  access_file: "$work/access.yaml"
 storage:
   path: "$work/db"
 metrics:
@@ -64,12 +83,15 @@ pids+=($!)
 wait_ready "$work/collector.ready" "${pids[-1]}" collector
 collector=$(field "$work/collector.ready" grpc)
 metrics=$(field "$work/collector.ready" metrics)
-echo "== collector serving gRPC on $collector, metrics on http://$metrics/metrics, RocksDB in $work/db =="
+echo "== collector serving gRPC with mutual TLS on $collector, metrics on http://$metrics/metrics, RocksDB in $work/db =="
 
-host=$(hostname)
 cat >"$work/agent.yaml" <<YAML
 host: "$host"
 collector: "$collector"
+tls:
+  ca_file: "$tls/ca.crt"
+  cert_file: "$tls/agent-$host.crt"
+  key_file: "$tls/agent-$host.key"
 interval: 2s
 labels:
   env: demo
@@ -79,6 +101,10 @@ metrics:
 # demo gives attach mode more than the production default of 5% of a core.
 snapshots:
   cpu_budget: 0.5
+# The collector's commands may target only these processes; the example runs outside any
+# systemd service, so it is named by its executable.
+commands:
+  allowed_components: ["svc:*", "proc:drip-leaky-example"]
 YAML
 "$bin/agent/drip-agent" --config "$work/agent.yaml" --ready-file "$work/agent.ready" \
   >"$work/agent.log" 2>&1 &
@@ -99,7 +125,7 @@ for s in json.load(sys.stdin)["samples"]:
 echo "== leaking example: pid $leaky, component $component, leaking 2 MiB/s =="
 echo
 
-dripctl() { "$bin/cli/dripctl" --collector "$collector" "$@"; }
+dripctl() { "$bin/cli/dripctl" --collector "$collector" --ca "$tls/ca.crt" --token-file "$tls/oncall.token" "$@"; }
 dripctl hosts
 end=$((SECONDS + seconds))
 while [ $SECONDS -lt $end ]; do

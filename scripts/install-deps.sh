@@ -16,7 +16,7 @@ PACKAGES=(
   clang llvm clang-format clang-tidy libclang-rt-dev
   # RPC and storage
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  librocksdb-dev
+  librocksdb-dev libssl-dev
   # eBPF
   libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev systemtap-sdt-dev
   # libraries

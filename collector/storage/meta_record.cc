@@ -40,16 +40,25 @@ std::string EncodeGapValue(const GapRecord& gap) {
   std::string value;
   PutVarint64(gap.to_sequence, &value);
   PutVarint64(static_cast<uint64_t>(gap.recorded_ms), &value);
+  PutVarint64(static_cast<uint64_t>(gap.from_ms), &value);
+  PutVarint64(static_cast<uint64_t>(gap.until_ms), &value);
+  PutVarint64(gap.samples, &value);
   return value;
 }
 
 bool DecodeGapValue(std::string_view value, GapRecord* gap) {
   uint64_t recorded = 0;
-  if (!GetVarint64(&value, &gap->to_sequence) || !GetVarint64(&value, &recorded) ||
-      !value.empty()) {
+  if (!GetVarint64(&value, &gap->to_sequence) || !GetVarint64(&value, &recorded)) return false;
+  gap->recorded_ms = static_cast<int64_t>(recorded);
+  if (value.empty()) return true;  // written before the time span was kept
+  uint64_t from = 0;
+  uint64_t until = 0;
+  if (!GetVarint64(&value, &from) || !GetVarint64(&value, &until) ||
+      !GetVarint64(&value, &gap->samples) || !value.empty()) {
     return false;
   }
-  gap->recorded_ms = static_cast<int64_t>(recorded);
+  gap->from_ms = static_cast<int64_t>(from);
+  gap->until_ms = static_cast<int64_t>(until);
   return true;
 }
 

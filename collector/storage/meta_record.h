@@ -26,11 +26,18 @@ struct GapRecord {
   uint64_t from_sequence = 0;
   uint64_t to_sequence = 0;
   int64_t recorded_ms = 0;
+  // The dropped samples' time span and count, as the agent reported them
+  // (SampleBatch.dropped_*); 0 when unknown (records written before agents said, or
+  // batches lost without the agent knowing).
+  int64_t from_ms = 0;
+  int64_t until_ms = 0;
+  uint64_t samples = 0;
 
   uint64_t missing_batches() const { return to_sequence - from_sequence; }
 };
 
-// The key holds from_sequence; the value the rest.
+// The key holds from_sequence; the value the rest. Values written before the time span
+// existed (to_sequence and recorded_ms only) still decode, with the span unknown.
 std::string EncodeGapValue(const GapRecord& gap);
 bool DecodeGapValue(std::string_view value, GapRecord* gap);
 

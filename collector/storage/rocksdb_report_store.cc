@@ -1,5 +1,6 @@
 #include "collector/storage/rocksdb_report_store.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "collector/storage/store_error.h"
@@ -32,27 +33,33 @@ uint64_t SequenceOfAuditKey(std::string_view key) {
 
 }  // namespace
 
-RocksDbReportStore::RocksDbReportStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
-                                       std::string path, bool sync_writes)
-    : db_(db), cf_(cf), path_(std::move(path)), sync_writes_(sync_writes) {}
+RocksDbReportStore::RocksDbReportStore(StoreDb* db, bool sync_writes)
+    : db_(db), path_(db->path()), sync_writes_(sync_writes) {}
 
-absl::Status RocksDbReportStore::Init() {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_));
+absl::Status RocksDbReportStore::Init(const StoreHandles& handles) {
+  std::unique_ptr<rocksdb::Iterator> it(
+      handles.db->NewIterator(rocksdb::ReadOptions(), handles.reports));
   it->SeekForPrev(ToSlice(kAuditEnd));
+  uint64_t last = 0;
   if (it->Valid() && it->key().starts_with(ToSlice(kAuditPrefix))) {
-    last_audit_sequence_ = SequenceOfAuditKey(ToView(it->key()));
+    last = SequenceOfAuditKey(ToView(it->key()));
   }
   if (!it->status().ok()) return StoreError(path_, "reading the audit log", it->status());
+  std::lock_guard<std::mutex> lock(mu_);
+  // Never backwards: sequences are ids that audit entries already handed out carry.
+  last_audit_sequence_ = std::max(last_audit_sequence_, last);
   return absl::OkStatus();
 }
 
 absl::Status RocksDbReportStore::Write(const std::vector<drip::v1::LeakReport>& reports,
                                        std::vector<drip::v1::AuditEntry>* audit) {
+  StoreDb::Lease lease(db_);
+  if (!lease.open()) return lease.ClosedError();
   std::lock_guard<std::mutex> lock(mu_);
   rocksdb::WriteBatch batch;
   for (const drip::v1::LeakReport& report : reports) {
-    rocksdb::Status s =
-        batch.Put(cf_, fmt::format("{}{}", kReportPrefix, report.id()), report.SerializeAsString());
+    rocksdb::Status s = batch.Put(lease->reports, fmt::format("{}{}", kReportPrefix, report.id()),
+                                  report.SerializeAsString());
     if (!s.ok()) return StoreError(path_, "staging a leak report", s);
   }
   uint64_t sequence = last_audit_sequence_;
@@ -60,13 +67,13 @@ absl::Status RocksDbReportStore::Write(const std::vector<drip::v1::LeakReport>& 
     for (drip::v1::AuditEntry& entry : *audit) {
       ++sequence;
       entry.set_id(fmt::format("{:012d}", sequence));
-      rocksdb::Status s = batch.Put(cf_, AuditKey(sequence), entry.SerializeAsString());
+      rocksdb::Status s = batch.Put(lease->reports, AuditKey(sequence), entry.SerializeAsString());
       if (!s.ok()) return StoreError(path_, "staging an audit entry", s);
     }
   }
   rocksdb::WriteOptions options;
   options.sync = sync_writes_;
-  rocksdb::Status s = db_->Write(options, &batch);
+  rocksdb::Status s = lease->db->Write(options, &batch);
   if (!s.ok()) return StoreError(path_, "writing leak reports and audit entries", s);
   last_audit_sequence_ = sequence;
   return absl::OkStatus();
@@ -74,7 +81,10 @@ absl::Status RocksDbReportStore::Write(const std::vector<drip::v1::LeakReport>& 
 
 absl::StatusOr<std::vector<drip::v1::LeakReport>> RocksDbReportStore::LoadReports() {
   std::vector<drip::v1::LeakReport> reports;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_));
+  StoreDb::Lease lease(db_);
+  if (!lease.open()) return lease.ClosedError();
+  std::unique_ptr<rocksdb::Iterator> it(
+      lease->db->NewIterator(rocksdb::ReadOptions(), lease->reports));
   for (it->Seek(ToSlice(kReportPrefix));
        it->Valid() && it->key().starts_with(ToSlice(kReportPrefix)); it->Next()) {
     drip::v1::LeakReport report;
@@ -91,7 +101,10 @@ absl::StatusOr<std::vector<drip::v1::LeakReport>> RocksDbReportStore::LoadReport
 absl::StatusOr<std::vector<drip::v1::AuditEntry>> RocksDbReportStore::ReadAudit(
     const std::string& report_id, int64_t since_ms, size_t limit) {
   std::vector<drip::v1::AuditEntry> entries;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cf_));
+  StoreDb::Lease lease(db_);
+  if (!lease.open()) return lease.ClosedError();
+  std::unique_ptr<rocksdb::Iterator> it(
+      lease->db->NewIterator(rocksdb::ReadOptions(), lease->reports));
   for (it->SeekForPrev(ToSlice(kAuditEnd));
        it->Valid() && it->key().starts_with(ToSlice(kAuditPrefix)) && entries.size() < limit;
        it->Prev()) {

@@ -11,22 +11,18 @@
 #include <vector>
 
 #include "collector/storage/report_store.h"
-
-namespace rocksdb {
-class ColumnFamilyHandle;
-class DB;
-}  // namespace rocksdb
+#include "collector/storage/store_db.h"
 
 namespace drip::collector {
 
 class RocksDbReportStore final : public ReportStore {
  public:
-  // `db` and `cf` must outlive this store; `path` names the store in errors.
-  RocksDbReportStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string path,
-                     bool sync_writes);
+  // `db` must outlive this store. Each call holds a lease on it (store_db.h).
+  RocksDbReportStore(StoreDb* db, bool sync_writes);
 
-  // Finds the last audit sequence; call once before use.
-  absl::Status Init();
+  // Finds the last audit sequence; call before use, and again under the reopen of the
+  // database (a write that failed may still have reached the WAL and come back with it).
+  absl::Status Init(const StoreHandles& handles);
 
   absl::Status Write(const std::vector<drip::v1::LeakReport>& reports,
                      std::vector<drip::v1::AuditEntry>* audit) override;
@@ -36,8 +32,7 @@ class RocksDbReportStore final : public ReportStore {
                                                               size_t limit) override;
 
  private:
-  rocksdb::DB* db_;
-  rocksdb::ColumnFamilyHandle* cf_;
+  StoreDb* const db_;
   const std::string path_;
   const bool sync_writes_;
   std::mutex mu_;  // orders audit sequences with their writes

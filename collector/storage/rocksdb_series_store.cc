@@ -1,6 +1,10 @@
 #include "collector/storage/rocksdb_series_store.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -10,6 +14,7 @@
 #include "collector/storage/chunk_codec.h"
 #include "collector/storage/chunk_merge_operator.h"
 #include "collector/storage/retention_filter.h"
+#include "collector/storage/rocksdb_log_bridge.h"
 #include "collector/storage/rocksdb_tuning.h"
 #include "collector/storage/series_key.h"
 #include "collector/storage/staged_batch.h"
@@ -50,7 +55,8 @@ RocksDbSeriesStore::RocksDbSeriesStore(const RocksDbSeriesStoreOptions& options)
     : options_(options),
       chunk_window_ms_(options.chunk_window.count()),
       retention_(
-          std::make_shared<RetentionFilterFactory>(options.clock, options.retention.count())) {}
+          std::make_shared<RetentionFilterFactory>(options.clock, options.retention.count())),
+      errors_(std::make_shared<StoreErrorListener>()) {}
 
 absl::StatusOr<std::unique_ptr<RocksDbSeriesStore>> RocksDbSeriesStore::Open(
     const RocksDbSeriesStoreOptions& options) {
@@ -77,16 +83,17 @@ absl::StatusOr<std::unique_ptr<RocksDbSeriesStore>> RocksDbSeriesStore::Open(
 
   std::unique_ptr<RocksDbSeriesStore> store(new RocksDbSeriesStore(options));
   RETURN_IF_ERROR(store->OpenDb());
-  RETURN_IF_ERROR(store->LoadStoreSettings());
-  store->reports_ = std::make_unique<RocksDbReportStore>(store->db_.get(), store->reports_cf_,
-                                                         options.path, options.sync_writes);
-  RETURN_IF_ERROR(store->reports_->Init());
+  {
+    StoreDb::Lease lease(store->db_.get());
+    RETURN_IF_ERROR(store->LoadStoreSettings(*lease));
+    store->reports_ = std::make_unique<RocksDbReportStore>(store->db_.get(), options.sync_writes);
+    RETURN_IF_ERROR(store->reports_->Init(*lease));
+  }
   StagingFolderOptions fold;
   fold.path = options.path;
   fold.interval = options.fold_interval;
   fold.fold_bytes = options.fold_bytes;
-  store->folder_ = std::make_unique<StagingFolder>(store->db_.get(), store->staging_cf_,
-                                                   store->series_cf_, fold);
+  store->folder_ = std::make_unique<StagingFolder>(store->db_.get(), fold);
   store->folder_->Start();
   Logger("collector")
       ->info("store at {} open: chunk window {}, retention {}, sync writes {}", options.path,
@@ -111,25 +118,24 @@ absl::Status RocksDbSeriesStore::OpenDb() {
       {kStagingColumnFamily, StagingColumnFamilyOptions()},
       {kReportsColumnFamily, ReportsColumnFamilyOptions(cache)},
   };
-  rocksdb::DB* db = nullptr;
   rocksdb::DBOptions db_options = StoreDbOptions();
+  // Not the LOG file beside the data: the disk that fills up takes it down first
+  // (rocksdb_log_bridge.h).
+  db_options.info_log = std::make_shared<RocksDbLogBridge>();
+  db_options.listeners.push_back(errors_);
+  // Recover() reopens instead of RocksDB resuming in place (store_error_listener.h).
+  db_options.max_bgerror_resume_count = 0;
   if (options_.env != nullptr) db_options.env = options_.env;
-  rocksdb::Status s = rocksdb::DB::Open(db_options, options_.path, families, &handles_, &db);
-  if (!s.ok()) return StoreError(options_.path, "cannot open", s);
-  db_.reset(db);
-  series_cf_ = handles_[1];
-  meta_cf_ = handles_[2];
-  staging_cf_ = handles_[3];
-  reports_cf_ = handles_[4];
-  return absl::OkStatus();
+  db_ = std::make_unique<StoreDb>(options_.path, std::move(db_options), std::move(families));
+  return db_->Open();
 }
 
-absl::Status RocksDbSeriesStore::LoadStoreSettings() {
+absl::Status RocksDbSeriesStore::LoadStoreSettings(const StoreHandles& db) {
   const rocksdb::ReadOptions read;
   std::string value;
 
   // The chunk window is part of the layout: keep the one the store was created with.
-  rocksdb::Status s = db_->Get(read, meta_cf_, ToSlice(kChunkWindowKey), &value);
+  rocksdb::Status s = db.db->Get(read, db.meta, ToSlice(kChunkWindowKey), &value);
   if (s.ok()) {
     uint64_t stored = 0;
     if (!DecodeUint64(value, &stored) || stored == 0 || stored > INT64_MAX) {
@@ -146,8 +152,8 @@ absl::Status RocksDbSeriesStore::LoadStoreSettings() {
   } else if (s.IsNotFound()) {
     rocksdb::WriteOptions write;
     write.sync = true;
-    s = db_->Put(write, meta_cf_, ToSlice(kChunkWindowKey),
-                 EncodeUint64(static_cast<uint64_t>(chunk_window_ms_)));
+    s = db.db->Put(write, db.meta, ToSlice(kChunkWindowKey),
+                   EncodeUint64(static_cast<uint64_t>(chunk_window_ms_)));
     if (!s.ok()) return StoreError(options_.path, "recording the chunk window", s);
   } else {
     return StoreError(options_.path, "reading the chunk window", s);
@@ -158,7 +164,7 @@ absl::Status RocksDbSeriesStore::LoadStoreSettings() {
   // the stored counter may lag; every allocated id that became durable has its "i/"
   // entry in the same write, so the highest one settles it.
   uint64_t next_id = 1;
-  s = db_->Get(read, meta_cf_, ToSlice(kNextSeriesIdKey), &value);
+  s = db.db->Get(read, db.meta, ToSlice(kNextSeriesIdKey), &value);
   if (s.ok()) {
     if (!DecodeUint64(value, &next_id)) {
       return absl::DataLossError(
@@ -168,7 +174,7 @@ absl::Status RocksDbSeriesStore::LoadStoreSettings() {
     return StoreError(options_.path, "reading the series id counter", s);
   }
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, meta_cf_));
+    std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(read, db.meta));
     std::string last_names_key(kSeriesNamesPrefix);
     last_names_key.append(8, '\xff');
     it->SeekForPrev(last_names_key);
@@ -180,14 +186,37 @@ absl::Status RocksDbSeriesStore::LoadStoreSettings() {
       return StoreError(options_.path, "reading the series index", it->status());
     }
   }
-  next_series_id_ = std::max<uint64_t>(next_id, 1);
+  {
+    // Never backwards: after a reopen, ids handed out in memory may be ahead of the store.
+    std::lock_guard<std::mutex> lock(id_mu_);
+    next_series_id_ = std::max<uint64_t>({next_series_id_, next_id, 1});
+  }
 
-  s = db_->Get(read, meta_cf_, ToSlice(kRetentionCutoffKey), &value);
+  s = db.db->Get(read, db.meta, ToSlice(kRetentionCutoffKey), &value);
   if (s.ok()) {
     uint64_t cutoff = 0;
-    if (DecodeUint64(value, &cutoff)) compacted_cutoff_ms_ = static_cast<int64_t>(cutoff);
+    // Only at open: a reopen runs under the database's exclusive lock, and
+    // EnforceRetention takes retention_mu_ before a lease. The value in memory is good.
+    if (DecodeUint64(value, &cutoff) && retention_mu_.try_lock()) {
+      compacted_cutoff_ms_ = std::max(compacted_cutoff_ms_, static_cast<int64_t>(cutoff));
+      retention_mu_.unlock();
+    }
   } else if (!s.IsNotFound()) {
     return StoreError(options_.path, "reading the retention state", s);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbSeriesStore::ReloadAfterReopen(const StoreHandles& db) {
+  RETURN_IF_ERROR(LoadStoreSettings(db));
+  RETURN_IF_ERROR(reports_->Init(db));
+  // A write that reported failure may have reached the WAL and be back: marks are read
+  // again before the next batch of each host, or a resend would be stored twice. Cached
+  // series ids stay good: only ids whose write succeeded are cached.
+  std::lock_guard<std::mutex> lock(hosts_mu_);
+  for (auto& [host, state] : hosts_) {
+    std::lock_guard<std::mutex> host_lock(state->mu);
+    state->loaded = false;
   }
   return absl::OkStatus();
 }
@@ -197,19 +226,9 @@ RocksDbSeriesStore::~RocksDbSeriesStore() {
   folder_.reset();
   reports_.reset();
   if (db_ == nullptr) return;
-  auto log = Logger("collector");
-  if (!options_.sync_writes) {
-    rocksdb::Status s = db_->SyncWAL();
-    if (!s.ok()) {
-      log->error("store at {}: syncing the WAL on close: {}", options_.path, s.ToString());
-    }
-  }
-  for (rocksdb::ColumnFamilyHandle* handle : handles_) {
-    rocksdb::Status s = db_->DestroyColumnFamilyHandle(handle);
-    if (!s.ok()) log->warn("store at {}: closing a column family: {}", options_.path, s.ToString());
-  }
-  rocksdb::Status s = db_->Close();
-  if (!s.ok()) log->error("store at {}: closing: {}", options_.path, s.ToString());
+  // Not after a write error: syncing a WAL whose append failed is what RocksDB 7.8
+  // asserts against, and what it holds was not acknowledged anyway.
+  db_->Close(!options_.sync_writes && !errors_->state().stops_writes());
 }
 
 HostState* RocksDbSeriesStore::StateOf(const std::string& host) {
@@ -219,10 +238,11 @@ HostState* RocksDbSeriesStore::StateOf(const std::string& host) {
   return state.get();
 }
 
-absl::Status RocksDbSeriesStore::LoadHostLocked(const std::string& host, HostState* state) {
+absl::Status RocksDbSeriesStore::LoadHostLocked(const StoreHandles& db, const std::string& host,
+                                                HostState* state) {
   if (state->loaded) return absl::OkStatus();
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_cf_, HostRecordKey(host), &value);
+  rocksdb::Status s = db.db->Get(rocksdb::ReadOptions(), db.meta, HostRecordKey(host), &value);
   if (s.IsNotFound()) {
     state->record.Clear();
     state->record.set_host(host);
@@ -240,15 +260,15 @@ absl::Status RocksDbSeriesStore::LoadHostLocked(const std::string& host, HostSta
 }
 
 absl::StatusOr<uint64_t> RocksDbSeriesStore::SeriesIdLocked(
-    const std::string& host, HostState* state, const drip::v1::Sample& sample,
-    rocksdb::WriteBatch* batch, std::vector<const drip::v1::Sample*>* new_series,
-    uint64_t* next_series_id) {
+    const StoreHandles& db, const std::string& host, HostState* state,
+    const drip::v1::Sample& sample, rocksdb::WriteBatch* batch,
+    std::vector<const drip::v1::Sample*>* new_series, uint64_t* next_series_id) {
   if (std::optional<uint64_t> id = state->series.Find(sample.component(), sample.instance())) {
     return *id;
   }
   const std::string index_key = SeriesIndexKey(host, sample.component(), sample.instance());
   std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), meta_cf_, index_key, &value);
+  rocksdb::Status s = db.db->Get(rocksdb::ReadOptions(), db.meta, index_key, &value);
   if (s.ok()) {
     uint64_t id = 0;
     if (!DecodeUint64(value, &id)) {
@@ -269,9 +289,9 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::SeriesIdLocked(
     id = next_series_id_++;
     *next_series_id = std::max(*next_series_id, next_series_id_);
   }
-  rocksdb::Status put = batch->Put(meta_cf_, index_key, EncodeUint64(id));
+  rocksdb::Status put = batch->Put(db.meta, index_key, EncodeUint64(id));
   if (put.ok()) {
-    put = batch->Put(meta_cf_, SeriesNamesKey(id),
+    put = batch->Put(db.meta, SeriesNamesKey(id),
                      EncodeSeriesNames(host, sample.component(), sample.instance()));
   }
   if (!put.ok()) return StoreError(options_.path, "building a batch", put);
@@ -285,9 +305,11 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::SeriesIdLocked(
 absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& host,
                                                              const drip::v1::SampleBatch& batch) {
   if (host.empty()) return absl::InvalidArgumentError("AppendBatch: host is empty");
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
   HostState* state = StateOf(host);
   std::lock_guard<std::mutex> lock(state->mu);
-  RETURN_IF_ERROR(LoadHostLocked(host, state));
+  RETURN_IF_ERROR(LoadHostLocked(*db, host, state));
 
   AppendResult result;
   const uint64_t mark = state->record.acked_sequence();
@@ -315,7 +337,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
   absl::Status status;
   for (const drip::v1::Sample& sample : batch.samples()) {
     absl::StatusOr<uint64_t> id =
-        SeriesIdLocked(host, state, sample, &write, &new_series, &next_series_id);
+        SeriesIdLocked(*db, host, state, sample, &write, &new_series, &next_series_id);
     if (!id.ok()) {
       status = id.status();
       break;
@@ -323,7 +345,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     staged_writer.Append(*id, WindowStart(sample.timestamp_ms(), chunk_window_ms_), sample);
   }
   if (status.ok() && batch.samples_size() > 0) {
-    rocksdb::Status s = write.Put(staging_cf_, StagingKey(host, sequence), staged);
+    rocksdb::Status s = write.Put(db->staging, StagingKey(host, sequence), staged);
     if (!s.ok()) status = StoreError(options_.path, "building a batch", s);
   }
 
@@ -336,25 +358,46 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     record.set_samples_stored(record.samples_stored() +
                               static_cast<uint64_t>(batch.samples_size()));
     record.set_gaps(record.gaps() + result.missing_batches);
+    int64_t newest = record.last_sample_ms();
+    for (const drip::v1::Sample& sample : batch.samples()) {
+      newest = std::max(newest, sample.timestamp_ms());
+    }
+    record.set_last_sample_ms(newest);
     record.set_last_seen_ms(std::max(record.last_seen_ms(), now_ms));
-    rocksdb::Status s = write.Put(meta_cf_, HostRecordKey(host), record.SerializeAsString());
+    rocksdb::Status s = write.Put(db->meta, HostRecordKey(host), record.SerializeAsString());
     if (s.ok() && next_series_id != 0) {
-      s = write.Put(meta_cf_, ToSlice(kNextSeriesIdKey), EncodeUint64(next_series_id));
+      s = write.Put(db->meta, ToSlice(kNextSeriesIdKey), EncodeUint64(next_series_id));
     }
     if (s.ok() && result.missing_batches > 0) {
       GapRecord gap{gap_from, sequence, now_ms};
-      s = write.Put(meta_cf_, GapRecordKey(host, gap_from), EncodeGapValue(gap));
+      // The agent's account of what it dropped; without one (batches lost before a
+      // restart of the agent), at least where the gap ends: this batch's first sample.
+      if (batch.first_dropped_sequence() != 0 && batch.dropped_samples() > 0) {
+        gap.from_ms = batch.dropped_from_ms();
+        gap.until_ms = batch.dropped_until_ms();
+        gap.samples = batch.dropped_samples();
+        // The agent may count batches that did reach the store before their ack was
+        // lost (a collector crash): the gap starts after what is stored.
+        if (batch.first_dropped_sequence() < gap_from) {
+          gap.from_ms = std::max(gap.from_ms, state->record.last_sample_ms() + 1);
+          gap.until_ms = std::max(gap.until_ms, gap.from_ms);
+        }
+      } else if (batch.samples_size() > 0) {
+        gap.until_ms = batch.samples(0).timestamp_ms();
+      }
+      s = write.Put(db->meta, GapRecordKey(host, gap_from), EncodeGapValue(gap));
     }
     if (!s.ok()) status = StoreError(options_.path, "building a batch", s);
   }
   if (status.ok()) {
     rocksdb::WriteOptions options;
     options.sync = options_.sync_writes;
-    rocksdb::Status s = db_->Write(options, &write);
+    rocksdb::Status s = db->db->Write(options, &write);
     if (!s.ok()) {
       status =
           StoreError(options_.path, fmt::format("writing batch {} of host {}", sequence, host), s);
     }
+    NoteWrite(status);
   }
   if (!status.ok()) {
     for (const drip::v1::Sample* sample : new_series) {
@@ -375,17 +418,21 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
 }
 
 absl::StatusOr<uint64_t> RocksDbSeriesStore::AckedSequence(const std::string& host) {
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
   HostState* state = StateOf(host);
   std::lock_guard<std::mutex> lock(state->mu);
-  RETURN_IF_ERROR(LoadHostLocked(host, state));
+  RETURN_IF_ERROR(LoadHostLocked(*db, host, state));
   return state->record.acked_sequence();
 }
 
 absl::Status RocksDbSeriesStore::PutHost(const drip::v1::HostInfo& info) {
   if (info.host().empty()) return absl::InvalidArgumentError("PutHost: host is empty");
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
   HostState* state = StateOf(info.host());
   std::lock_guard<std::mutex> lock(state->mu);
-  RETURN_IF_ERROR(LoadHostLocked(info.host(), state));
+  RETURN_IF_ERROR(LoadHostLocked(*db, info.host(), state));
 
   const int64_t now_ms = options_.clock->NowMs();
   drip::v1::HostInfo record = state->record;
@@ -404,11 +451,14 @@ absl::Status RocksDbSeriesStore::PutHost(const drip::v1::HostInfo& info) {
   rocksdb::WriteOptions options;
   options.sync = options_.sync_writes;
   rocksdb::Status s =
-      db_->Put(options, meta_cf_, HostRecordKey(info.host()), record.SerializeAsString());
+      db->db->Put(options, db->meta, HostRecordKey(info.host()), record.SerializeAsString());
   if (!s.ok()) {
     state->loaded = false;
-    return StoreError(options_.path, fmt::format("writing host {}", info.host()), s);
+    absl::Status error = StoreError(options_.path, fmt::format("writing host {}", info.host()), s);
+    NoteWrite(error);
+    return error;
   }
+  NoteWrite(absl::OkStatus());
   state->record = std::move(record);
   state->exists = true;
   return absl::OkStatus();
@@ -420,7 +470,9 @@ absl::StatusOr<std::vector<drip::v1::HostInfo>> RocksDbSeriesStore::ListHosts() 
   const rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions read;
   read.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, meta_cf_));
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
+  std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
   for (it->Seek(ToSlice(kHostRecordPrefix)); it->Valid(); it->Next()) {
     drip::v1::HostInfo& info = hosts.emplace_back();
     if (!info.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
@@ -444,7 +496,9 @@ absl::StatusOr<std::vector<std::string>> RocksDbSeriesStore::ListComponents(
   const rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions read;
   read.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, meta_cf_));
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
+  std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
   std::vector<std::string> components;
   std::string component;
   for (it->Seek(prefix); it->Valid(); it->Next()) {
@@ -470,13 +524,15 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
   std::vector<drip::v1::Series> result;
   if (since >= until) return result;
 
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
   // One snapshot, so that the index and the chunks are seen at the same instant.
-  const rocksdb::Snapshot* snapshot = db_->GetSnapshot();
+  const rocksdb::Snapshot* snapshot = db->db->GetSnapshot();
   struct SnapshotReleaser {
     rocksdb::DB* db;
     const rocksdb::Snapshot* snapshot;
     ~SnapshotReleaser() { db->ReleaseSnapshot(snapshot); }
-  } releaser{db_.get(), snapshot};
+  } releaser{db->db, snapshot};
 
   struct Instance {
     std::string name;
@@ -490,7 +546,7 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
     rocksdb::ReadOptions read;
     read.snapshot = snapshot;
     read.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, meta_cf_));
+    std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       Instance instance;
       if (!ParseSeriesIndexInstance(ToView(it->key()), prefix, &instance.name) ||
@@ -527,7 +583,7 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
     rocksdb::ReadOptions read;
     read.snapshot = snapshot;
     read.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, series_cf_));
+    std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->series));
     for (it->Seek(lower); it->Valid(); it->Next()) {
       uint64_t series_id = 0;
       int64_t window_start = 0;
@@ -550,7 +606,7 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
     rocksdb::ReadOptions read;
     read.snapshot = snapshot;
     read.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, staging_cf_));
+    std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->staging));
     for (it->Seek(prefix); it->Valid(); it->Next()) {
       StagedBatchReader reader(ToView(it->value()));
       StagedPoint point;
@@ -607,17 +663,20 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::EnforceRetention() {
   const bool due = compacted_cutoff_ms_ == INT64_MIN ||
                    (cutoff > compacted_cutoff_ms_ && cutoff - compacted_cutoff_ms_ >= slack);
   if (due) {
+    // Taken after folding: the folder takes its own lease (store_db.h).
+    StoreDb::Lease db(db_.get());
+    if (!db.open()) return db.ClosedError();
     rocksdb::CompactRangeOptions compact;
     // Ingest keeps its background compactions meanwhile; this one only adds work.
     compact.exclusive_manual_compaction = false;
     // The default (kIfHaveCompactionFilter) already rewrites the bottom level, where
     // the oldest chunks are.
-    rocksdb::Status s = db_->CompactRange(compact, series_cf_, nullptr, nullptr);
+    rocksdb::Status s = db->db->CompactRange(compact, db->series, nullptr, nullptr);
     if (!s.ok()) return StoreError(options_.path, "retention compaction", s);
     rocksdb::WriteOptions options;
     options.sync = options_.sync_writes;
-    s = db_->Put(options, meta_cf_, ToSlice(kRetentionCutoffKey),
-                 EncodeUint64(static_cast<uint64_t>(cutoff)));
+    s = db->db->Put(options, db->meta, ToSlice(kRetentionCutoffKey),
+                    EncodeUint64(static_cast<uint64_t>(cutoff)));
     if (!s.ok()) return StoreError(options_.path, "recording the retention state", s);
     compacted_cutoff_ms_ = cutoff;
   }
@@ -625,18 +684,21 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::EnforceRetention() {
 }
 
 uint64_t RocksDbSeriesStore::ApproximateSizeBytes() {
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return 0;
   uint64_t total = 0;
-  for (rocksdb::ColumnFamilyHandle* handle : handles_) {
+  for (rocksdb::ColumnFamilyHandle* handle :
+       {db->db->DefaultColumnFamily(), db->series, db->meta, db->staging, db->reports}) {
     uint64_t value = 0;
-    if (db_->GetIntProperty(handle, rocksdb::DB::Properties::kTotalSstFilesSize, &value)) {
+    if (db->db->GetIntProperty(handle, rocksdb::DB::Properties::kTotalSstFilesSize, &value)) {
       total += value;
     }
-    if (db_->GetIntProperty(handle, rocksdb::DB::Properties::kCurSizeAllMemTables, &value)) {
+    if (db->db->GetIntProperty(handle, rocksdb::DB::Properties::kCurSizeAllMemTables, &value)) {
       total += value;
     }
   }
   rocksdb::VectorLogPtr wal_files;
-  if (db_->GetSortedWalFiles(wal_files).ok()) {
+  if (db->db->GetSortedWalFiles(wal_files).ok()) {
     for (const std::unique_ptr<rocksdb::LogFile>& file : wal_files) {
       if (file->Type() == rocksdb::kAliveLogFile) total += file->SizeFileBytes();
     }
@@ -651,7 +713,9 @@ absl::StatusOr<std::vector<GapRecord>> RocksDbSeriesStore::ReadGaps(const std::s
   const rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions read;
   read.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, meta_cf_));
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
+  std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
   for (it->Seek(prefix); it->Valid(); it->Next()) {
     GapRecord gap;
     if (!ParseGapRecordKey(ToView(it->key()), prefix, &gap.from_sequence) ||
@@ -665,6 +729,117 @@ absl::StatusOr<std::vector<GapRecord>> RocksDbSeriesStore::ReadGaps(const std::s
     return StoreError(options_.path, fmt::format("reading gaps of host {}", host), it->status());
   }
   return gaps;
+}
+
+absl::StatusOr<uint64_t> RocksDbSeriesStore::FreeDiskBytes() {
+  if (options_.free_space) return options_.free_space(options_.path);
+  struct statvfs fs;
+  if (statvfs(options_.path.c_str(), &fs) != 0) {
+    return absl::UnavailableError(
+        fmt::format("store at {}: statvfs: {}", options_.path, std::strerror(errno)));
+  }
+  // f_bavail, not f_bfree: the collector need not run as root, so blocks reserved for
+  // root are not ours.
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+void RocksDbSeriesStore::NoteWrite(const absl::Status& status) {
+  if (status.ok() && !write_failed_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(write_error_mu_);
+  write_error_ = status;
+  write_failed_.store(!status.ok(), std::memory_order_relaxed);
+}
+
+absl::Status RocksDbSeriesStore::WriteState() {
+  const StoreErrorListener::State errors = errors_->state();
+  if (errors.stops_writes()) return StoreError(options_.path, "writes stopped", errors.error);
+  if (closed_.load()) {
+    return absl::UnavailableError(
+        fmt::format("store at {}: closed to be reopened after a write error; the collector retries",
+                    options_.path));
+  }
+  if (!write_failed_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(write_error_mu_);
+  return write_error_;
+}
+
+absl::Status RocksDbSeriesStore::ProbeWrite() {
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
+  rocksdb::WriteOptions options;
+  options.sync = true;
+  rocksdb::Status s = db->db->Put(options, db->meta, ToSlice(kWriteProbeKey),
+                                  EncodeUint64(static_cast<uint64_t>(options_.clock->NowMs())));
+  absl::Status status =
+      s.ok() ? absl::OkStatus() : StoreError(options_.path, "writing the recovery probe", s);
+  NoteWrite(status);
+  return status;
+}
+
+absl::Status RocksDbSeriesStore::Recover() {
+  std::lock_guard<std::mutex> lock(recover_mu_);
+  auto log = Logger("collector");
+  const StoreErrorListener::State errors = errors_->state();
+  const bool closed = closed_.load();
+  if (errors.error.ok() && !closed) {
+    // RocksDB holds nothing against the store. If the last write failed anyway, only
+    // a write can tell whether writes work again; a read would say nothing.
+    return write_failed_.load() ? ProbeWrite() : absl::OkStatus();
+  }
+
+  if (errors.no_space || (closed && closed_for_space_)) {
+    ASSIGN_OR_RETURN(uint64_t free, FreeDiskBytes());
+    if (free < options_.recovery_free_bytes) {
+      return absl::ResourceExhaustedError(
+          fmt::format("store at {}: {} free on its filesystem, waiting for {} before {}",
+                      options_.path, FormatBytes(free), FormatBytes(options_.recovery_free_bytes),
+                      closed || errors.stops_writes() ? "taking writes again"
+                                                      : "resuming flushes and compactions"));
+    }
+  }
+
+  if (!closed && !errors.stops_writes()) {
+    // A soft error: flushes and compactions stopped, writes did not fail, so the WAL
+    // writer is sound and resuming in place is safe. Cleared only if no new error came
+    // meanwhile, or that one would be forgotten with background work stopped again.
+    rocksdb::Status s;
+    {
+      StoreDb::Lease db(db_.get());
+      if (!db.open()) return db.ClosedError();
+      s = db->db->Resume();
+    }
+    if (!s.ok()) return StoreError(options_.path, "resuming flushes and compactions", s);
+    errors_->ClearIfUnchanged(errors.count);
+    log->info("store at {}: flushes and compactions resumed after: {}", options_.path,
+              errors.error.ToString());
+    return absl::OkStatus();
+  }
+
+  // Writes stopped (or the database is closed): reopen. Not DB::Resume(), see
+  // store_error_listener.h.
+  log->info("store at {}: reopening the database to clear: {}", options_.path,
+            closed ? std::string("an earlier failed reopen") : errors.error.ToString());
+  const auto start = std::chrono::steady_clock::now();
+  closed_for_space_ = errors.no_space || (closed && closed_for_space_);
+  absl::Status reopened = db_->Reopen(
+      [this] {
+        // The old database is closed: nothing it reported applies any more, and until
+        // the new one is open WriteState() says closed (not OK).
+        closed_.store(true);
+        errors_->Clear();
+        NoteWrite(absl::OkStatus());
+      },
+      [this](const StoreHandles& db) { return ReloadAfterReopen(db); });
+  if (!reopened.ok()) return reopened;
+  closed_.store(false);
+  closed_for_space_ = false;
+  log->info("store at {}: reopened in {} ms", options_.path,
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
+                .count());
+  // The disk may still be too full for anything but opening: prove a write goes through
+  // rather than report a store that fails its next batch.
+  return ProbeWrite();
 }
 
 }  // namespace drip::collector

@@ -7,10 +7,16 @@
 // whole batches until they are folded into chunks; `reports` holds leak
 // reports and the audit log (RocksDbReportStore). Every AppendBatch is one atomic WriteBatch: the
 // staged batch, new index entries and the host's new mark together.
+//
+// After a write error (a full disk) RocksDB takes no more writes; Recover() brings the
+// store back by reopening the database underneath its users (store_db.h), once the disk
+// has room again. Reads go on meanwhile.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,12 +29,12 @@
 #include "collector/storage/rocksdb_report_store.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage/staging_folder.h"
+#include "collector/storage/store_db.h"
+#include "collector/storage/store_error_listener.h"
 #include "common/clock.h"
 
 namespace rocksdb {
-class ColumnFamilyHandle;
 class Env;
-class DB;
 class WriteBatch;
 }  // namespace rocksdb
 
@@ -49,10 +55,16 @@ struct RocksDbSeriesStoreOptions {
   // samples either way. Zero: no background folding (FoldStaged() only).
   std::chrono::milliseconds fold_interval = std::chrono::seconds(60);
   uint64_t fold_bytes = 64 << 20;
+  // After writes failed for lack of space, Recover() reopens the store only once the
+  // filesystem has this much free: reopening as soon as a few bytes are free would take
+  // writes for a moment and fail again. The default is RocksDB's own rule for resuming
+  // after a full disk (one memtable's worth).
+  uint64_t recovery_free_bytes = 128 << 20;
   const Clock* clock = SystemClock::Get();
-  // Where RocksDB keeps its files; null: the real filesystem. The fuzzer passes an
-  // in-memory Env, which opens and closes a store many times faster.
+  // Test hooks: the RocksDB environment (fault injection), and how free space on the
+  // store's filesystem is measured (default: statvfs, space available to the process).
   rocksdb::Env* env = nullptr;
+  std::function<absl::StatusOr<uint64_t>(const std::string& path)> free_space;
 };
 
 class RetentionFilterFactory;
@@ -88,14 +100,30 @@ class RocksDbSeriesStore final : public SeriesStore {
   absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override;
   absl::StatusOr<uint64_t> EnforceRetention() override;
   uint64_t ApproximateSizeBytes() override;
+  absl::StatusOr<uint64_t> FreeDiskBytes() override;
   ReportStore* reports() override { return reports_.get(); }
+
+  // Unavailable while RocksDB holds a background error of severity hard or worse (every
+  // write fails with it), while the database is closed after a failed reopen, or while
+  // the last write failed for any other reason; else OK.
+  absl::Status WriteState() override;
+  // - Nothing wrong: OK (and forgets a failed write RocksDB did not hold against it).
+  // - The error was a full disk and fewer than recovery_free_bytes are free:
+  //   ResourceExhausted, nothing done.
+  // - A soft error (flushes and compactions stopped, writes not): DB::Resume().
+  // - Writes stopped: closes and reopens the database, then reloads what the store keeps
+  //   in memory (hosts' marks, the series id counter, the audit sequence), since a write
+  //   that reported failure may have reached the WAL and come back with the reopen.
+  //   Other calls wait meanwhile. If the open fails the store stays closed (reads and
+  //   writes fail Unavailable) until a later Recover() opens it.
+  absl::Status Recover() override;
 
   // Folds every staged batch into its chunks now (the background folder does this on
   // its own). Thread-safe.
   absl::StatusOr<FoldStats> FoldStaged();
 
   // Gaps recorded for `host`, oldest first. Thread-safe.
-  absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host);
+  absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) override;
 
   // The chunk window in use (the one the store was created with).
   std::chrono::milliseconds chunk_window() const {
@@ -106,33 +134,46 @@ class RocksDbSeriesStore final : public SeriesStore {
   explicit RocksDbSeriesStore(const RocksDbSeriesStoreOptions& options);
 
   absl::Status OpenDb();
-  absl::Status LoadStoreSettings();
+  // Reads (and on a new store writes) the layout settings and the id counter.
+  absl::Status LoadStoreSettings(const StoreHandles& db);
+  // Under StoreDb::Reopen, before any other call sees the new database.
+  absl::Status ReloadAfterReopen(const StoreHandles& db);
   // The state of `host`, created empty on first use; never null, never freed while the
   // store lives.
   HostState* StateOf(const std::string& host);
   // Reads the host's record from meta unless already done. Requires state->mu.
-  absl::Status LoadHostLocked(const std::string& host, HostState* state);
+  absl::Status LoadHostLocked(const StoreHandles& db, const std::string& host, HostState* state);
   // The id of (host, component, instance): from the cache, else the index, else newly
   // allocated with its index entries added to `batch` (which is why this returns the
   // id even though it may not be durable yet). Requires state->mu.
-  absl::StatusOr<uint64_t> SeriesIdLocked(const std::string& host, HostState* state,
-                                          const drip::v1::Sample& sample,
+  absl::StatusOr<uint64_t> SeriesIdLocked(const StoreHandles& db, const std::string& host,
+                                          HostState* state, const drip::v1::Sample& sample,
                                           rocksdb::WriteBatch* batch,
                                           std::vector<const drip::v1::Sample*>* new_series,
                                           uint64_t* next_series_id);
+  // What the last AppendBatch or PutHost write did, for WriteState().
+  void NoteWrite(const absl::Status& status);
+  // A small synced write that proves the store takes writes (Recover).
+  absl::Status ProbeWrite();
 
   const RocksDbSeriesStoreOptions options_;
   int64_t chunk_window_ms_;
   std::shared_ptr<RetentionFilterFactory> retention_;
+  std::shared_ptr<StoreErrorListener> errors_;
 
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned; destroyed before db_
-  rocksdb::ColumnFamilyHandle* series_cf_ = nullptr;
-  rocksdb::ColumnFamilyHandle* meta_cf_ = nullptr;
-  rocksdb::ColumnFamilyHandle* staging_cf_ = nullptr;
-  rocksdb::ColumnFamilyHandle* reports_cf_ = nullptr;
+  std::unique_ptr<StoreDb> db_;
   std::unique_ptr<StagingFolder> folder_;  // stopped before db_ closes
   std::unique_ptr<RocksDbReportStore> reports_;
+
+  std::mutex recover_mu_;  // one Recover() at a time
+  // Closed by Recover() for a reopen, and still closed if that failed: the next
+  // Recover() opens it again (waiting for space first if the disk was full).
+  std::atomic<bool> closed_{false};
+  bool closed_for_space_ = false;  // guarded by recover_mu_
+
+  std::atomic<bool> write_failed_{false};  // a fast check before write_error_mu_
+  std::mutex write_error_mu_;
+  absl::Status write_error_;  // guarded by write_error_mu_
 
   std::mutex hosts_mu_;
   std::unordered_map<std::string, std::unique_ptr<HostState>> hosts_;  // guarded by hosts_mu_

@@ -15,7 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "collector/storage/meta_record.h"
 #include "collector/storage/scoped_temp_dir.h"
+#include "collector/storage/varint.h"
 #include "fmt/format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -450,6 +452,49 @@ TEST(RocksDbSeriesStoreTest, RecordsAGapWhenTheSequenceJumps) {
   EXPECT_EQ((*gaps)[1].to_sequence, 10u);
   EXPECT_EQ((*gaps)[1].missing_batches(), 4u);
   EXPECT_EQ((*gaps)[1].recorded_ms, kNow + 60'000);
+}
+
+TEST(RocksDbSeriesStoreTest, GapKeepsTheTimeSpanOfTheSamplesTheAgentDropped) {
+  Harness h;
+  auto store = h.Open();
+  ASSERT_NE(store, nullptr);
+  auto sample = ProcessSample("proc:a", "1", kNow, 1);
+  Append(*store, "h", Batch(1, {sample}));
+  drip::v1::SampleBatch after = Batch(6, {ProcessSample("proc:a", "1", kNow + 50'000, 1)});
+  after.set_first_dropped_sequence(2);
+  after.set_dropped_from_ms(kNow + 10'000);
+  after.set_dropped_until_ms(kNow + 40'000);
+  after.set_dropped_samples(40);
+  Append(*store, "h", after);
+  // Lost without the agent's account: only where the gap ends is known.
+  Append(*store, "h", Batch(9, {ProcessSample("proc:a", "1", kNow + 90'000, 1)}));
+
+  absl::StatusOr<std::vector<GapRecord>> gaps = store->ReadGaps("h");
+  ASSERT_TRUE(gaps.ok()) << gaps.status();
+  ASSERT_EQ(gaps->size(), 2u);
+  EXPECT_EQ((*gaps)[0].from_ms, kNow + 10'000);
+  EXPECT_EQ((*gaps)[0].until_ms, kNow + 40'000);
+  EXPECT_EQ((*gaps)[0].samples, 40u);
+  EXPECT_EQ((*gaps)[1].from_ms, 0);
+  EXPECT_EQ((*gaps)[1].until_ms, kNow + 90'000);
+  EXPECT_EQ((*gaps)[1].samples, 0u);
+}
+
+TEST(RocksDbSeriesStoreTest, GapValuesWrittenBeforeTimeSpansStillDecode) {
+  std::string old_value;
+  PutVarint64(9, &old_value);
+  PutVarint64(123, &old_value);
+  GapRecord gap;
+  ASSERT_TRUE(DecodeGapValue(old_value, &gap));
+  EXPECT_EQ(gap.to_sequence, 9u);
+  EXPECT_EQ(gap.recorded_ms, 123);
+  EXPECT_EQ(gap.samples, 0u);
+  GapRecord round{1, 4, 55, 1000, 2000, 7};
+  GapRecord back;
+  ASSERT_TRUE(DecodeGapValue(EncodeGapValue(round), &back));
+  EXPECT_EQ(back.until_ms, 2000);
+  EXPECT_EQ(back.samples, 7u);
+  EXPECT_FALSE(DecodeGapValue(old_value + "x", &back));
 }
 
 TEST(RocksDbSeriesStoreTest, TrustsTheAgentAboutDropsBeforeItsFirstStoredBatch) {

@@ -61,7 +61,6 @@ rocksdb::DBOptions StoreDbOptions() {
   // Smooth writeback instead of multi-second stalls when a big SST is synced.
   db.bytes_per_sync = 1 * kMiB;
   db.wal_bytes_per_sync = 1 * kMiB;
-  db.keep_log_file_num = 5;
   // Folds write chunks without the WAL (staging_folder.cc). Flushing every column
   // family together is what keeps that crash-safe: staged batches and the deletes
   // that fold them reach disk only together with the chunk merges. (Rules out

@@ -40,6 +40,8 @@ inline constexpr std::string_view kNextSeriesIdKey = "c/next_series_id";
 inline constexpr std::string_view kChunkWindowKey = "c/chunk_window_ms";
 // The retention cutoff of the last full retention compaction (be64 of signed ms).
 inline constexpr std::string_view kRetentionCutoffKey = "c/retention_cutoff_ms";
+// When a recovery after a write error last proved a write goes through (be64 ms).
+inline constexpr std::string_view kWriteProbeKey = "c/write_probe_ms";
 
 void AppendBigEndian64(uint64_t value, std::string* out);
 // `data` must hold at least 8 bytes.

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collector/storage/meta_record.h"
 #include "collector/storage/report_store.h"
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"
@@ -63,6 +64,10 @@ class SeriesStore {
                                                                    int64_t since_ms,
                                                                    int64_t until_ms) = 0;
 
+  // The gaps recorded for `host` (batches its agent dropped or that were lost), oldest
+  // first; empty for an unknown host.
+  virtual absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) = 0;
+
   // Every component `host` has stored series of (retained or not yet compacted away),
   // sorted. Used to rebuild the online detector at start.
   virtual absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) = 0;
@@ -73,6 +78,20 @@ class SeriesStore {
 
   // Live size of the store on disk (SST files + WAL + memtables), for metrics.
   virtual uint64_t ApproximateSizeBytes() = 0;
+
+  // Bytes free for the store on its filesystem, for metrics and recovery.
+  virtual absl::StatusOr<uint64_t> FreeDiskBytes() = 0;
+
+  // OK while writes can succeed; otherwise why they cannot (a full disk, an I/O error),
+  // which lasts until Recover() clears it. Reads do not change it. Cheap.
+  virtual absl::Status WriteState() = 0;
+
+  // Tries to make a store whose writes fail take writes again. OK when writes work (also
+  // when nothing was wrong); ResourceExhausted when it did not try because the disk has
+  // too little free space yet (cheap, call again soon); any other error when it tried
+  // and failed (call again after a while). The collector calls it from one thread while
+  // other calls go on.
+  virtual absl::Status Recover() = 0;
 
   // Leak reports and the audit log, kept in the same database; owned by the store.
   virtual ReportStore* reports() = 0;

@@ -93,9 +93,8 @@ absl::Status WriteFold(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* series,
 
 }  // namespace
 
-StagingFolder::StagingFolder(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* staging,
-                             rocksdb::ColumnFamilyHandle* series, StagingFolderOptions options)
-    : db_(db), staging_(staging), series_(series), options_(std::move(options)) {}
+StagingFolder::StagingFolder(StoreDb* db, StagingFolderOptions options)
+    : db_(db), options_(std::move(options)) {}
 
 StagingFolder::~StagingFolder() { Stop(); }
 
@@ -153,11 +152,13 @@ absl::StatusOr<FoldStats> StagingFolder::FoldAll() {
   staged_since_fold_ = 0;
   FoldStats stats;
   PendingFold pending;
+  StoreDb::Lease lease(db_);
+  if (!lease.open()) return lease.ClosedError();
 
   rocksdb::ReadOptions read;
   // Staged batches are read once and deleted: keep them out of the block cache.
   read.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, staging_));
+  std::unique_ptr<rocksdb::Iterator> it(lease->db->NewIterator(read, lease->staging));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const rocksdb::Slice value = it->value();
     StagedBatchReader reader(std::string_view(value.data(), value.size()));
@@ -175,7 +176,8 @@ absl::StatusOr<FoldStats> StagingFolder::FoldAll() {
     pending.staged_keys.emplace_back(it->key().data(), it->key().size());
     pending.staged_bytes += value.size();
     if (pending.staged_bytes >= options_.max_write_bytes) {
-      absl::Status written = WriteFold(db_, series_, staging_, options_.path, &pending, &stats);
+      absl::Status written =
+          WriteFold(lease->db, lease->series, lease->staging, options_.path, &pending, &stats);
       if (!written.ok()) return written;
       if (stopping_) return stats;
     }
@@ -184,7 +186,8 @@ absl::StatusOr<FoldStats> StagingFolder::FoldAll() {
     return absl::UnavailableError(fmt::format("store at {}: reading staged batches: {}",
                                               options_.path, it->status().ToString()));
   }
-  absl::Status written = WriteFold(db_, series_, staging_, options_.path, &pending, &stats);
+  absl::Status written =
+      WriteFold(lease->db, lease->series, lease->staging, options_.path, &pending, &stats);
   if (!written.ok()) return written;
   return stats;
 }

@@ -24,11 +24,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-
-namespace rocksdb {
-class ColumnFamilyHandle;
-class DB;
-}  // namespace rocksdb
+#include "collector/storage/store_db.h"
 
 namespace drip::collector {
 
@@ -50,9 +46,9 @@ struct FoldStats {
 
 class StagingFolder {
  public:
-  // `db` and the handles must outlive the folder.
-  StagingFolder(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* staging,
-                rocksdb::ColumnFamilyHandle* series, StagingFolderOptions options);
+  // `db` must outlive the folder. A fold holds a lease on it (store_db.h) from start to
+  // end, so a reopen waits for the fold in progress.
+  StagingFolder(StoreDb* db, StagingFolderOptions options);
   // Stops the thread (see Stop).
   ~StagingFolder();
 
@@ -69,14 +65,13 @@ class StagingFolder {
 
   // Folds everything staged when it starts. A damaged staged batch is folded as far as
   // it can be read, logged and removed. Fails with the RocksDB error naming the store.
+  // Must not be called while the thread holds a lease on the database.
   absl::StatusOr<FoldStats> FoldAll();
 
  private:
   void Run();
 
-  rocksdb::DB* const db_;
-  rocksdb::ColumnFamilyHandle* const staging_;
-  rocksdb::ColumnFamilyHandle* const series_;
+  StoreDb* const db_;
   const StagingFolderOptions options_;
 
   std::mutex fold_mu_;  // held for a whole fold

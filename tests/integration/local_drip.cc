@@ -7,6 +7,8 @@
 
 #include "common/ready_file.h"
 #include "fmt/format.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 
 namespace drip::testing {
 namespace {
@@ -31,19 +33,35 @@ LocalDrip::~LocalDrip() {
   collector_.reset();
 }
 
+void LocalDrip::SetStorage(const std::string& path, const std::string& extra_storage_yaml) {
+  storage_path_ = path;
+  storage_yaml_ = extra_storage_yaml;
+}
+
 absl::Status LocalDrip::StartCollector(const std::string& extra_yaml) {
   // A restart keeps the port, so the running agent finds the collector again.
   std::string listen = grpc_address_.empty() ? "127.0.0.1:0" : grpc_address_;
-  WriteFile(dir_.File("collector.yaml"), fmt::format(R"(grpc:
+  std::string tls = "tls:\n  plaintext: true\n";
+  if (tls_) {
+    tls = fmt::format("tls:\n  ca_file: \"{}\"\n  cert_file: \"{}\"\n  key_file: \"{}\"\n",
+                      tls_->ca_file, tls_->collector_cert, tls_->collector_key);
+    if (!tls_->access_file.empty()) {
+      tls += fmt::format("auth:\n  access_file: \"{}\"\n", tls_->access_file);
+    }
+  }
+  WriteFile(dir_.File("collector.yaml"),
+            fmt::format(R"(grpc:
   listen_address: "{}"
 storage:
   path: "{}"
+{}
 metrics:
   listen_address: "127.0.0.1:0"
 log:
   level: debug
-{})",
-                                                     listen, dir_.File("db"), extra_yaml));
+{}{})",
+                        listen, storage_path_.empty() ? dir_.File("db") : storage_path_,
+                        storage_yaml_, tls, extra_yaml));
   std::string ready = dir_.File("collector.ready");
   std::remove(ready.c_str());
   auto process = ChildProcess::Start(
@@ -61,6 +79,15 @@ log:
 absl::Status LocalDrip::StartAgent(const std::string& host, std::chrono::milliseconds interval,
                                    const std::vector<std::string>& extra_args,
                                    const std::string& extra_yaml) {
+  std::string tls = "tls:\n  plaintext: true\n";
+  if (tls_) {
+    tls = fmt::format("tls:\n  ca_file: \"{}\"\n  cert_file: \"{}\"\n  key_file: \"{}\"\n",
+                      tls_->ca_file, tls_->agent_cert, tls_->agent_key);
+  }
+  std::string allowed = "commands:\n  allowed_components:\n";
+  for (const std::string& pattern : allowed_components_) {
+    allowed += fmt::format("    - \"{}\"\n", pattern);
+  }
   WriteFile(dir_.File("agent.yaml"),
             fmt::format(R"(host: "{}"
 collector: "{}"
@@ -76,9 +103,9 @@ log:
   level: debug
 snapshots:
   cpu_budget: 0.5
-{}
+{}{}{}
 )",
-                        host, grpc_address_, interval.count(), extra_yaml));
+                        host, grpc_address_, interval.count(), tls, allowed, extra_yaml));
   std::string ready = dir_.File("agent.ready");
   std::vector<std::string> argv = {AgentBinary(), "--config", dir_.File("agent.yaml"),
                                    "--ready-file", ready};
@@ -100,7 +127,13 @@ void LocalDrip::KillCollector(int sig) {
 }
 
 CommandOutput LocalDrip::Dripctl(std::vector<std::string> args) {
-  args.insert(args.begin(), {DripctlBinary(), "--collector", grpc_address_});
+  std::vector<std::string> head = {DripctlBinary(), "--collector", grpc_address_};
+  if (tls_) {
+    head.insert(head.end(), tls_->dripctl_flags.begin(), tls_->dripctl_flags.end());
+  } else {
+    head.push_back("--plaintext");
+  }
+  args.insert(args.begin(), head.begin(), head.end());
   return RunCommand(args);
 }
 
@@ -113,6 +146,20 @@ absl::StatusOr<nlohmann::json> LocalDrip::Series(const std::string& host,
   auto parsed = nlohmann::json::parse(out.out, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return absl::InternalError("dripctl series printed invalid JSON");
   return parsed;
+}
+
+absl::StatusOr<int> LocalDrip::CollectorHealth() {
+  auto channel = grpc::CreateChannel(grpc_address_, grpc::InsecureChannelCredentials());
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
+  if (!status.ok()) {
+    return absl::UnavailableError(
+        fmt::format("health check of {}: {}", grpc_address_, status.error_message()));
+  }
+  return static_cast<int>(response.status());
 }
 
 std::string LocalDrip::Logs() const {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,18 @@ inline constexpr const char* kFastDetectorYaml = R"(detector:
   max_lateness: 20s
 )";
 
+// Certificates and credentials for a LocalDrip that runs with mutual TLS (see
+// tests/support/test_pki.h for making them).
+struct LocalDripTls {
+  std::string ca_file;
+  std::string collector_cert;
+  std::string collector_key;
+  std::string agent_cert;  // must name the agent's host
+  std::string agent_key;
+  std::string access_file;                 // the collector's auth.access_file; may be empty
+  std::vector<std::string> dripctl_flags;  // e.g. {"--ca", ca, "--token-file", token}
+};
+
 class LocalDrip {
  public:
   LocalDrip();
@@ -42,12 +55,25 @@ class LocalDrip {
   // Starts the collector; on restart, reuses the storage dir and the gRPC port.
   // `extra_yaml` is appended to its config (e.g. a `detector:` section).
   absl::Status StartCollector(const std::string& extra_yaml = "");
+  // Before StartCollector: keep the store in `path` instead of the temp dir (e.g. on a
+  // small tmpfs), with `extra_storage_yaml` lines (indented two spaces) added under
+  // `storage:`.
+  void SetStorage(const std::string& path, const std::string& extra_storage_yaml = "");
   // `extra_args` go on drip-agent's command line (e.g. {"--sampler", "proc"});
   // `extra_yaml` is appended to its config (e.g. a `mitigation:` section).
   absl::Status StartAgent(const std::string& host, std::chrono::milliseconds interval,
                           const std::vector<std::string>& extra_args = {},
                           const std::string& extra_yaml = "");
   void KillCollector(int sig);
+
+  // Daemons started after this call use mutual TLS, and Dripctl() passes the flags;
+  // without it every connection is plaintext (tls.plaintext: true).
+  void UseTls(LocalDripTls tls) { tls_ = std::move(tls); }
+  // Which components the agent's commands may target (commands.allowed_components);
+  // everything by default, since test programs run outside systemd services.
+  void SetAgentAllowedComponents(std::vector<std::string> patterns) {
+    allowed_components_ = std::move(patterns);
+  }
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }
@@ -63,6 +89,10 @@ class LocalDrip {
   // `dripctl series --json` parsed; an error carries dripctl's stderr.
   absl::StatusOr<nlohmann::json> Series(const std::string& host, const std::string& component);
 
+  // The collector's answer to grpc.health.v1.Health/Check for the whole server: 1
+  // SERVING, 2 NOT_SERVING; an error when the call fails.
+  absl::StatusOr<int> CollectorHealth();
+
   // Logs of both daemons, for failure messages.
   std::string Logs() const;
 
@@ -74,7 +104,11 @@ class LocalDrip {
   std::string metrics_address_;
   std::string agent_sampler_;
   std::string agent_metrics_address_;
+  std::string storage_path_;
+  std::string storage_yaml_;
   int collector_starts_ = 0;
+  std::optional<LocalDripTls> tls_;
+  std::vector<std::string> allowed_components_ = {"*"};
 };
 
 // The component the agent gives process `pid`, read from `drip-agent sample --once --json`.

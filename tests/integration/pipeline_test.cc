@@ -160,7 +160,8 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
 }
 
 TEST(PipelineTest, DripctlSaysWhichCollectorItCannotReach) {
-  CommandOutput out = RunCommand({DripctlBinary(), "--collector", "127.0.0.1:1", "hosts"});
+  CommandOutput out =
+      RunCommand({DripctlBinary(), "--collector", "127.0.0.1:1", "--plaintext", "hosts"});
   EXPECT_EQ(out.exit_code, 3);
   EXPECT_NE(out.err.find("cannot reach collector at 127.0.0.1:1"), std::string::npos) << out.err;
   EXPECT_EQ(std::count(out.err.begin(), out.err.end(), '\n'), 1) << out.err;

@@ -3,9 +3,12 @@
 // (freed at once), fills a bounded cache (which plateaus), and — the bug — remembers
 // every session in a registry that is never pruned, a few calls deep:
 //   main -> ServeForever -> HandleRequest -> OpenSession -> RememberSession (leaks)
-// Usage: drip-leaky-example [--leak-kib-per-s N] [--seconds S]
+// Usage: drip-leaky-example [--leak-kib-per-s N] [--seconds S] [--secret TEXT]
+// --secret writes TEXT into every leaked session and every request's stack buffer, so
+// that a test can check no snapshot ever carries memory contents.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -26,10 +29,12 @@ struct Session {
 
 // The leak: sessions are registered and never removed.
 std::vector<Session*> g_session_registry;
+std::string g_secret;
 
 __attribute__((noinline)) void RememberSession(uint64_t id) {
   auto* session = new Session;
   std::memset(session->token, static_cast<int>('a' + id % 26), sizeof(session->token));
+  std::memcpy(session->token, g_secret.data(), std::min(g_secret.size(), sizeof(session->token)));
   session->id = id;
   g_session_registry.push_back(session);
 }
@@ -48,6 +53,11 @@ __attribute__((noinline)) uint64_t HandleRequest(uint64_t id) {
   // Transient work: allocated and freed within the request.
   std::vector<char> scratch(16384);
   std::memset(scratch.data(), 1, scratch.size());
+  // On the stack too: the attach mode copies user stacks to unwind them.
+  char on_stack[256];
+  std::memset(on_stack, 0, sizeof(on_stack));
+  std::memcpy(on_stack, g_secret.data(), std::min(g_secret.size(), sizeof(on_stack) - 1));
+  asm volatile("" : : "r"(on_stack) : "memory");
   CacheResponse(id);
   OpenSession(id);
   return static_cast<uint64_t>(scratch[id % scratch.size()]);
@@ -80,8 +90,11 @@ int main(int argc, char** argv) {
       leak_kib_per_s = std::atof(argv[++i]);
     } else if (arg == "--seconds" && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
+    } else if (arg == "--secret" && i + 1 < argc) {
+      g_secret = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: drip-leaky-example [--leak-kib-per-s N] [--seconds S]\n");
+      std::fprintf(stderr,
+                   "usage: drip-leaky-example [--leak-kib-per-s N] [--seconds S] [--secret T]\n");
       return 2;
     }
   }

@@ -1,0 +1,111 @@
+#include "agent/command_guard.h"
+
+#include <unistd.h>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace drip::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+drip::v1::Command Snapshot(int pid) {
+  drip::v1::Command c;
+  c.set_id("snap-1");
+  c.mutable_snapshot()->set_pid(pid);
+  return c;
+}
+
+drip::v1::Command Mitigation(const std::string& action, int pid, const std::string& unit = "") {
+  drip::v1::Command c;
+  c.set_id("mit-1");
+  c.mutable_mitigation()->set_action(action);
+  c.mutable_mitigation()->set_pid(pid);
+  c.mutable_mitigation()->set_unit(unit);
+  return c;
+}
+
+TEST(CommandGuardTest, GlobMatchesLikeFnmatchWithoutClasses) {
+  EXPECT_TRUE(MatchesGlob("svc:*", "svc:nginx.service"));
+  EXPECT_TRUE(MatchesGlob("svc:api-*.service", "svc:api-7.service"));
+  EXPECT_TRUE(MatchesGlob("proc:redis-??????", "proc:redis-server"));
+  EXPECT_TRUE(MatchesGlob("*", ""));
+  EXPECT_FALSE(MatchesGlob("svc:*", "proc:svc:x"));
+  EXPECT_FALSE(MatchesGlob("svc:api-*.service", "svc:api-7.socket"));
+  EXPECT_FALSE(MatchesGlob("", "x"));
+  // Many stars against a long near-miss must stay fast (no exponential backtracking).
+  EXPECT_FALSE(MatchesGlob("*a*a*a*a*a*a*a*a*b", std::string(5000, 'a')));
+}
+
+TEST(CommandGuardTest, TargetOutsideTheAllowListIsRefusedNamingItsComponent) {
+  CommandGuardOptions options;
+  options.allowed_components = {"svc:*"};
+  CommandGuard guard(options);
+  absl::StatusOr<std::string> self = guard.ComponentOfPid(getpid());
+  ASSERT_TRUE(self.ok()) << self.status();
+  // This test runs outside any systemd service, so it is a proc: component.
+  if (self->rfind("svc:", 0) == 0) GTEST_SKIP() << "the test itself runs in " << *self;
+  absl::Status snapshot = guard.Admit(Snapshot(getpid()));
+  EXPECT_EQ(snapshot.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(snapshot.message()), HasSubstr(*self));
+  EXPECT_THAT(std::string(snapshot.message()), HasSubstr("commands.allowed_components (svc:*)"));
+  EXPECT_EQ(guard.Admit(Mitigation("signal-process", getpid())).code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
+TEST(CommandGuardTest, TargetInsideTheAllowListIsAdmitted) {
+  CommandGuardOptions options;
+  CommandGuard probe(options);
+  absl::StatusOr<std::string> self = probe.ComponentOfPid(getpid());
+  ASSERT_TRUE(self.ok()) << self.status();
+  options.allowed_components = {"svc:never-*", *self};
+  CommandGuard guard(options);
+  EXPECT_TRUE(guard.Admit(Snapshot(getpid())).ok());
+  EXPECT_TRUE(guard.Admit(Mitigation("signal-process", getpid())).ok());
+}
+
+TEST(CommandGuardTest, RestartUnitIsJudgedByTheUnitItNames) {
+  CommandGuardOptions options;
+  options.allowed_components = {"svc:api-*.service"};
+  CommandGuard guard(options);
+  EXPECT_TRUE(guard.Admit(Mitigation("restart-unit", 0, "api-3.service")).ok());
+  absl::Status refused = guard.Admit(Mitigation("restart-unit", 0, "sshd.service"));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("unit sshd.service is svc:sshd.service"));
+}
+
+TEST(CommandGuardTest, RecommendTouchesNothingAndIsAlwaysAdmitted) {
+  CommandGuardOptions options;
+  options.allowed_components = {};
+  CommandGuard guard(options);
+  EXPECT_TRUE(guard.Admit(Mitigation("recommend", getpid())).ok());
+}
+
+TEST(CommandGuardTest, SnapshotsBeyondTheHourlyRateAreRefusedUntilTheWindowMoves) {
+  auto now = std::chrono::steady_clock::time_point(std::chrono::hours(10));
+  CommandGuardOptions options;
+  options.allowed_components = {"*"};
+  options.max_snapshots_per_hour = 2;
+  options.now = [&now] { return now; };
+  CommandGuard guard(options);
+  EXPECT_TRUE(guard.Admit(Snapshot(getpid())).ok());
+  now += std::chrono::minutes(10);
+  EXPECT_TRUE(guard.Admit(Snapshot(getpid())).ok());
+  absl::Status third = guard.Admit(Snapshot(getpid()));
+  EXPECT_EQ(third.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(third.message()), HasSubstr("next is allowed in 50m"));
+  now += std::chrono::minutes(50);
+  EXPECT_TRUE(guard.Admit(Snapshot(getpid())).ok());
+}
+
+TEST(CommandGuardTest, ZeroSnapshotsPerHourRefusesEverySnapshot) {
+  CommandGuardOptions options;
+  options.allowed_components = {"*"};
+  options.max_snapshots_per_hour = 0;
+  CommandGuard guard(options);
+  EXPECT_EQ(guard.Admit(Snapshot(getpid())).code(), absl::StatusCode::kResourceExhausted);
+}
+
+}  // namespace
+}  // namespace drip::agent
