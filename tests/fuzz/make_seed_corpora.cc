@@ -23,6 +23,8 @@
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"
 #include "fmt/format.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "nlohmann/json.hpp"
 
 namespace drip::fuzz {
@@ -37,6 +39,18 @@ std::filesystem::path root;
 
 // agent_message_fuzzer's clock at the start, and heap_diagnoser_fuzzer's base time.
 constexpr int64_t kNowMs = 1'700'000'000'000;
+
+// Serialized with map entries in key order, so that regenerating gives the same files.
+std::string Bytes(const google::protobuf::Message& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
 
 void Write(const std::string& fuzzer, const std::string& name, std::string_view bytes) {
   const std::filesystem::path dir = root / fuzzer;
@@ -135,7 +149,7 @@ HeapSnapshot MergingSnapshot() {
 std::string Proto(const HeapSnapshot& s) {
   drip::v1::HeapSnapshot proto;
   HeapSnapshotToProto(s, &proto);
-  return proto.SerializeAsString();
+  return Bytes(proto);
 }
 
 void SnapshotSeeds() {
@@ -156,7 +170,7 @@ void SnapshotSeeds() {
   HeapSnapshotToProto(no_duty, &p);
   p.clear_duty_cycle();
   p.mutable_stacks(0)->mutable_series(1)->set_live_bytes(-1);  // refused by validation
-  Write(proto_fuzzer, "gen-break-negative.pb", p.SerializeAsString());
+  Write(proto_fuzzer, "gen-break-negative.pb", Bytes(p));
 
   // One rule broken per file, on the tiny snapshot (pointer, replacement value).
   const std::vector<std::pair<std::string, nlohmann::json>> breaks = {
@@ -299,7 +313,7 @@ class Session {
     bytes_ += payload;
     return *this;
   }
-  Session& Send(const drip::v1::AgentMessage& m) { return Raw(0, m.SerializeAsString()); }
+  Session& Send(const drip::v1::AgentMessage& m) { return Raw(0, Bytes(m)); }
   Session& EndStream() { return Raw(1, ""); }
   Session& Maintenance(uint32_t seconds) {
     std::string p(4, '\0');
@@ -312,12 +326,12 @@ class Session {
     r.set_host(host);
     r.set_component(component);
     r.set_since_ms(since);
-    return Raw(4, r.SerializeAsString());
+    return Raw(4, Bytes(r));
   }
   Session& ListSuspects(const std::string& component) {
     drip::v1::ListSuspectsRequest r;
     r.set_component(component);
-    return Raw(5, r.SerializeAsString());
+    return Raw(5, Bytes(r));
   }
   Session& Leak(const std::string& id, const std::string& state) {
     drip::v1::UpdateLeakStateRequest r;
@@ -325,7 +339,7 @@ class Session {
     r.set_state(state);
     r.set_actor("oncall@laptop");
     r.set_note("looking");
-    return Raw(6, r.SerializeAsString());
+    return Raw(6, Bytes(r));
   }
   Session& Mitigate(const std::string& id, const std::string& action, bool dry_run) {
     drip::v1::MitigateRequest r;
@@ -333,12 +347,12 @@ class Session {
     r.set_action(action);
     r.set_dry_run(dry_run);
     r.set_actor("oncall@laptop");
-    return Raw(7, r.SerializeAsString());
+    return Raw(7, Bytes(r));
   }
   Session& ListAudit(const std::string& id) {
     drip::v1::ListAuditRequest r;
     r.set_report_id(id);
-    return Raw(8, r.SerializeAsString());
+    return Raw(8, Bytes(r));
   }
   const std::string& bytes() const { return bytes_; }
 
@@ -433,7 +447,7 @@ drip::v1::AgentMessage SnapshotResult(const std::string& id) {
     stack.series = kept;
   }
   HeapSnapshotToProto(s, &proto);
-  r->set_payload(proto.SerializeAsString());
+  r->set_payload(Bytes(proto));
   return m;
 }
 
