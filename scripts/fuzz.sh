@@ -52,7 +52,7 @@ fi
 # gets the YAML one without anything added here.
 dict_of() {
   case $1 in
-    *_config_fuzzer | mitigation_policy_fuzzer) echo "$root/tests/fuzz/dict/yaml.dict" ;;
+    *_config_fuzzer | mitigation_policy_fuzzer | access_policy_fuzzer) echo "$root/tests/fuzz/dict/yaml.dict" ;;
     heap_snapshot_json_fuzzer) echo "$root/tests/fuzz/dict/json.dict" ;;
     sample_csv_reader_fuzzer) echo "$root/tests/fuzz/dict/csv.dict" ;;
   esac
