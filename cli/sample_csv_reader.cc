@@ -49,6 +49,11 @@ std::string Quote(std::string_view value) {
   return out;
 }
 
+absl::Status LineTooLong(std::string_view source, uint64_t line, size_t max_line_bytes) {
+  return absl::InvalidArgumentError(fmt::format(
+      "{}:{}: line longer than {} bytes; is this a CSV file?", source, line, max_line_bytes));
+}
+
 void AppendLength(std::string* key, size_t n) {
   uint32_t n32 = static_cast<uint32_t>(n);
   key->append(reinterpret_cast<const char*>(&n32), sizeof(n32));
@@ -107,6 +112,11 @@ class Parser {
 
 absl::Status Parser::Line(std::string_view line) {
   ++line_;
+  // Checked here, for every line, and not only for a line still unfinished at the end of a
+  // read: otherwise a long line would pass or fail depending on where reads happen to end.
+  if (line.size() > options_.max_line_bytes) {
+    return LineTooLong(source_, line_, options_.max_line_bytes);
+  }
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.empty()) return absl::OkStatus();
   if (!have_header_) return Header(line);
@@ -419,10 +429,9 @@ absl::StatusOr<SampleTable> SampleCsvReader::ReadFile(const std::string& path) {
     }
     consumed += p - buffer.data();
     carry = end - p;
+    // The unfinished line is already too long: no need to buffer the rest of it.
     if (carry > options_.max_line_bytes) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}:{}: line longer than {} bytes; is this a CSV file?", source,
-                      parser.line_number() + 1, options_.max_line_bytes));
+      return LineTooLong(source, parser.line_number() + 1, options_.max_line_bytes);
     }
     std::memmove(buffer.data(), p, carry);
     if (carry == buffer.size()) buffer.resize(buffer.size() * 2);

@@ -332,6 +332,26 @@ TEST_F(SampleCsvReaderTest, RejectsOverlongLine) {
       << table.status();
 }
 
+// Found by fuzzing (tests/fuzz/regressions/sample_csv_reader_fuzzer/): only a line still
+// unfinished at the end of a read was measured, so a long line that happened to fit in
+// one read was accepted.
+TEST_F(SampleCsvReaderTest, RejectsOverlongLineWhereverReadsEnd) {
+  const std::string content = std::string(kHeader) + "1,h,c," + std::string(300, 'i') + ",5\n";
+  for (size_t chunk : {size_t{7}, size_t{64}, size_t{1} << 16}) {
+    SampleCsvOptions options;
+    options.chunk_bytes = chunk;
+    options.max_line_bytes = 100;
+    for (bool skip : {false, true}) {
+      options.skip_bad_rows = skip;
+      auto table = Read(content, options);
+      ASSERT_FALSE(table.ok()) << "chunk " << chunk << ", skip " << skip;
+      EXPECT_NE(std::string(table.status().message()).find(":2: line longer than 100 bytes"),
+                std::string::npos)
+          << table.status();
+    }
+  }
+}
+
 // ---- dripctl analyze end to end ----
 
 using AnalyzeCommandTest = TempDirTest;

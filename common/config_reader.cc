@@ -13,13 +13,36 @@
 namespace drip {
 namespace {
 
-// yaml-cpp keeps the last of two equal keys in a mapping; a config where an option is
-// set twice is a mistake to report, not to resolve silently.
-absl::Status CheckNoDuplicateKeys(const YAML::Node& node, const std::string& prefix,
-                                  const std::string& source) {
+// Aliases make a YAML document a graph rather than a tree: `a: &a {b: *a}` contains
+// itself, and a few lines of aliases of aliases stand for billions of values. Every walk
+// over a config (the checks here, the Read*() calls) expects a small tree, so a document
+// is refused unless it is one: at most kMaxDepth levels deep (Drip's configs have four)
+// and at most kMaxValues values with every alias expanded.
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxValues = 100'000;
+
+struct TreeWalk {
+  const std::string& source;
+  size_t values = 0;
+};
+
+// Checks the document is a small tree (above), and that no mapping sets a key twice:
+// yaml-cpp keeps the last of two equal keys, and a config where an option is set twice is
+// a mistake to report, not to resolve silently.
+absl::Status CheckTree(const YAML::Node& node, const std::string& prefix, int depth,
+                       TreeWalk* walk) {
+  if (++walk->values > kMaxValues || depth > kMaxDepth) {
+    const std::string where = prefix.empty() ? "top level" : prefix;
+    return absl::InvalidArgumentError(fmt::format(
+        "{}:{}: {}: {}", walk->source, node.Mark().line + 1, where,
+        depth > kMaxDepth
+            ? fmt::format("nested more than {} levels deep (an alias that contains itself?)",
+                          kMaxDepth)
+            : fmt::format("more than {} values once aliases are expanded", kMaxValues)));
+  }
   if (node.IsSequence()) {
     for (const YAML::Node& item : node) {
-      if (absl::Status s = CheckNoDuplicateKeys(item, prefix, source); !s.ok()) return s;
+      if (absl::Status s = CheckTree(item, prefix, depth + 1, walk); !s.ok()) return s;
     }
   }
   if (!node.IsMap()) return absl::OkStatus();
@@ -30,10 +53,10 @@ absl::Status CheckNoDuplicateKeys(const YAML::Node& node, const std::string& pre
     const int line = kv.first.Mark().line + 1;
     auto [it, inserted] = first_line.emplace(key, line);
     if (!inserted) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}:{}: {}: set twice (first at line {})", source, line, path, it->second));
+      return absl::InvalidArgumentError(fmt::format("{}:{}: {}: set twice (first at line {})",
+                                                    walk->source, line, path, it->second));
     }
-    if (absl::Status s = CheckNoDuplicateKeys(kv.second, path, source); !s.ok()) return s;
+    if (absl::Status s = CheckTree(kv.second, path, depth + 1, walk); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -62,7 +85,8 @@ absl::StatusOr<ConfigReader> ConfigReader::FromString(std::string_view yaml, std
     return absl::InvalidArgumentError(
         fmt::format("{}:{}: top level must be a mapping of keys", source, root.Mark().line + 1));
   }
-  if (absl::Status s = CheckNoDuplicateKeys(root, "", source); !s.ok()) return s;
+  TreeWalk walk{source};
+  if (absl::Status s = CheckTree(root, "", 0, &walk); !s.ok()) return s;
   return ConfigReader(root, std::move(source));
 }
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "absl/strings/match.h"
+
 namespace drip {
 namespace {
 
@@ -31,6 +35,43 @@ TEST(ConfigReaderTest, UnknownKeyIsAnErrorNamingFileLineAndKey) {
   absl::Status status = reader->CheckNoUnknownKeys();
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(std::string(status.message()), "collector.yaml:2: unknown key 'grpc.listen_adress'");
+}
+
+// Found by fuzzing (tests/fuzz/regressions/*_config_fuzzer/): an alias inside its own
+// anchor made a cyclic document whose walk overflowed the stack.
+TEST(ConfigReaderTest, AliasThatContainsItselfIsAnErrorNotACrash) {
+  for (const char* yaml : {"a: &a {b: *a}\n", "a: &a [*a]\n", "x:\n  y: &y\n    - z: *y\n"}) {
+    auto reader = ConfigReader::FromString(yaml, "loop.yaml");
+    ASSERT_FALSE(reader.ok()) << yaml;
+    EXPECT_EQ(reader.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StartsWith(reader.status().message(), "loop.yaml:"));
+    EXPECT_NE(reader.status().message().find("levels deep (an alias that contains itself?)"),
+              std::string::npos)
+        << reader.status();
+  }
+}
+
+TEST(ConfigReaderTest, AliasesThatExpandToMillionsOfValuesAreAnError) {
+  // Each level holds ten of the one before: 10^7 values from eight short lines.
+  std::string yaml = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 7; ++i) {
+    yaml += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) yaml += (j ? ", *l" : "*l") + std::to_string(i - 1);
+    yaml += "]\n";
+  }
+  auto reader = ConfigReader::FromString(yaml, "laughs.yaml");
+  ASSERT_FALSE(reader.ok());
+  EXPECT_NE(reader.status().message().find("more than 100000 values once aliases are expanded"),
+            std::string::npos)
+      << reader.status();
+}
+
+TEST(ConfigReaderTest, AliasesWithinTheLimitsAreRead) {
+  auto reader = ConfigReader::FromString("a: &v 5s\nb: *v\n", "ok.yaml");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  milliseconds b(0);
+  ASSERT_TRUE(reader->ReadDuration("b", &b).ok());
+  EXPECT_EQ(b, milliseconds(5000));
 }
 
 TEST(ConfigReaderTest, KeySetTwiceIsAnErrorNamingBothLines) {

@@ -160,6 +160,12 @@ TEST(HeapSnapshotJsonTest, EveryErrorNamesItsField) {
        "snap.json: stop.reason: expected a string"},
       {"top level array", [](nlohmann::json& j) { j = nlohmann::json::array(); },
        "snap.json: top level: expected an object"},
+      // Found by fuzzing: times far apart overflowed the diagnoser's time differences.
+      {"negative series time",
+       [](nlohmann::json& j) { j["stacks"][0]["series"][0]["t_ms"] = -9'000'000'000'000'000'000; },
+       "snap.json: stacks[0].series[0].t_ms: must not be negative (got -9000000000000000000)"},
+      {"negative rss time", [](nlohmann::json& j) { j["rss"][0]["t_ms"] = -1; },
+       "snap.json: rss[0].t_ms: must not be negative (got -1)"},
   };
   for (const BadCase& c : cases) {
     EXPECT_EQ(ErrorOf(Edited(c.edit)), c.message) << c.what;

@@ -54,6 +54,9 @@ absl::Status CheckStack(const Checker& c, const SnapshotStack& stack, const std:
   for (size_t j = 0; j < stack.series.size(); ++j) {
     const LivePoint& p = stack.series[j];
     const std::string point = fmt::format("{}.series[{}]", path, j);
+    // Unix times: a negative one is nonsense, and one far below zero would overflow the
+    // diagnoser's time differences.
+    RETURN_IF_ERROR(c.NonNegative(point + ".t_ms", p.t_ms));
     if (j > 0) RETURN_IF_ERROR(c.After(point + ".t_ms", p.t_ms, stack.series[j - 1].t_ms));
     RETURN_IF_ERROR(c.NonNegative(point + ".live_bytes", p.live_bytes));
     RETURN_IF_ERROR(c.NonNegative(point + ".live_allocs", p.live_allocs));
@@ -113,6 +116,7 @@ absl::Status ValidateHeapSnapshot(const HeapSnapshot& s, std::string_view source
   for (size_t i = 0; i < s.rss.size(); ++i) {
     const RssPoint& p = s.rss[i];
     const std::string path = fmt::format("rss[{}]", i);
+    RETURN_IF_ERROR(c.NonNegative(path + ".t_ms", p.t_ms));
     if (i > 0) RETURN_IF_ERROR(c.After(path + ".t_ms", p.t_ms, s.rss[i - 1].t_ms));
     RETURN_IF_ERROR(c.NonNegative(path + ".rss_bytes", p.rss_bytes));
     RETURN_IF_ERROR(c.NonNegative(path + ".anon_bytes", p.anon_bytes));

@@ -1,6 +1,6 @@
 // The checks a heap snapshot must pass whatever form it arrived in (JSON from a file,
-// protobuf from an agent): supported version and mode, non-negative sizes and counts,
-// series in strictly increasing time, unique stack ids. The JSON and proto readers both
+// protobuf from an agent): supported version and mode, non-negative sizes, counts and
+// times, series in strictly increasing time, unique stack ids. The JSON and proto readers both
 // run it, so that the diagnoser can rely on these invariants.
 #pragma once
 

@@ -1,38 +1,59 @@
 #include "diagnoser/live_series.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace drip::diagnoser {
 
-std::vector<LivePoint> SumSeries(const std::vector<LivePoint>& a, const std::vector<LivePoint>& b) {
-  std::vector<LivePoint> out;
-  out.reserve(std::max(a.size(), b.size()));
-  size_t i = 0, j = 0;
-  LivePoint last_a, last_b;  // the value each holds; zero before its first read-out
-  while (i < a.size() || j < b.size()) {
-    int64_t t;
-    if (j >= b.size() || (i < a.size() && a[i].t_ms <= b[j].t_ms)) {
-      t = a[i].t_ms;
-    } else {
-      t = b[j].t_ms;
+std::vector<LivePoint> SumSeries(const std::vector<const std::vector<LivePoint>*>& series) {
+  // Each series as the changes it makes to the sum, all sorted by time: one pass then
+  // gives the sum at every time. (Adding series one at a time would cost a pass over the
+  // growing sum for each, quadratic in a snapshot of many equal stacks.)
+  struct Change {
+    int64_t t_ms;
+    __int128 bytes;
+    __int128 allocs;
+  };
+  std::vector<Change> changes;
+  for (const std::vector<LivePoint>* one : series) {
+    __int128 bytes = 0, allocs = 0;
+    for (const LivePoint& p : *one) {
+      changes.push_back({p.t_ms, p.live_bytes - bytes, p.live_allocs - allocs});
+      bytes = p.live_bytes;
+      allocs = p.live_allocs;
     }
-    if (i < a.size() && a[i].t_ms == t) last_a = a[i++];
-    if (j < b.size() && b[j].t_ms == t) last_b = b[j++];
-    out.push_back(
-        {t, last_a.live_bytes + last_b.live_bytes, last_a.live_allocs + last_b.live_allocs});
+  }
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const Change& a, const Change& b) { return a.t_ms < b.t_ms; });
+  const auto clamp = [](__int128 v) {
+    return static_cast<int64_t>(std::clamp<__int128>(v, std::numeric_limits<int64_t>::min(),
+                                                     std::numeric_limits<int64_t>::max()));
+  };
+  std::vector<LivePoint> out;
+  __int128 bytes = 0, allocs = 0;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    bytes += changes[i].bytes;
+    allocs += changes[i].allocs;
+    if (i + 1 == changes.size() || changes[i + 1].t_ms != changes[i].t_ms) {
+      out.push_back({changes[i].t_ms, clamp(bytes), clamp(allocs)});
+    }
   }
   return out;
 }
 
+std::vector<LivePoint> SumSeries(const std::vector<LivePoint>& a, const std::vector<LivePoint>& b) {
+  return SumSeries(std::vector<const std::vector<LivePoint>*>{&a, &b});
+}
+
 std::vector<int64_t> CommonTimes(const std::vector<SnapshotStack>& stacks, size_t max_points) {
+  // One sort of every time. (Sorting as times were added, to keep the union small, sorted
+  // the whole union again for each stack once the times were mostly distinct: quadratic.)
+  size_t points = 0;
+  for (const SnapshotStack& s : stacks) points += s.series.size();
   std::vector<int64_t> times;
+  times.reserve(points);
   for (const SnapshotStack& s : stacks) {
     for (const LivePoint& p : s.series) times.push_back(p.t_ms);
-    // Stacks usually share the agent's read-out times; keep the union small as we go.
-    if (times.size() > 4 * max_points + 1024) {
-      std::sort(times.begin(), times.end());
-      times.erase(std::unique(times.begin(), times.end()), times.end());
-    }
   }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());

@@ -12,7 +12,10 @@
 
 namespace drip::diagnoser {
 
-// The pointwise sum of two series on the union of their times.
+// The pointwise sum of series on the union of their times. Sums beyond the int64 range
+// are held at its maximum (they are estimates far past any real heap). Costs
+// O(P log P) for P points in all, however many series there are.
+std::vector<LivePoint> SumSeries(const std::vector<const std::vector<LivePoint>*>& series);
 std::vector<LivePoint> SumSeries(const std::vector<LivePoint>& a, const std::vector<LivePoint>& b);
 
 // The sorted union of the times of every stack's series; when that is longer than

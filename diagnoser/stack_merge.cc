@@ -1,6 +1,8 @@
 #include "diagnoser/stack_merge.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +28,14 @@ std::string FramesKey(const std::vector<StackFrame>& frames) {
   return key;
 }
 
+// Counts and byte estimates of merged stacks: a sum past the int64 range is held at its
+// end rather than wrapping (such figures are estimates far beyond any real heap).
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+
 int64_t EarliestNonZero(int64_t a, int64_t b) {
   if (a == 0) return b;
   if (b == 0) return a;
@@ -36,6 +46,8 @@ int64_t EarliestNonZero(int64_t a, int64_t b) {
 
 std::vector<MergedStack> MergeStacks(const std::vector<SnapshotStack>& stacks) {
   std::vector<MergedStack> merged;
+  // Per merged stack, the series of every stack it stands for, summed once at the end.
+  std::vector<std::vector<const std::vector<LivePoint>*>> series;
   std::unordered_map<std::string, size_t> index;
   for (const SnapshotStack& s : stacks) {
     std::vector<StackFrame> frames = DropAllocatorFrames(s.frames);
@@ -44,19 +56,23 @@ std::vector<MergedStack> MergeStacks(const std::vector<SnapshotStack>& stacks) {
       MergedStack& m = merged.emplace_back();
       m.stack = s;
       m.stack.frames = std::move(frames);
+      series.push_back({&s.series});
       continue;
     }
     MergedStack& m = merged[it->second];
     SnapshotStack& into = m.stack;
     ++m.sources;
+    series[it->second].push_back(&s.series);
     into.id = std::min(into.id, s.id);
-    into.series = SumSeries(into.series, s.series);
-    into.sampled_allocs += s.sampled_allocs;
-    into.sampled_frees += s.sampled_frees;
-    into.allocated_bytes += s.allocated_bytes;
-    into.freed_bytes += s.freed_bytes;
+    into.sampled_allocs = SaturatingAdd(into.sampled_allocs, s.sampled_allocs);
+    into.sampled_frees = SaturatingAdd(into.sampled_frees, s.sampled_frees);
+    into.allocated_bytes = SaturatingAdd(into.allocated_bytes, s.allocated_bytes);
+    into.freed_bytes = SaturatingAdd(into.freed_bytes, s.freed_bytes);
     into.first_alloc_ms = EarliestNonZero(into.first_alloc_ms, s.first_alloc_ms);
     into.last_alloc_ms = std::max(into.last_alloc_ms, s.last_alloc_ms);
+  }
+  for (size_t i = 0; i < merged.size(); ++i) {
+    if (series[i].size() > 1) merged[i].stack.series = SumSeries(series[i]);
   }
   return merged;
 }

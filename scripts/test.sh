@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what Drip needs, builds it, and runs every test —
-# once in a normal build and once under AddressSanitizer + UndefinedBehaviorSanitizer.
+# once in a normal build and once under AddressSanitizer + UndefinedBehaviorSanitizer —
+# then fuzzes every parser of untrusted bytes for a short while (scripts/fuzz.sh).
 # Works on a fresh Debian 12 machine as root.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,3 +25,5 @@ run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== ASan + UBSan build and tests =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DDRIP_SANITIZE=ON -DDRIP_BUILD_BENCH=OFF
+echo "== fuzzing: libFuzzer targets under ASan + UBSan (clang) =="
+bash scripts/fuzz.sh
