@@ -11,7 +11,6 @@
 //     collector) and back, it validates and is the same again;
 //   - the diagnosis is well formed: at most max_stacks stacks, leaks first, scores in
 //     [0, 1] and finite figures; its protobuf form converts back.
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -22,8 +21,8 @@
 #include "common/heap_snapshot.h"
 #include "common/heap_snapshot_json.h"
 #include "common/heap_snapshot_proto.h"
-#include "diagnoser/diagnosis_proto.h"
 #include "diagnoser/heap_diagnoser.h"
+#include "tests/fuzz/diagnosis_invariants.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace drip {
@@ -87,31 +86,6 @@ bool SameSnapshot(const HeapSnapshot& a, const HeapSnapshot& b) {
   return true;
 }
 
-void CheckDiagnosis(const diagnoser::Diagnosis& d, const diagnoser::DiagnoserConfig& config) {
-  FUZZ_CHECK(config.max_stacks == 0 || d.stacks.size() <= static_cast<size_t>(config.max_stacks),
-             "%zu stacks kept, max_stacks %d", d.stacks.size(), config.max_stacks);
-  FUZZ_CHECK(std::isfinite(d.rss_growth_bytes_per_hour), "rss growth %g",
-             d.rss_growth_bytes_per_hour);
-  bool leaks_over = false;
-  for (const diagnoser::DiagnosedStack& s : d.stacks) {
-    const bool leak = s.verdict == diagnoser::Verdict::kLeak;
-    FUZZ_CHECK(!(leak && leaks_over), "a leak ranked after a stack that is not a leak");
-    leaks_over = !leak;
-    FUZZ_CHECK(s.score >= 0 && s.score <= 1, "score %g", s.score);
-    FUZZ_CHECK(std::isfinite(s.growth_bytes_per_hour) && std::isfinite(s.freed_fraction) &&
-                   std::isfinite(s.steadiness) && std::isfinite(s.recent_growth_ratio),
-               "figures of stack %llu: growth %g freed %g steadiness %g recent %g",
-               static_cast<unsigned long long>(s.stack_id), s.growth_bytes_per_hour,
-               s.freed_fraction, s.steadiness, s.recent_growth_ratio);
-  }
-  drip::v1::Diagnosis proto;
-  diagnoser::DiagnosisToProto(d, &proto);
-  const absl::StatusOr<diagnoser::Diagnosis> back = diagnoser::DiagnosisFromProto(proto);
-  FUZZ_CHECK(back.ok(), "diagnosis proto does not convert back: %s",
-             back.status().ToString().c_str());
-  FUZZ_CHECK(back->stacks.size() == d.stacks.size(), "diagnosis proto lost stacks");
-}
-
 }  // namespace
 }  // namespace drip
 
@@ -142,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const diagnoser::DiagnoserConfig config;
   const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser(config).Diagnose(*snapshot);
-  CheckDiagnosis(diagnosis, config);
+  fuzz::CheckDiagnosisInvariants(diagnosis, config);
   std::ostringstream out;
   cli::RenderDiagnosis(*snapshot, diagnosis, /*json=*/true, 0, out);
   cli::RenderDiagnosis(*snapshot, diagnosis, /*json=*/false, 20, out);

@@ -10,17 +10,16 @@
 // Oracles beyond "no crash, no sanitizer report, no timeout": a snapshot that validates
 // converts back to an equal proto (the conversion loses nothing), and its diagnosis is
 // well formed (at most max_stacks stacks, leaks first, scores in [0, 1], finite figures).
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "common/heap_snapshot.h"
 #include "common/heap_snapshot_proto.h"
-#include "diagnoser/diagnosis_proto.h"
 #include "diagnoser/heap_diagnoser.h"
 #include "drip/v1/snapshot.pb.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "tests/fuzz/diagnosis_invariants.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -45,22 +44,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const diagnoser::DiagnoserConfig config;
   const diagnoser::Diagnosis d = diagnoser::HeapDiagnoser(config).Diagnose(*snapshot);
-  FUZZ_CHECK(d.stacks.size() <= static_cast<size_t>(config.max_stacks), "%zu stacks kept",
-             d.stacks.size());
-  FUZZ_CHECK(std::isfinite(d.rss_growth_bytes_per_hour), "rss growth %g",
-             d.rss_growth_bytes_per_hour);
-  bool leaks_over = false;
-  for (const diagnoser::DiagnosedStack& s : d.stacks) {
-    const bool leak = s.verdict == diagnoser::Verdict::kLeak;
-    FUZZ_CHECK(!(leak && leaks_over), "a leak ranked after a stack that is not a leak");
-    leaks_over = !leak;
-    FUZZ_CHECK(s.score >= 0 && s.score <= 1, "score %g", s.score);
-    FUZZ_CHECK(std::isfinite(s.growth_bytes_per_hour) && std::isfinite(s.freed_fraction) &&
-                   std::isfinite(s.steadiness) && std::isfinite(s.recent_growth_ratio),
-               "figures of stack %llu", static_cast<unsigned long long>(s.stack_id));
-  }
-  drip::v1::Diagnosis stored;
-  diagnoser::DiagnosisToProto(d, &stored);
-  FUZZ_CHECK(diagnoser::DiagnosisFromProto(stored).ok(), "the stored diagnosis does not read back");
+  fuzz::CheckDiagnosisInvariants(d, config);
   return 0;
 }

@@ -23,7 +23,6 @@
 // crash or sanitizer report, the diagnosis is well formed (at most max_stacks stacks,
 // leaks first, scores in [0, 1], finite figures), and the snapshot survives both codecs.
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -37,6 +36,7 @@
 #include "common/heap_snapshot_validation.h"
 #include "diagnoser/diagnosis_json.h"
 #include "diagnoser/heap_diagnoser.h"
+#include "tests/fuzz/diagnosis_invariants.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_input.h"
 
@@ -122,25 +122,6 @@ HeapSnapshot Build(fuzz::FuzzInput& in) {
   return s;
 }
 
-void CheckDiagnosis(const Diagnosis& d, const DiagnoserConfig& config) {
-  FUZZ_CHECK(d.stacks.size() <= static_cast<size_t>(config.max_stacks), "%zu stacks kept",
-             d.stacks.size());
-  FUZZ_CHECK(std::isfinite(d.rss_growth_bytes_per_hour), "rss growth %g",
-             d.rss_growth_bytes_per_hour);
-  bool leaks_over = false;
-  for (const DiagnosedStack& s : d.stacks) {
-    const bool leak = s.verdict == Verdict::kLeak;
-    FUZZ_CHECK(!(leak && leaks_over), "a leak ranked after a stack that is not a leak");
-    leaks_over = !leak;
-    FUZZ_CHECK(s.score >= 0 && s.score <= 1, "score %g", s.score);
-    FUZZ_CHECK(std::isfinite(s.growth_bytes_per_hour) && std::isfinite(s.freed_fraction) &&
-                   std::isfinite(s.steadiness) && std::isfinite(s.recent_growth_ratio),
-               "stack %llu: growth %g freed %g steadiness %g recent %g",
-               static_cast<unsigned long long>(s.stack_id), s.growth_bytes_per_hour,
-               s.freed_fraction, s.steadiness, s.recent_growth_ratio);
-  }
-}
-
 }  // namespace
 }  // namespace drip::diagnoser
 
@@ -152,7 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const diagnoser::DiagnoserConfig config;
   const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser(config).Diagnose(snapshot);
-  diagnoser::CheckDiagnosis(diagnosis, config);
+  fuzz::CheckDiagnosisInvariants(diagnosis, config);
   (void)diagnoser::DiagnosisToJson(diagnosis).dump();
 
   absl::StatusOr<HeapSnapshot> json = ParseHeapSnapshotJson(HeapSnapshotToJson(snapshot), "<json>");
