@@ -25,16 +25,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Timestamps of the samples of the series whose instance starts with `prefix`.
-std::vector<int64_t> Timestamps(const nlohmann::json& series, const std::string& prefix) {
-  std::vector<int64_t> out;
-  for (const auto& s : series["series"]) {
-    if (s["instance"].get<std::string>().rfind(prefix, 0) != 0) continue;
-    for (const auto& sample : s["samples"]) out.push_back(sample["timestamp_ms"].get<int64_t>());
-  }
-  return out;
-}
-
 TEST(CollectorCrashTest, KillNineLosesNoStoredSampleAndResendLeavesNoGapOrDuplicate) {
   constexpr auto kInterval = milliseconds(500);
   LocalDrip drip;
@@ -53,7 +43,7 @@ TEST(CollectorCrashTest, KillNineLosesNoStoredSampleAndResendLeavesNoGapOrDuplic
     std::this_thread::sleep_for(seconds(3));
     auto before = drip.Series(host, *component);
     ASSERT_TRUE(before.ok()) << before.status() << drip.Logs();
-    for (int64_t ts : Timestamps(*before, prefix)) stored_before_kills.insert(ts);
+    for (int64_t ts : SampleTimestamps(*before, prefix)) stored_before_kills.insert(ts);
     ASSERT_FALSE(stored_before_kills.empty()) << drip.Logs();
 
     drip.KillCollector(SIGKILL);
@@ -65,7 +55,7 @@ TEST(CollectorCrashTest, KillNineLosesNoStoredSampleAndResendLeavesNoGapOrDuplic
   std::this_thread::sleep_for(seconds(4));
   auto after = drip.Series(host, *component);
   ASSERT_TRUE(after.ok()) << after.status() << drip.Logs();
-  std::vector<int64_t> timestamps = Timestamps(*after, prefix);
+  std::vector<int64_t> timestamps = SampleTimestamps(*after, prefix);
   ASSERT_GT(timestamps.size(), stored_before_kills.size());
 
   std::set<int64_t> unique(timestamps.begin(), timestamps.end());
@@ -189,12 +179,8 @@ std::vector<int64_t> StoredTimestamps(LocalDrip& drip, const std::string& host,
                                       const std::string& component) {
   auto series = drip.Series(host, component);
   EXPECT_TRUE(series.ok()) << series.status();
-  std::vector<int64_t> out;
-  if (!series.ok()) return out;
-  for (const auto& s : (*series)["series"]) {
-    for (const auto& sample : s["samples"]) out.push_back(sample["timestamp_ms"].get<int64_t>());
-  }
-  return out;
+  if (!series.ok()) return {};
+  return SampleTimestamps(*series, "");
 }
 
 // The open report of `component`, or null.

@@ -172,6 +172,16 @@ std::string LocalDrip::Logs() const {
   return logs;
 }
 
+std::vector<int64_t> SampleTimestamps(const nlohmann::json& series,
+                                      const std::string& instance_prefix) {
+  std::vector<int64_t> out;
+  for (const auto& s : series["series"]) {
+    if (!s["instance"].get<std::string>().starts_with(instance_prefix)) continue;
+    for (const auto& sample : s["samples"]) out.push_back(sample["timestamp_ms"].get<int64_t>());
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> ComponentOfPid(int pid) {
   CommandOutput out = RunCommand({AgentBinary(), "sample", "--once", "--json"});
   if (out.exit_code != 0) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,6 +111,11 @@ class LocalDrip {
   std::optional<LocalDripTls> tls_;
   std::vector<std::string> allowed_components_ = {"*"};
 };
+
+// Timestamps of the samples, in `dripctl series --json` output, of the series whose
+// instance starts with `instance_prefix`.
+std::vector<int64_t> SampleTimestamps(const nlohmann::json& series,
+                                      const std::string& instance_prefix);
 
 // The component the agent gives process `pid`, read from `drip-agent sample --once --json`.
 absl::StatusOr<std::string> ComponentOfPid(int pid);

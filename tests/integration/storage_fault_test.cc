@@ -41,16 +41,6 @@ constexpr auto kInterval = milliseconds(500);
 constexpr uint64_t kDiskBytes = 32ull << 20;
 constexpr char kFiller[] = "filler";
 
-// Timestamps of the samples of the series whose instance starts with `prefix`.
-std::vector<int64_t> Timestamps(const nlohmann::json& series, const std::string& prefix) {
-  std::vector<int64_t> out;
-  for (const auto& s : series["series"]) {
-    if (s["instance"].get<std::string>().rfind(prefix, 0) != 0) continue;
-    for (const auto& sample : s["samples"]) out.push_back(sample["timestamp_ms"].get<int64_t>());
-  }
-  return out;
-}
-
 // A metric from a daemon's /metrics; NaN when it cannot be read.
 double Metric(const std::string& address, const std::string& series) {
   absl::StatusOr<std::string> page = HttpGet(address, "/metrics");
@@ -114,7 +104,7 @@ TEST(StorageFaultTest, FullDiskStopsAcksKeepsQueriesAndRecoversWithEverySampleOn
   ASSERT_TRUE(WaitFor(seconds(20), [&] {
     auto series = drip.Series(host, *component);
     if (!series.ok()) return false;
-    for (int64_t ts : Timestamps(*series, prefix)) stored_before_full.insert(ts);
+    for (int64_t ts : SampleTimestamps(*series, prefix)) stored_before_full.insert(ts);
     return stored_before_full.size() >= 4;
   })) << drip.Logs();
   EXPECT_EQ(Metric(collector_metrics, "drip_collector_healthy"), 1);
@@ -150,7 +140,7 @@ TEST(StorageFaultTest, FullDiskStopsAcksKeepsQueriesAndRecoversWithEverySampleOn
   EXPECT_NE(hosts.out.find(host), std::string::npos) << hosts.out;
   auto series_while_full = drip.Series(host, *component);
   ASSERT_TRUE(series_while_full.ok()) << series_while_full.status() << drip.Logs();
-  std::vector<int64_t> readable = Timestamps(*series_while_full, prefix);
+  std::vector<int64_t> readable = SampleTimestamps(*series_while_full, prefix);
   for (int64_t ts : stored_before_full) {
     EXPECT_TRUE(std::count(readable.begin(), readable.end(), ts) == 1)
         << "sample at " << ts << " acked before the disk filled is not readable once";
@@ -183,7 +173,7 @@ TEST(StorageFaultTest, FullDiskStopsAcksKeepsQueriesAndRecoversWithEverySampleOn
   std::this_thread::sleep_for(2 * kInterval);
   auto after = drip.Series(host, *component);
   ASSERT_TRUE(after.ok()) << after.status() << drip.Logs();
-  std::vector<int64_t> timestamps = Timestamps(*after, prefix);
+  std::vector<int64_t> timestamps = SampleTimestamps(*after, prefix);
   for (int64_t ts : stored_before_full) {
     EXPECT_TRUE(std::find(timestamps.begin(), timestamps.end(), ts) != timestamps.end())
         << "sample at " << ts << " was stored before the disk filled and is gone";
@@ -204,7 +194,7 @@ TEST(StorageFaultTest, FullDiskStopsAcksKeepsQueriesAndRecoversWithEverySampleOn
   ASSERT_TRUE(drip.StartCollector().ok()) << drip.Logs();
   auto restarted = drip.Series(host, *component);
   ASSERT_TRUE(restarted.ok()) << restarted.status() << drip.Logs();
-  std::vector<int64_t> reread = Timestamps(*restarted, prefix);
+  std::vector<int64_t> reread = SampleTimestamps(*restarted, prefix);
   ASSERT_GE(reread.size(), timestamps.size());
   EXPECT_TRUE(std::equal(timestamps.begin(), timestamps.end(), reread.begin()))
       << "the store changed across a restart";
