@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "collector/collector_config.h"
+#include "collector/collector_server.h"
 #include "collector/connected_hosts.h"
 #include "collector/leak_report_book.h"
 #include "collector/mitigation_coordinator.h"
@@ -198,7 +199,7 @@ class Harness {
     config_ = *config;
     config_.storage.path = (WorkDir() / "db").string();
     config_.storage.sync_writes = false;  // a crash of the fuzzer is not a power cut
-    validator_ = std::make_unique<SampleValidator>(ValidatorOptions(), &clock_);
+    validator_ = std::make_unique<SampleValidator>(ValidatorOptions(config_), &clock_);
     Open();
   }
   ~Harness() {
@@ -244,15 +245,6 @@ class Harness {
     std::string host;
     FakeStream* registered = nullptr;
   };
-
-  SampleValidatorOptions ValidatorOptions() const {
-    SampleValidatorOptions o;
-    o.max_message_bytes = config_.grpc.max_message_bytes;
-    o.max_samples_per_batch = config_.ingest.max_samples_per_batch;
-    o.max_future_skew = config_.ingest.max_future_skew;
-    o.retention = config_.storage.retention;
-    return o;
-  }
 
   // CollectorServer::Start without gRPC, the metrics endpoint and the threads.
   void Open() {

@@ -20,6 +20,12 @@ constexpr int kMinAgentPingIntervalMs = 10'000;
 // dripctl hosts.
 constexpr size_t kQueryThreads = 2;
 
+int ToInt(std::chrono::milliseconds d) {
+  return static_cast<int>(std::min<int64_t>(d.count(), INT32_MAX));
+}
+
+}  // namespace
+
 SampleValidatorOptions ValidatorOptions(const CollectorConfig& c) {
   SampleValidatorOptions o;
   o.max_message_bytes = c.grpc.max_message_bytes;
@@ -28,12 +34,6 @@ SampleValidatorOptions ValidatorOptions(const CollectorConfig& c) {
   o.retention = c.storage.retention;
   return o;
 }
-
-int ToInt(std::chrono::milliseconds d) {
-  return static_cast<int>(std::min<int64_t>(d.count(), INT32_MAX));
-}
-
-}  // namespace
 
 CollectorServer::CollectorServer(CollectorConfig config, const Clock* clock, StoreOpener open_store)
     : config_(std::move(config)),

@@ -47,6 +47,10 @@ struct ServingAddresses {
   std::string metrics;   // same for /metrics; empty when disabled
 };
 
+// What the collector's config says about validating agents' messages; the collector and
+// the agent message fuzzer build their validators from it.
+SampleValidatorOptions ValidatorOptions(const CollectorConfig& c);
+
 class CollectorServer {
  public:
   // How the server opens its store; tests wrap the real store to inject failures.
