@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "agent/sampler_factory.h"
-#include "common/clock.h"
-#include "common/duration.h"
-#include "common/logging.h"
-#include "common/tls_settings.h"
+#include "common/base/clock.h"
+#include "common/base/duration.h"
+#include "common/daemon/logging.h"
+#include "common/rpc/tls_settings.h"
 #include "common/version.h"
 #include "fmt/format.h"
 

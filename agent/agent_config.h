@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/tls_settings.h"
+#include "common/rpc/tls_settings.h"
 
 namespace drip::agent {
 
@@ -39,7 +39,7 @@ struct AgentConfig {
   // The host name every sample is filed under; the machine's host name by default.
   std::string host;
   std::string collector = "127.0.0.1:7070";
-  // TLS to the collector (common/tls_settings.h): mutual, with this host's certificate,
+  // TLS to the collector (common/rpc/tls_settings.h): mutual, with this host's certificate,
   // whose SAN (or CN) must name `host`; required unless tls.plaintext is true.
   TlsSettings tls;
   std::chrono::milliseconds interval = std::chrono::seconds(10);

@@ -7,7 +7,8 @@
 
 #include "agent/component_namer.h"
 #include "agent/proc_files.h"
-#include "common/logging.h"
+#include "common/base/process_instance.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
@@ -61,8 +62,9 @@ BpfSampler::BpfSampler(Options options, const Clock* clock, std::unique_ptr<BpfT
 
 std::string BpfSampler::InstanceOf(uint32_t tgid, uint64_t start_boottime_ns) const {
   // The same instant ProcSampler derives from /proc/PID/stat's starttime ticks.
-  return fmt::format("{}@{}", tgid,
-                     boot_time_s_ + static_cast<int64_t>(start_boottime_ns / 1'000'000'000));
+  return FormatProcessInstance(
+      static_cast<int>(tgid),
+      boot_time_s_ + static_cast<int64_t>(start_boottime_ns / 1'000'000'000));
 }
 
 std::string BpfSampler::CgroupPathOf(uint64_t cgroup_id) {

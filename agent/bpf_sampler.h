@@ -27,7 +27,7 @@
 #include "agent/cgroup_tree.h"
 #include "agent/proc_sampler.h"
 #include "agent/sampler.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 
 namespace drip::agent {
 

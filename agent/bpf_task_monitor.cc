@@ -9,53 +9,38 @@
 #include <cstdarg>
 #include <cstring>
 
-#include "common/logging.h"
+#include "agent/libbpf_logging.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 #include "task_memory.skel.h"
 
 namespace drip::agent {
-namespace {
-
-// libbpf explains a refused program (verifier log, missing BTF) through its print
-// callback; routed to spdlog at debug so `--log-level debug` shows the kernel's reasons.
-int LibbpfPrint(enum libbpf_print_level level, const char* format, va_list args) {
-  if (level == LIBBPF_DEBUG) return 0;
-  char line[1024];
-  int n = vsnprintf(line, sizeof(line), format, args);
-  std::string_view text(line,
-                        n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof(line) - 1) : 0);
-  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  Logger("agent")->debug("libbpf: {}", text);
-  return 0;
-}
-
-std::string ErrnoText(int err) { return std::strerror(err < 0 ? -err : err); }
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<std::unique_ptr<BpfTaskMonitor>> BpfTaskMonitor::Open(const Options& options) {
-  libbpf_set_print(LibbpfPrint);
+  RouteLibbpfLogs();
   std::unique_ptr<BpfTaskMonitor> monitor(new BpfTaskMonitor());
   monitor->skel_ = task_memory_bpf__open();
   if (monitor->skel_ == nullptr) {
     return absl::UnavailableError(
-        fmt::format("BPF: cannot open the task_memory programs: {}", ErrnoText(errno)));
+        fmt::format("BPF: cannot open the task_memory programs: {}", LibbpfErrorText(errno)));
   }
   if (int err = bpf_map__set_max_entries(monitor->skel_->maps.task_events,
                                          static_cast<uint32_t>(options.ring_buffer_bytes));
       err != 0) {
-    return absl::InvalidArgumentError(
-        fmt::format("BPF: ring buffer size {}: {}", options.ring_buffer_bytes, ErrnoText(err)));
+    return absl::InvalidArgumentError(fmt::format("BPF: ring buffer size {}: {}",
+                                                  options.ring_buffer_bytes, LibbpfErrorText(err)));
   }
   if (int err = task_memory_bpf__load(monitor->skel_); err != 0) {
     return absl::UnavailableError(fmt::format(
         "BPF: the kernel refused to load the task_memory programs: {} (needs BTF, "
         "CAP_BPF+CAP_PERFMON or root, and Linux 5.8+; log.level: debug shows libbpf's log)",
-        ErrnoText(err)));
+        LibbpfErrorText(err)));
   }
   if (int err = task_memory_bpf__attach(monitor->skel_); err != 0) {
-    return absl::UnavailableError(fmt::format(
-        "BPF: cannot attach the task iterator and sched_process tracepoints: {}", ErrnoText(err)));
+    return absl::UnavailableError(
+        fmt::format("BPF: cannot attach the task iterator and sched_process tracepoints: {}",
+                    LibbpfErrorText(err)));
   }
   monitor->events_ = ring_buffer__new(
       bpf_map__fd(monitor->skel_->maps.task_events),
@@ -70,21 +55,23 @@ absl::StatusOr<std::unique_ptr<BpfTaskMonitor>> BpfTaskMonitor::Open(const Optio
       monitor.get(), nullptr);
   if (monitor->events_ == nullptr) {
     return absl::UnavailableError(
-        fmt::format("BPF: cannot map the event ring buffer: {}", ErrnoText(errno)));
+        fmt::format("BPF: cannot map the event ring buffer: {}", LibbpfErrorText(errno)));
   }
   return monitor;
 }
 
 absl::Status BpfTaskMonitor::CheckObjectLoads(const std::string& object_path) {
-  libbpf_set_print(LibbpfPrint);
+  RouteLibbpfLogs();
   bpf_object* object = bpf_object__open_file(object_path.c_str(), nullptr);
   if (object == nullptr) {
-    return absl::NotFoundError(fmt::format("{}: cannot open: {}", object_path, ErrnoText(errno)));
+    return absl::NotFoundError(
+        fmt::format("{}: cannot open: {}", object_path, LibbpfErrorText(errno)));
   }
   const int err = bpf_object__load(object);
   bpf_object__close(object);
   if (err != 0) {
-    return absl::UnavailableError(fmt::format("{}: load failed: {}", object_path, ErrnoText(err)));
+    return absl::UnavailableError(
+        fmt::format("{}: load failed: {}", object_path, LibbpfErrorText(err)));
   }
   return absl::OkStatus();
 }
@@ -99,7 +86,7 @@ absl::Status BpfTaskMonitor::ReadTasks(std::vector<drip_task_record>* out) {
   const int iter_fd = bpf_iter_create(bpf_link__fd(skel_->links.dump_task_memory));
   if (iter_fd < 0) {
     return absl::InternalError(
-        fmt::format("BPF: cannot create a task iterator: {}", ErrnoText(errno)));
+        fmt::format("BPF: cannot create a task iterator: {}", LibbpfErrorText(errno)));
   }
   // The kernel fills at most a page of records per read() for seq_file iterators; a
   // bigger buffer just saves calls when it does more.
@@ -111,7 +98,8 @@ absl::Status BpfTaskMonitor::ReadTasks(std::vector<drip_task_record>* out) {
       if (errno == EINTR) continue;
       const int err = errno;
       close(iter_fd);
-      return absl::InternalError(fmt::format("BPF: reading the task iterator: {}", ErrnoText(err)));
+      return absl::InternalError(
+          fmt::format("BPF: reading the task iterator: {}", LibbpfErrorText(err)));
     }
     if (n == 0) break;
     pending.append(read_buffer_.data(), static_cast<size_t>(n));
@@ -131,7 +119,8 @@ absl::StatusOr<size_t> BpfTaskMonitor::DrainEvents(
   const int n = ring_buffer__consume(events_);
   handler_ = nullptr;
   if (n < 0) {
-    return absl::InternalError(fmt::format("BPF: reading the event ring buffer: {}", ErrnoText(n)));
+    return absl::InternalError(
+        fmt::format("BPF: reading the event ring buffer: {}", LibbpfErrorText(n)));
   }
   return static_cast<size_t>(n);
 }

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "common/strings.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

@@ -4,8 +4,8 @@
 
 #include "agent/component_namer.h"
 #include "agent/proc_files.h"
-#include "common/logging.h"
-#include "common/strings.h"
+#include "common/base/strings.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

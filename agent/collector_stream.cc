@@ -6,9 +6,9 @@
 
 #include "absl/status/status.h"
 #include "agent/backoff.h"
-#include "common/duration.h"
-#include "common/logging.h"
-#include "common/strings.h"
+#include "common/base/duration.h"
+#include "common/base/strings.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

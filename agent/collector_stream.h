@@ -33,7 +33,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/batch_buffer.h"
-#include "common/tls_settings.h"
+#include "common/rpc/tls_settings.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 

@@ -4,7 +4,7 @@
 
 #include "agent/component_namer.h"
 #include "agent/proc_files.h"
-#include "common/duration.h"
+#include "common/base/duration.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 

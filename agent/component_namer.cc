@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/strings.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

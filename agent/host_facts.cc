@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "agent/proc_files.h"
-#include "common/status_macros.h"
-#include "common/strings.h"
+#include "common/base/status_macros.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

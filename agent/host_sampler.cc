@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/logging.h"
-#include "common/sample_figures.h"
+#include "common/daemon/logging.h"
+#include "common/rpc/sample_figures.h"
 
 namespace drip::agent {
 

@@ -17,7 +17,7 @@
 #include "agent/cgroup_unit_sampler.h"
 #include "agent/sampler.h"
 #include "agent/slab_sampler.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 
 namespace drip::agent {
 

@@ -1,6 +1,6 @@
 #include "agent/host_sampler.h"
 
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "gtest/gtest.h"
 
 namespace drip::agent {

@@ -28,22 +28,25 @@
 #include "agent/heap/heap_snapshotter.h"
 #include "agent/sample_report.h"
 #include "agent/sampler_factory.h"
-#include "common/clock.h"
-#include "common/duration.h"
-#include "common/heap_snapshot_json.h"
-#include "common/logging.h"
-#include "common/ready_file.h"
-#include "common/shutdown_signal.h"
-#include "common/status_macros.h"
-#include "common/systemd_notifier.h"
+#include "common/base/atomic_file.h"
+#include "common/base/clock.h"
+#include "common/base/duration.h"
+#include "common/base/exit_codes.h"
+#include "common/base/status_macros.h"
+#include "common/daemon/logging.h"
+#include "common/rpc/grpc_logging.h"
+#include "common/daemon/ready_file.h"
+#include "common/daemon/shutdown_signal.h"
+#include "common/daemon/systemd_notifier.h"
+#include "common/snapshot/heap_snapshot_json.h"
 #include "common/version.h"
 #include "fmt/format.h"
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitRuntime = 1;
-constexpr int kExitUsage = 2;
+using drip::kExitFailure;
+using drip::kExitOk;
+using drip::kExitUsage;
 
 // Bad flags or config: one line on stderr.
 int Usage(const std::string& message) {
@@ -53,7 +56,7 @@ int Usage(const std::string& message) {
 
 int RuntimeFailure(const std::string& message) {
   std::fprintf(stderr, "drip-agent: %s\n", message.c_str());
-  return kExitRuntime;
+  return kExitFailure;
 }
 
 absl::StatusOr<drip::agent::AgentConfig> LoadConfig(const std::string& path) {
@@ -81,7 +84,7 @@ int RunSampleOnce(const std::string& config_path, const std::optional<std::strin
   std::string out = json ? drip::agent::RenderSampleJson(name, fallback, *samples)
                          : drip::agent::RenderSampleTable(name, fallback, *samples);
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return std::fflush(stdout) == 0 ? kExitOk : kExitRuntime;
+  return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
 }
 
 int RunSnapshot(const drip::agent::SnapshotOptions& options, const std::string& output,
@@ -90,6 +93,13 @@ int RunSnapshot(const drip::agent::SnapshotOptions& options, const std::string& 
     return Usage(std::string(s.message()));
   }
   if (output.empty()) return Usage("snapshot: --output is required");
+  // The file first: a bad --output fails before the target is probed, not after.
+  std::optional<drip::AtomicFile> file;
+  if (output != "-") {
+    absl::StatusOr<drip::AtomicFile> created = drip::AtomicFile::Create(output);
+    if (!created.ok()) return Usage("--output: " + std::string(created.status().message()));
+    file = std::move(*created);
+  }
   // SIGTERM / SIGINT end the snapshot early but cleanly: the probes are detached and what
   // was gathered is still written.
   std::atomic<bool> stop{false};
@@ -105,17 +115,13 @@ int RunSnapshot(const drip::agent::SnapshotOptions& options, const std::string& 
                : RuntimeFailure(std::string(snapshot.status().message()));
   }
   const std::string json = drip::HeapSnapshotToJson(*snapshot);
-  const std::string tmp = output + ".tmp";
-  FILE* f = output == "-" ? stdout : std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return RuntimeFailure(fmt::format("{}: {}", output, std::strerror(errno)));
-  const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();
-  if (output == "-") {
-    if (!written || std::fflush(stdout) != 0) return RuntimeFailure("stdout: write failed");
-  } else {
-    if (std::fclose(f) != 0 || !written || std::rename(tmp.c_str(), output.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      return RuntimeFailure(fmt::format("{}: {}", output, std::strerror(errno)));
+  if (file) {
+    if (absl::Status written = file->Commit(json); !written.ok()) {
+      return RuntimeFailure(std::string(written.message()));
     }
+  } else if (std::fwrite(json.data(), 1, json.size(), stdout) != json.size() ||
+             std::fflush(stdout) != 0) {
+    return RuntimeFailure("stdout: write failed");
   }
   std::fprintf(stderr,
                "drip-agent: snapshot of pid %d (%s), %s mode, %.1f s: %zu stacks, %llu sampled "
@@ -237,11 +243,12 @@ int main(int argc, char** argv) {
   if (absl::Status logging = drip::InitLogging(config->log.level); !logging.ok()) {
     return Usage("log.level: " + std::string(logging.message()));
   }
+  drip::RouteGrpcLogs();
   auto log = drip::Logger("agent");
   absl::StatusOr<std::unique_ptr<drip::agent::Agent>> agent = drip::agent::Agent::Create(*config);
   if (!agent.ok()) {
     log->error("cannot start: {}", std::string(agent.status().message()));
-    return kExitRuntime;
+    return kExitFailure;
   }
   log->info(
       "drip-agent {} starting: host '{}', collector {}, interval {}, buffer {} batches / {}, "
@@ -260,7 +267,7 @@ int main(int argc, char** argv) {
     }
     if (absl::Status written = drip::WriteReadyFile(ready_file, fields); !written.ok()) {
       log->error("cannot write ready file: {}", std::string(written.message()));
-      return kExitRuntime;
+      return kExitFailure;
     }
   }
 

@@ -9,9 +9,9 @@
 #include <csignal>
 #include <cstring>
 
+#include "agent/instance_check.h"
 #include "agent/proc_files.h"
-#include "agent/process_instance.h"
-#include "common/logging.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "common/strings.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

@@ -8,8 +8,9 @@
 #include <utility>
 
 #include "agent/proc_files.h"
-#include "common/logging.h"
-#include "common/strings.h"
+#include "common/base/process_instance.h"
+#include "common/base/strings.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
@@ -149,7 +150,7 @@ void ProcSampler::SampleProcess(int pid, int64_t now_ms, int64_t boot_time_s,
   drip::v1::Sample& sample = out->emplace_back();
   sample.set_component(namer_.ComponentOf(pid, cgroup, stat->comm));
   const int64_t start_s = boot_time_s + static_cast<int64_t>(stat->start_ticks) / ticks_per_second_;
-  sample.set_instance(fmt::format("{}@{}", pid, start_s));
+  sample.set_instance(FormatProcessInstance(pid, start_s));
   sample.set_timestamp_ms(now_ms);
   drip::v1::ProcessMemory* memory = sample.mutable_process();
   memory->set_anon_rss_bytes(status->anon_rss_bytes);

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "agent/component_namer.h"
 #include "agent/sampler.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 
 namespace drip::agent {
 

@@ -10,7 +10,7 @@
 
 #include "agent/proc_files.h"
 #include "agent/testing/fake_proc_tree.h"
-#include "common/strings.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

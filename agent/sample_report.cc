@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/duration.h"
-#include "common/sample_figures.h"
+#include "common/base/duration.h"
+#include "common/rpc/sample_figures.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 

@@ -14,7 +14,7 @@
 
 namespace drip::agent {
 
-// Sorts by unreclaimable bytes (common/sample_figures.h), largest first; ties by
+// Sorts by unreclaimable bytes (common/rpc/sample_figures.h), largest first; ties by
 // component then instance so that the output is stable.
 void SortByUnreclaimable(std::vector<drip::v1::Sample>* samples);
 

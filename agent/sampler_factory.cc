@@ -5,7 +5,7 @@
 #include "agent/bpf_sampler.h"
 #include "agent/proc_files.h"
 #include "agent/proc_sampler.h"
-#include "common/logging.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "agent/agent_config.h"
 #include "agent/host_sampler.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 
 namespace drip::agent {
 

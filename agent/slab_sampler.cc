@@ -2,7 +2,7 @@
 
 #include "agent/component_namer.h"
 #include "agent/proc_files.h"
-#include "common/strings.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "common/scoped_env_test_util.h"
+#include "common/base/scoped_env_test_util.h"
 
 namespace drip::agent {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "common/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace drip::analyzer {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "analyzer/detector_config.h"
-#include "common/config_reader.h"
-#include "common/status_macros.h"
+#include "common/base/config_reader.h"
+#include "common/base/status_macros.h"
 #include "tests/fuzz/config_outcome.h"
 
 namespace {

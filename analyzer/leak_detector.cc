@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "analyzer/series_state.h"
-#include "common/duration.h"
+#include "common/base/duration.h"
 #include "fmt/format.h"
 
 namespace drip::analyzer {

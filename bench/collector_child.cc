@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "common/ready_file.h"
+#include "common/daemon/ready_file.h"
 #include "fmt/format.h"
 
 namespace drip::bench {

@@ -57,8 +57,8 @@
 #include "bench/fleet_batch_encoder.h"
 #include "bench/fleet_run_stats.h"
 #include "bench/fleet_scheduler.h"
-#include "common/duration.h"
-#include "common/tls_settings.h"
+#include "common/base/duration.h"
+#include "common/rpc/tls_settings.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
 

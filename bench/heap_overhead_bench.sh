@@ -154,15 +154,8 @@ ensure_memleak() {  # idempotent; sets memleak_cmd, or memleak_reason when memle
     echo "== linked $kbuild/build -> $(readlink "$kbuild/build") ==" >&2
   fi
   # Debian's python3-bpfcc passes a garbage uprobe ref_ctr_offset, which fails whenever
-  # another tracer probes the same function; the wrapper passes 0.
-  if [ -z "$memleak_cmd" ]; then
-    if [ -x /work/shared/tools/memleak-bpfcc-fixed ]; then
-      memleak_cmd=/work/shared/tools/memleak-bpfcc-fixed
-    else
-      memleak_cmd=/usr/sbin/memleak-bpfcc
-      echo "heap_overhead_bench: using unpatched $memleak_cmd (uprobe ref_ctr_offset bug)" >&2
-    fi
-  fi
+  # another tracer probes the same function; bench/tools/memleak-bpfcc-fixed passes 0.
+  if [ -z "$memleak_cmd" ]; then memleak_cmd=$root/bench/tools/memleak-bpfcc-fixed; fi
   if ! "$memleak_cmd" --help >/dev/null 2>&1; then memleak_reason="$memleak_cmd --help fails"; return 1; fi
   return 0
 }

@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/ready_file.h"
+#include "common/daemon/ready_file.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "fmt/format.h"
 

@@ -25,8 +25,8 @@
 #include "agent/bpf_sampler.h"
 #include "agent/proc_files.h"
 #include "agent/proc_sampler.h"
-#include "common/clock.h"
-#include "common/strings.h"
+#include "common/base/clock.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 #include "tests/integration/local_drip.h"
 

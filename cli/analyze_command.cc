@@ -1,76 +1,18 @@
 #include "cli/analyze_command.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "analyzer/suspect.h"
-#include "common/config_reader.h"
-#include "common/status_macros.h"
+#include "common/base/atomic_file.h"
+#include "common/base/config_reader.h"
+#include "common/base/status_macros.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
 namespace {
-
-// The report file: written under a temporary name next to it and renamed into place, so
-// that a reader never sees half a report and a failed run leaves the old one intact.
-// Opened before the (possibly long) analysis, so that a bad --output fails at once.
-class ReportFile {
- public:
-  ReportFile() = default;
-  ReportFile(const ReportFile&) = delete;
-  ReportFile& operator=(const ReportFile&) = delete;
-  ~ReportFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  }
-
-  absl::Status Open(const std::string& path) {
-    path_ = path;
-    std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-    fd_ = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd_ < 0) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: cannot write report: {}", path, std::strerror(errno)));
-    }
-    tmp_ = std::move(tmp);
-    return absl::OkStatus();
-  }
-
-  absl::Status Commit(std::string_view text) {
-    while (!text.empty()) {
-      ssize_t n = ::write(fd_, text.data(), text.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return absl::InternalError(
-            fmt::format("{}: cannot write report: {}", path_, std::strerror(errno)));
-      }
-      text.remove_prefix(static_cast<size_t>(n));
-    }
-    if (::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
-      return absl::InternalError(
-          fmt::format("{}: cannot write report: {}", path_, std::strerror(errno)));
-    }
-    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}: cannot move report into place: {}", path_, std::strerror(errno)));
-    }
-    tmp_.clear();
-    return absl::OkStatus();
-  }
-
- private:
-  std::string path_;
-  std::string tmp_;  // set while the temporary file exists
-  int fd_ = -1;
-};
 
 nlohmann::ordered_json SuspectJson(const analyzer::Suspect& s) {
   nlohmann::ordered_json j;
@@ -177,10 +119,14 @@ nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
 absl::Status RunAnalyzeCommand(const AnalyzeOptions& options, std::ostream& out,
                                std::ostream& err) {
   ASSIGN_OR_RETURN(analyzer::DetectorConfig config, LoadDetectorConfig(options.config_path));
-  std::optional<ReportFile> report_file;
+  // Opened before the (possibly long) analysis, so that a bad --output fails at once; a
+  // reader never sees half a report, and a failed run leaves the old one as it was.
+  std::optional<AtomicFile> report_file;
   if (!options.output_path.empty()) {
-    report_file.emplace();
-    RETURN_IF_ERROR(report_file->Open(options.output_path));
+    absl::StatusOr<AtomicFile> file = AtomicFile::Create(options.output_path);
+    // A path that cannot be written is bad input, whatever the errno.
+    if (!file.ok()) return absl::InvalidArgumentError(std::string(file.status().message()));
+    report_file = std::move(*file);
   }
 
   SampleCsvOptions csv_options;

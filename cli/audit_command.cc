@@ -6,7 +6,7 @@
 
 #include "cli/leak_report_json.h"
 #include "cli/table_printer.h"
-#include "common/duration.h"
+#include "common/base/duration.h"
 #include "fmt/format.h"
 
 namespace drip::cli {

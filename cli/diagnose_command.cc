@@ -11,11 +11,11 @@
 
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
-#include "common/config_reader.h"
-#include "common/duration.h"
-#include "common/heap_snapshot_json.h"
-#include "common/status_macros.h"
-#include "diagnoser/diagnosis_json.h"
+#include "common/base/config_reader.h"
+#include "common/base/duration.h"
+#include "common/base/status_macros.h"
+#include "common/snapshot/heap_snapshot_json.h"
+#include "diagnoser/format/diagnosis_json.h"
 #include "diagnoser/heap_diagnoser.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -141,7 +141,7 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
   RenderHeader(snapshot, out);
   std::string rss = "not measured";
   if (snapshot.rss.size() >= 2) {
-    rss = fmt::format("{} ({} to {})", FormatRate(diagnosis.rss_growth_bytes_per_hour),
+    rss = fmt::format("{} ({} to {})", FormatByteRate(diagnosis.rss_growth_bytes_per_hour),
                       FormatLiveBytes(snapshot.rss.front().anon_bytes),
                       FormatLiveBytes(snapshot.rss.back().anon_bytes));
   }
@@ -157,7 +157,7 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
     const DiagnosedStack& s = diagnosis.stacks[i];
     table.AddRow({std::to_string(i + 1), std::string(diagnoser::VerdictName(s.verdict)),
                   fmt::format("{:.2f}", s.score), FormatLiveBytes(s.live_bytes),
-                  FormatRate(s.growth_bytes_per_hour), std::to_string(s.sampled_allocs),
+                  FormatByteRate(s.growth_bytes_per_hour), std::to_string(s.sampled_allocs),
                   s.frames.empty() ? std::string("<allocator frames only>")
                                    : diagnoser::FrameLabel(s.frames.front())});
   }

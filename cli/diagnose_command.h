@@ -1,6 +1,6 @@
 // `dripctl diagnose`: one-shot diagnosis of a heap snapshot file (DESIGN.md "Fixed
 // contracts"), no collector needed. Reads the JSON that `drip-agent snapshot` wrote
-// (common/heap_snapshot_json.h), runs the diagnoser (diagnoser/heap_diagnoser.h) and
+// (common/snapshot/heap_snapshot_json.h), runs the diagnoser (diagnoser/heap_diagnoser.h) and
 // prints the ranked stacks: a summary and table for people, or the contract JSON.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 #include "diagnoser/diagnoser_config.h"
 #include "diagnoser/diagnosis.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli/exit_codes.h"
-#include "common/heap_snapshot_json.h"
+#include "common/snapshot/heap_snapshot_json.h"
 #include "diagnoser/heap_diagnoser.h"
 #include "diagnoser/synthetic_heap.h"
 #include "nlohmann/json.hpp"

@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 
-#include "common/config_reader.h"
-#include "common/status_macros.h"
+#include "common/base/config_reader.h"
+#include "common/base/status_macros.h"
 
 namespace drip::cli {
 

@@ -11,14 +11,14 @@
 //   token_file: ~/.drip/token         # or a bearer token instead of a certificate
 //
 // TLS unless `tls.plaintext: true` (or --plaintext) says otherwise, like every Drip
-// connection (common/tls_settings.h).
+// connection (common/rpc/tls_settings.h).
 #pragma once
 
 #include <chrono>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/tls_settings.h"
+#include "common/rpc/tls_settings.h"
 
 namespace drip::cli {
 

@@ -1,13 +1,16 @@
-// dripctl's exit codes, documented in docs/dripctl.md; scripts depend on them.
+// dripctl's exit codes, documented in docs/dripctl.md; scripts depend on them. 0, 1 and 2
+// are every Drip binary's (common/base/exit_codes.h): for dripctl, 1 means the collector
+// answered with an error; the codes from 3 up are dripctl's own.
 #pragma once
 
 #include "absl/status/status.h"
+#include "common/base/exit_codes.h"
 
 namespace drip::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;      // the collector answered with an error
-inline constexpr int kExitUsage = 2;        // bad flags, bad config, bad input file
+using drip::kExitFailure;
+using drip::kExitOk;
+using drip::kExitUsage;
 inline constexpr int kExitUnreachable = 3;  // no collector answered at the address
 // `dripctl mitigate`: some host's action failed, was refused or timed out.
 inline constexpr int kExitActionFailed = 4;

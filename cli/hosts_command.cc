@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "cli/table_printer.h"
-#include "common/duration.h"
+#include "common/base/duration.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 

@@ -4,13 +4,9 @@
 #include <cmath>
 
 #include "cli/stack_printer.h"
-#include "common/duration.h"
+#include "common/base/duration.h"
 
 namespace drip::cli {
-
-std::string FormatGrowth(double bytes_per_hour) {
-  return FormatBytes(static_cast<uint64_t>(std::llround(std::max(0.0, bytes_per_hour)))) + "/h";
-}
 
 std::string FormatMinEta(const drip::v1::LeakReport& report) {
   if (!report.has_min_eta_to_oom_seconds()) return "-";

@@ -1,5 +1,6 @@
 // Small formatting helpers shared by the leak report commands (leaks list, leaks show),
-// so a report's growth, ETA and top frame read the same in the list and in the report.
+// so a report's ETA and top frame read the same in the list and in the report (growth
+// rates are FormatByteRate's, common/base/duration.h, as everywhere).
 #pragma once
 
 #include <cstdint>
@@ -9,8 +10,6 @@
 
 namespace drip::cli {
 
-// "4.0 MiB/h"; negative rates (a shrinking host) print as 0 B/h.
-std::string FormatGrowth(double bytes_per_hour);
 // FormatSpan of the report's shortest ETA, "-" when no host's memory size is known.
 std::string FormatMinEta(const drip::v1::LeakReport& report);
 std::string FormatHostEta(const drip::v1::LeakHost& host);

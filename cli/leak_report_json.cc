@@ -1,7 +1,7 @@
 #include "cli/leak_report_json.h"
 
 #include "cli/stack_printer.h"
-#include "diagnoser/diagnosis_json.h"
+#include "diagnoser/format/diagnosis_json.h"
 
 namespace drip::cli {
 namespace {

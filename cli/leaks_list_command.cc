@@ -5,6 +5,7 @@
 #include "cli/leak_report_format.h"
 #include "cli/leak_report_json.h"
 #include "cli/table_printer.h"
+#include "common/base/duration.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -53,7 +54,7 @@ void RenderLeaksList(const drip::v1::ListLeaksResponse& response, const LeaksLis
   for (const auto& r : response.reports()) {
     table.AddRow({r.id(), r.component(), r.state(), r.severity(),
                   fmt::format("{}/{}", r.hosts_size(), r.hosts_seen()),
-                  FormatGrowth(r.max_growth_bytes_per_hour()), FormatMinEta(r),
+                  FormatByteRate(r.max_growth_bytes_per_hour()), FormatMinEta(r),
                   FormatAgo(SecondsToMs(r.first_seen_s()), now_ms), ReportTopFrame(r)});
     if (IsAlertSeverity(r.severity())) table.AlertLastRowCell(3);
   }

@@ -194,7 +194,7 @@ TEST(LeaksShowTest, ReportNamesTheLeakingFrameAndTheRecommendedAction) {
         "state         open\n",
         "severity      critical\n",
         "hosts         2 affected of 40 seen\n",
-        "max growth    4.0 MiB/h\n",
+        "max growth    +4.0 MiB/h\n",
         "shortest ETA  7.5 h\n",
         "first seen    2023-11-14 22:13:20 UTC (3h ago)\n",
         "\nHosts\nHOST",

@@ -6,7 +6,7 @@
 #include "cli/leak_report_json.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
-#include "common/duration.h"
+#include "common/base/duration.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -34,7 +34,7 @@ void RenderHeader(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalS
   Field("first seen", When(SecondsToMs(r.first_seen_s()), now_ms), out);
   Field("last seen", When(SecondsToMs(r.last_seen_s()), now_ms), out);
   Field("hosts", fmt::format("{} affected of {} seen", r.hosts_size(), r.hosts_seen()), out);
-  Field("max growth", FormatGrowth(r.max_growth_bytes_per_hour()), out);
+  Field("max growth", FormatByteRate(r.max_growth_bytes_per_hour()), out);
   Field("shortest ETA",
         r.has_min_eta_to_oom_seconds()
             ? FormatMinEta(r)
@@ -54,7 +54,7 @@ void RenderHosts(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalSt
   for (const auto& h : r.hosts()) {
     std::string snapshot = OrDash(h.snapshot_state());
     if (!h.snapshot_error().empty()) snapshot += ": " + h.snapshot_error();
-    table.AddRow({h.host(), OrDash(h.instance()), FormatGrowth(h.growth_bytes_per_hour()),
+    table.AddRow({h.host(), OrDash(h.instance()), FormatByteRate(h.growth_bytes_per_hour()),
                   FormatHostEta(h), FormatBytes(h.current_bytes()), FormatBytes(h.normal_bytes()),
                   FormatAgo(SecondsToMs(h.first_flagged_s()), now_ms), h.active() ? "yes" : "no",
                   snapshot});

@@ -19,8 +19,8 @@
 #include "cli/series_command.h"
 #include "cli/suspects_command.h"
 #include "cli/terminal_style.h"
-#include "common/duration.h"
-#include "common/logging.h"
+#include "common/base/duration.h"
+#include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 
 namespace {

@@ -11,9 +11,9 @@
 #include "cli/exit_codes.h"
 #include "cli/leak_report_json.h"
 #include "cli/table_printer.h"
-#include "common/duration.h"
-#include "common/mitigation_signal.h"
-#include "common/strings.h"
+#include "common/base/duration.h"
+#include "common/base/mitigation_signal.h"
+#include "common/base/strings.h"
 #include "fmt/format.h"
 
 namespace drip::cli {

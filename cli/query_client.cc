@@ -2,8 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "common/strings.h"
-#include "common/tls_settings.h"
+#include "common/base/strings.h"
+#include "common/rpc/tls_settings.h"
 #include "fmt/format.h"
 
 namespace drip::cli {

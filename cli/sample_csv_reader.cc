@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "common/status_macros.h"
+#include "common/base/status_macros.h"
 #include "fmt/format.h"
 
 namespace drip::cli {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "cli/table_printer.h"
-#include "common/duration.h"
-#include "common/sample_figures.h"
+#include "common/base/duration.h"
+#include "common/rpc/sample_figures.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/duration.h"
-#include "common/heap_snapshot_proto.h"
-#include "diagnoser/diagnosis_proto.h"
+#include "common/base/duration.h"
+#include "common/snapshot/heap_snapshot_proto.h"
+#include "diagnoser/format/diagnosis_proto.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -18,12 +18,6 @@ std::string Basename(const std::string& path) {
 
 }  // namespace
 
-std::string FormatRate(double bytes_per_hour) {
-  const char* sign = bytes_per_hour > 0 ? "+" : bytes_per_hour < 0 ? "-" : "";
-  return fmt::format("{}{}/h", sign,
-                     FormatBytes(static_cast<uint64_t>(std::llround(std::fabs(bytes_per_hour)))));
-}
-
 std::string FormatLiveBytes(int64_t bytes) {
   return FormatBytes(static_cast<uint64_t>(std::max<int64_t>(bytes, 0)));
 }
@@ -31,7 +25,7 @@ std::string FormatLiveBytes(int64_t bytes) {
 void PrintDiagnosedStack(int rank, const diagnoser::DiagnosedStack& s, std::ostream& out) {
   out << fmt::format("#{} {}, stack {}: {} live in {} objects, {}, score {:.2f}\n", rank,
                      diagnoser::VerdictName(s.verdict), s.stack_id, FormatLiveBytes(s.live_bytes),
-                     s.live_allocs, FormatRate(s.growth_bytes_per_hour), s.score);
+                     s.live_allocs, FormatByteRate(s.growth_bytes_per_hour), s.score);
   if (!s.reason.empty()) out << fmt::format("  {}\n", s.reason);
   if (s.frames.empty()) out << "  <allocator frames only>\n";
   for (size_t i = 0; i < s.frames.size(); ++i) {

@@ -15,8 +15,6 @@
 
 namespace drip::cli {
 
-// "+74.4 MiB/h", "-1.0 KiB/h", "0 B/h".
-std::string FormatRate(double bytes_per_hour);
 // Bytes for people; negative estimates print as 0 B.
 std::string FormatLiveBytes(int64_t bytes);
 

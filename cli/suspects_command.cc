@@ -5,9 +5,9 @@
 
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
-#include "common/duration.h"
-#include "diagnoser/diagnosis_json.h"
-#include "diagnoser/diagnosis_proto.h"
+#include "common/base/duration.h"
+#include "diagnoser/format/diagnosis_json.h"
+#include "diagnoser/format/diagnosis_proto.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -44,7 +44,7 @@ std::string SnapshotLine(const drip::v1::SuspectSnapshot& snap) {
   for (const auto& stack : snap.diagnosis().stacks()) {
     if (stack.verdict() != "leak" || stack.frames_size() == 0) continue;
     return fmt::format("leaking stack: {} ({}, score {:.2f})", TopFrameLabel(stack),
-                       FormatRate(stack.growth_bytes_per_hour()), stack.score());
+                       FormatByteRate(stack.growth_bytes_per_hour()), stack.score());
   }
   return "no leaking stack found: " + snap.diagnosis().summary();
 }

@@ -29,12 +29,18 @@ set(DRIP_BPF_GEN_DIR ${CMAKE_BINARY_DIR}/gen/bpf)
 file(MAKE_DIRECTORY ${DRIP_BPF_GEN_DIR})
 set(DRIP_VMLINUX_H ${DRIP_BPF_GEN_DIR}/vmlinux.h)
 set(DRIP_VMLINUX_FALLBACK ${PROJECT_SOURCE_DIR}/agent/bpf/vmlinux_fallback.h)
-add_custom_command(
-  OUTPUT ${DRIP_VMLINUX_H}
-  COMMAND sh -c "if [ -r /sys/kernel/btf/vmlinux ]; then ${DRIP_BPFTOOL} btf dump file /sys/kernel/btf/vmlinux format c > ${DRIP_VMLINUX_H}.tmp && mv ${DRIP_VMLINUX_H}.tmp ${DRIP_VMLINUX_H}; else cp ${DRIP_VMLINUX_FALLBACK} ${DRIP_VMLINUX_H}; fi"
-  COMMENT "Generating vmlinux.h from kernel BTF"
-  VERBATIM)
-add_custom_target(drip_vmlinux_h DEPENDS ${DRIP_VMLINUX_H})
+
+# drip_bpf_vmlinux(): the rule that makes vmlinux.h. Called from the directory whose
+# drip_bpf_skeleton() calls consume it: a custom command's output is only known, as a
+# file to depend on, in the directory that defines it (Ninja forgives the difference,
+# Unix Makefiles stop with "No rule to make target").
+function(drip_bpf_vmlinux)
+  add_custom_command(
+    OUTPUT ${DRIP_VMLINUX_H}
+    COMMAND sh -c "if [ -r /sys/kernel/btf/vmlinux ]; then ${DRIP_BPFTOOL} btf dump file /sys/kernel/btf/vmlinux format c > ${DRIP_VMLINUX_H}.tmp && mv ${DRIP_VMLINUX_H}.tmp ${DRIP_VMLINUX_H}; else cp ${DRIP_VMLINUX_FALLBACK} ${DRIP_VMLINUX_H}; fi"
+    COMMENT "Generating vmlinux.h from kernel BTF"
+    VERBATIM)
+endfunction()
 
 # drip_bpf_skeleton(NAME): agent/bpf/NAME.bpf.c -> NAME.bpf.o -> NAME.skel.h in the build
 # tree; defines target drip_bpf_skel_NAME to depend on. The program is also compiled

@@ -7,8 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/config_reader.h"
-#include "common/status_macros.h"
+#include "absl/strings/escaping.h"
+#include "common/base/config_reader.h"
+#include "common/base/status_macros.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
@@ -49,10 +50,7 @@ std::string Sha256Hex(std::string_view text) {
   // EVP_Digest cannot fail for SHA-256 with a valid output buffer short of an
   // allocation failure inside OpenSSL, which would be a broken process.
   EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
 absl::StatusOr<AccessPolicy> AccessPolicy::FromFile(const std::string& path) {

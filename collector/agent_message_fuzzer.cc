@@ -3,19 +3,19 @@
 // agent stream, and the QueryService requests dripctl sends.
 //
 // Design: a direct harness, not a gRPC server. Each input runs one collector life story
-// against the real parts the server wires together — SampleValidator, RocksDbSeriesStore
-// (a fresh store for every input, its files in RocksDB's in-memory Env), OnlineDetector,
-// SnapshotScheduler with the diagnoser behind it, LeakReportBook, MitigationCoordinator,
-// ConnectedHosts and QueryServiceImpl — calling what AgentStreamReactor calls for each message
-// (HandleHello, HandleBatch, HandleCommandResult) and what maintenance runs, on a fake clock.
-// Compared with sending the messages to an in-process server this is deterministic (a crash replays
-// from its input alone; no gRPC threads racing the store and the clock), spends no time on sockets
-// and HTTP/2, and reaches deeper: a suspect the detector flags gets a snapshot command, and the
-// input can answer that command with a snapshot, which is how the diagnoser is reached from the
-// network. What it skips is gRPC itself (which parses the same bytes with the same protobuf code)
-// and the reactor's threading, which collector_server_test covers. QueryServiceImpl's own checks
-// run for GetSeries and ListHosts (DoGetSeries, DoListHosts); the other queries call what their RPC
-// calls.
+// against the parts CollectorServer builds, built from the same options — an AgentSession
+// per stream (what AgentStreamReactor hands every message to), RocksDbSeriesStore (a
+// fresh store for every input, its files in RocksDB's in-memory Env), the LeakPipeline
+// with the diagnoser behind its snapshot stage, ConnectedHosts and QueryServiceImpl's Do*
+// methods — on a fake clock. Compared with sending the messages to an in-process server
+// this is deterministic (a crash replays from its input alone; no gRPC threads racing the
+// store and the clock), spends no time on sockets and HTTP/2, and reaches deeper: a
+// suspect the detector flags gets a snapshot command, and the input can answer that
+// command with a snapshot, which is how the diagnoser is reached from the network. What
+// it skips is gRPC itself (which parses the same bytes with the same protobuf code), the
+// reactor's threading and flow control, and the TLS identity check's refusals (the
+// harness's collector is plaintext, as collector_server_test and collector_security_test
+// cover the rest).
 //
 // Opening a RocksDB store per input keeps it slow next to the parser fuzzers (tens of
 // inputs a second here); heap_snapshot_proto_fuzzer covers the snapshot payload's
@@ -30,15 +30,17 @@
 //                     collector sent this host, so that inputs can answer real commands.
 //   1 end stream      the agent half-closes; the next message opens a new stream.
 //   2 maintenance     advance the clock by payload[0..3] seconds (at most a week), then
-//                     what the server's maintenance runs: retention, folding staged
-//                     batches, the detector's advance, snapshot scheduling, reports,
-//                     automatic mitigation.
+//                     what the server's background threads run: storage maintenance
+//                     (folding staged batches, retention) and one leak pipeline pass
+//                     (the detector's advance, snapshot scheduling, reports, automatic
+//                     mitigation).
 //   3 restart         close everything and reopen on the same store, as a collector
 //                     restart does (detector rebuilt from storage, reports loaded).
 //   4 GetSeries       payload: drip.v1.GetSeriesRequest (and ListHosts).
 //   5 ListSuspects    payload: drip.v1.ListSuspectsRequest.
 //   6 ListLeaks/GetLeak/UpdateLeakState   payload: drip.v1.UpdateLeakStateRequest; its
 //                     id and state serve all three, its note as ListLeaks' component.
+//                     Queries run as an operator that the access policy let in.
 //   7 Mitigate        payload: drip.v1.MitigateRequest.
 //   8 ListAudit       payload: drip.v1.ListAuditRequest.
 // tests/fuzz/make_seed_corpora.cc writes the seeds, among them a leak that the detector
@@ -57,24 +59,27 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "collector/access_policy.h"
+#include "collector/agent_session.h"
 #include "collector/collector_config.h"
+#include "collector/collector_metrics.h"
 #include "collector/collector_server.h"
 #include "collector/connected_hosts.h"
-#include "collector/leak_report_book.h"
-#include "collector/mitigation_coordinator.h"
-#include "collector/online_detector.h"
+#include "collector/leak_pipeline.h"
 #include "collector/query_service.h"
 #include "collector/sample_validator.h"
-#include "collector/snapshot_scheduler.h"
 #include "collector/storage/rocksdb_series_store.h"
-#include "common/clock.h"
+#include "collector/storage_health.h"
+#include "common/base/clock.h"
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"
 #include "fmt/format.h"
+#include "prometheus/registry.h"
 #include "rocksdb/env.h"
 #include "spdlog/sinks/null_sink.h"
 #include "spdlog/spdlog.h"
@@ -189,10 +194,9 @@ class FakeStream final : public ConnectedHosts::Stream {
 
 class Harness {
  public:
-  Harness() : clock_(kStartMs) {
+  Harness() : clock_(kStartMs), metrics_(registry_), health_(&metrics_.healthy) {
     // The collector's defaults, as a config file gives them that only turns TLS off: the
-    // harness plays agents that the collector lets in (what TLS adds, the check of the
-    // hello's host against the client certificate, collector_security_test covers).
+    // harness plays agents that the collector lets in.
     absl::StatusOr<CollectorConfig> config =
         CollectorConfig::FromString("tls:\n  plaintext: true\n", "<fuzz>");
     FUZZ_CHECK(config.ok(), "%s", config.status().ToString().c_str());
@@ -240,56 +244,35 @@ class Harness {
   }
 
  private:
-  struct Stream {
-    bool hello_seen = false;
-    std::string host;
-    FakeStream* registered = nullptr;
-  };
-
   // CollectorServer::Start without gRPC, the metrics endpoint and the threads.
   void Open() {
-    RocksDbSeriesStoreOptions options;
-    options.path = config_.storage.path;
-    options.retention = config_.storage.retention;
-    options.chunk_window = config_.storage.chunk_window;
-    options.sync_writes = config_.storage.sync_writes;
+    RocksDbSeriesStoreOptions options = StoreOptions(config_, &clock_);
     options.fold_interval = std::chrono::milliseconds(0);  // folded by maintenance steps
-    options.clock = &clock_;
     options.env = MemEnv();
     if (!opened_once_) CopyEmptyStoreTo(options.path, options);
     opened_once_ = true;
     absl::StatusOr<std::unique_ptr<RocksDbSeriesStore>> store = RocksDbSeriesStore::Open(options);
     FUZZ_CHECK(store.ok(), "opening the store: %s", store.status().ToString().c_str());
     store_ = std::move(*store);
-    detector_ = std::make_unique<OnlineDetector>(config_.detector);
-    absl::StatusOr<uint64_t> replayed =
-        detector_->Rebuild(store_.get(), clock_.NowMs() - config_.detector_rebuild_window.count());
-    FUZZ_CHECK(replayed.ok(), "rebuilding the detector: %s", replayed.status().ToString().c_str());
-    detector_->AdvanceTo(clock_.NowMs() / 1000);
-    snapshots_ = std::make_unique<SnapshotScheduler>(config_.snapshots, config_.diagnoser, &hosts_);
-    reports_ =
-        std::make_unique<LeakReportBook>(config_.reports, &config_.mitigation, store_->reports());
-    absl::Status loaded = reports_->Load();
-    FUZZ_CHECK(loaded.ok(), "loading reports: %s", loaded.ToString().c_str());
-    mitigations_ = std::make_unique<MitigationCoordinator>(config_.mitigation, reports_.get(),
-                                                           &hosts_, nullptr);
-    QuerySources sources;
-    sources.store = store_.get();
-    sources.hosts = &hosts_;
-    sources.detector = detector_.get();
-    sources.snapshots = snapshots_.get();
-    sources.reports = reports_.get();
-    sources.mitigations = mitigations_.get();
-    sources.clock = &clock_;
-    query_ = std::make_unique<QueryServiceImpl>(sources);
+    absl::StatusOr<std::unique_ptr<LeakPipeline>> pipeline =
+        LeakPipeline::Open(PipelineOptions(config_), store_.get(), &hosts_, &metrics_, &clock_);
+    FUZZ_CHECK(pipeline.ok(), "opening the pipeline: %s", pipeline.status().ToString().c_str());
+    pipeline_ = std::move(*pipeline);
+    session_parts_.validator = validator_.get();
+    session_parts_.tls = !config_.tls.plaintext;
+    session_parts_.access = &access_;
+    session_parts_.store = store_.get();
+    session_parts_.pipeline = pipeline_.get();
+    session_parts_.health = &health_;
+    session_parts_.metrics = &metrics_;
+    session_parts_.clock = &clock_;
+    query_ = std::make_unique<QueryServiceImpl>(&access_, store_.get(), &hosts_, pipeline_.get(),
+                                                &metrics_, &clock_);
   }
 
   void Close() {
     query_.reset();
-    mitigations_.reset();
-    reports_.reset();
-    snapshots_.reset();
-    detector_.reset();
+    pipeline_.reset();
     store_.reset();
   }
 
@@ -299,7 +282,7 @@ class Harness {
     absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store_->ListHosts();
     FUZZ_CHECK(hosts.ok(), "%s", hosts.status().ToString().c_str());
     for (const drip::v1::HostInfo& h : *hosts) acked[h.host()] = h.acked_sequence();
-    const std::vector<drip::v1::LeakReport> before = reports_->List("all", "");
+    const std::vector<drip::v1::LeakReport> before = pipeline_->reports().List("all", "");
     Close();
     Open();
     for (const auto& [host, sequence] : acked) {
@@ -307,12 +290,13 @@ class Harness {
       FUZZ_CHECK(mark.ok() && *mark == sequence, "host %s: acked %llu before the restart",
                  host.c_str(), static_cast<unsigned long long>(sequence));
     }
-    const std::vector<drip::v1::LeakReport> after = reports_->List("all", "");
+    const std::vector<drip::v1::LeakReport> after = pipeline_->reports().List("all", "");
     FUZZ_CHECK(before.size() == after.size(), "%zu reports before the restart, %zu after",
                before.size(), after.size());
   }
 
-  // ---- Agent streams: what AgentStreamReactor does for each message ----
+  // ---- Agent streams: the session the reactor drives, and what the reactor does with
+  // its replies ----
 
   void Message(std::string_view bytes) {
     drip::v1::AgentMessage message;
@@ -321,20 +305,32 @@ class Harness {
       EndStream();
       return;
     }
-    const size_t wire_bytes = message.ByteSizeLong();
-    Verdict order = validator_->CheckOrder(message, stream_.hello_seen);
+    if (!session_)
+      session_ = std::make_unique<AgentSession>(session_parts_, CallerCredentials{}, "fuzz");
+    Verdict order = session_->CheckOrder(message);
     if (!order.ok()) return Reject(order);
-    switch (message.body_case()) {
-      case drip::v1::AgentMessage::kHello:
-        return Hello(message.hello());
-      case drip::v1::AgentMessage::kBatch:
-        return Batch(message.batch(), wire_bytes);
-      case drip::v1::AgentMessage::kCommandResult:
-        return CommandResult(message.command_result());
-      case drip::v1::AgentMessage::BODY_NOT_SET:
-        break;
+    if (message.has_command_result()) AnswerCommand(message.mutable_command_result());
+    // The acked mark before a batch, for the oracles below.
+    std::optional<uint64_t> mark;
+    if (message.has_batch()) {
+      absl::StatusOr<uint64_t> acked = store_->AckedSequence(session_->host());
+      FUZZ_CHECK(acked.ok(), "%s", acked.status().ToString().c_str());
+      mark = *acked;
     }
-    FUZZ_CHECK(false, "CheckOrder passed a message without a body");
+    const SessionReply reply = session_->Handle(message, message.ByteSizeLong());
+    switch (reply.kind) {
+      case SessionReply::Kind::kWelcome:
+        return Register(session_->host());
+      case SessionReply::Kind::kAck:
+        return CheckAck(message.batch(), *mark, reply);
+      case SessionReply::Kind::kNone:
+        Trace("  command result {}", message.command_result().command_id());
+        return;
+      case SessionReply::Kind::kRefused:
+        return Reject(reply.verdict);
+      case SessionReply::Kind::kStorageFailed:
+        FUZZ_CHECK(false, "the in-memory store failed: %s", reply.status.ToString().c_str());
+    }
   }
 
   void Reject(const Verdict& verdict) {
@@ -344,63 +340,34 @@ class Harness {
     EndStream();
   }
 
-  void Hello(const drip::v1::Hello& hello) {
-    Verdict verdict = validator_->ValidateHello(hello);
-    if (!verdict.ok()) return Reject(verdict);
-    drip::v1::HostInfo info;
-    info.set_host(hello.host());
-    *info.mutable_labels() = hello.labels();
-    info.set_agent_version(hello.agent_version());
-    info.set_memory_total_bytes(hello.memory_total_bytes());
-    if (hello.memory_total_bytes() > 0) {
-      detector_->SetHostMemory(hello.host(), hello.memory_total_bytes());
-    }
-    info.set_sampler(hello.status().sampler());
-    info.set_first_seen_ms(clock_.NowMs());
-    info.set_last_seen_ms(clock_.NowMs());
-    absl::Status put = store_->PutHost(info);
-    FUZZ_CHECK(put.ok(), "PutHost: %s", put.ToString().c_str());
-    absl::StatusOr<uint64_t> acked = store_->AckedSequence(hello.host());
-    FUZZ_CHECK(acked.ok(), "AckedSequence: %s", acked.status().ToString().c_str());
-    stream_.host = hello.host();
-    stream_.hello_seen = true;
+  void Register(const std::string& host) {
     auto stream = std::make_unique<FakeStream>();
-    stream_.registered = stream.get();
-    hosts_.Register(stream_.host, stream.get());
-    streams_[stream_.host].push_back(std::move(stream));
+    registered_ = stream.get();
+    hosts_.Register(host, stream.get());
+    streams_[host].push_back(std::move(stream));
   }
 
-  void Batch(const drip::v1::SampleBatch& batch, size_t wire_bytes) {
-    Verdict verdict = validator_->ValidateBatch(batch, stream_.host, wire_bytes);
-    if (!verdict.ok()) return Reject(verdict);
-    absl::StatusOr<uint64_t> mark = store_->AckedSequence(stream_.host);
-    FUZZ_CHECK(mark.ok(), "%s", mark.status().ToString().c_str());
-    absl::StatusOr<AppendResult> result = store_->AppendBatch(stream_.host, batch);
-    FUZZ_CHECK(result.ok(), "AppendBatch: %s", result.status().ToString().c_str());
-    FUZZ_CHECK(result->stored == (batch.sequence() > *mark),
+  void CheckAck(const drip::v1::SampleBatch& batch, uint64_t mark, const SessionReply& reply) {
+    const std::string& host = session_->host();
+    FUZZ_CHECK(reply.sequence == batch.sequence(), "acked %llu for batch %llu",
+               static_cast<unsigned long long>(reply.sequence),
+               static_cast<unsigned long long>(batch.sequence()));
+    FUZZ_CHECK(reply.stored == (batch.sequence() > mark),
                "batch %llu with the mark at %llu: stored=%d",
                static_cast<unsigned long long>(batch.sequence()),
-               static_cast<unsigned long long>(*mark), result->stored);
-    absl::StatusOr<uint64_t> after = store_->AckedSequence(stream_.host);
-    FUZZ_CHECK(after.ok() && *after == std::max(*mark, batch.sequence()), "mark after batch");
-    if (result->stored) detector_->ObserveBatch(stream_.host, batch);
-    Trace("  batch {}: stored={} samples={} missing={}", batch.sequence(), result->stored,
-          result->samples_stored, result->missing_batches);
+               static_cast<unsigned long long>(mark), reply.stored);
+    absl::StatusOr<uint64_t> after = store_->AckedSequence(host);
+    FUZZ_CHECK(after.ok() && *after == std::max(mark, batch.sequence()), "mark after batch");
+    Trace("  batch {}: stored={} samples={}", batch.sequence(), reply.stored, reply.samples);
   }
 
-  void CommandResult(drip::v1::CommandResult result) {
-    const std::string& id = result.command_id();
-    if (!id.empty() && id[0] == '$') {
-      const std::vector<std::string> sent = CommandsSentTo(stream_.host);
-      if (!sent.empty()) {
-        result.set_command_id(sent[std::strtoull(id.c_str() + 1, nullptr, 10) % sent.size()]);
-      }
-    }
-    const int64_t now_ms = clock_.NowMs();
-    const bool snapshot = snapshots_->OnCommandResult(stream_.host, result, now_ms);
-    const bool mitigation =
-        !snapshot && mitigations_->OnCommandResult(stream_.host, result, now_ms);
-    Trace("  result for {}: snapshot={} mitigation={}", result.command_id(), snapshot, mitigation);
+  // A command_id of "$N" answers the Nth command the collector sent this stream's host.
+  void AnswerCommand(drip::v1::CommandResult* result) {
+    const std::string& id = result->command_id();
+    if (id.empty() || id[0] != '$') return;
+    const std::vector<std::string> sent = CommandsSentTo(session_->host());
+    if (sent.empty()) return;
+    result->set_command_id(sent[std::strtoull(id.c_str() + 1, nullptr, 10) % sent.size()]);
   }
 
   std::vector<std::string> CommandsSentTo(const std::string& host) const {
@@ -414,39 +381,38 @@ class Harness {
   }
 
   void EndStream() {
-    if (stream_.registered != nullptr) {
-      stream_.registered->Close();
-      hosts_.Unregister(stream_.host, stream_.registered);
+    if (registered_ != nullptr) {
+      registered_->Close();
+      hosts_.Unregister(session_->host(), registered_);
+      registered_ = nullptr;
     }
-    stream_ = Stream();
+    session_.reset();
   }
 
-  // ---- Maintenance: StorageMaintenance and CollectorServer::RefreshDetectorMetrics ----
+  // ---- What the server's background threads run ----
 
   void Maintenance(std::string_view payload) {
     fuzz::FuzzInput in(reinterpret_cast<const uint8_t*>(payload.data()), payload.size());
     clock_.Advance(std::chrono::seconds(in.U32() % (kMaxAdvanceSeconds + 1)));
-    const int64_t now_ms = clock_.NowMs();
     absl::StatusOr<FoldStats> folded = store_->FoldStaged();
     FUZZ_CHECK(folded.ok(), "FoldStaged: %s", folded.status().ToString().c_str());
     absl::StatusOr<uint64_t> dropped = store_->EnforceRetention();
     FUZZ_CHECK(dropped.ok(), "EnforceRetention: %s", dropped.status().ToString().c_str());
-    detector_->AdvanceTo(now_ms / 1000);
-    drip::v1::ListSuspectsResponse now;
-    detector_->Fill("", &now);
-    snapshots_->Tick(now_ms, now);
-    snapshots_->Fill(&now);
-    reports_->Update(now_ms, now);
-    mitigations_->Tick(now_ms);
-    Trace("  now {}: {} suspects, {} reports, commands to {}: {}", now_ms, now.suspects_size(),
-          reports_->List("all", "").size(), stream_.host, CommandsSentTo(stream_.host).size());
+    pipeline_->RunOnce();
+    Trace("  now {}: {} suspects, {} reports", clock_.NowMs(), pipeline_->Suspects("").hosts.size(),
+          pipeline_->reports().List("all", "").size());
   }
 
-  // ---- Queries: QueryServiceImpl's work for each RPC ----
+  // ---- Queries: what each RPC runs once the caller is let in ----
+
+  template <typename Request>
+  static bool Parse(std::string_view bytes, Request* request) {
+    return request->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  }
 
   void GetSeries(std::string_view bytes) {
     drip::v1::GetSeriesRequest request;
-    if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
+    if (!Parse(bytes, &request)) return;
     drip::v1::ListHostsResponse hosts;
     FUZZ_CHECK(query_->DoListHosts(&hosts).ok(), "ListHosts failed");
     drip::v1::GetSeriesResponse response;
@@ -466,53 +432,77 @@ class Harness {
 
   void ListSuspects(std::string_view bytes) {
     drip::v1::ListSuspectsRequest request;
-    if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
+    if (!Parse(bytes, &request)) return;
     drip::v1::ListSuspectsResponse response;
-    detector_->Fill(request.component(), &response);
-    snapshots_->Fill(&response);
+    FUZZ_CHECK(query_->DoListSuspects(request, &response).ok(), "ListSuspects failed");
   }
 
   void Leaks(std::string_view bytes) {
     drip::v1::UpdateLeakStateRequest request;
-    if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
-    (void)reports_->List(request.state(), request.note());
-    (void)reports_->Get(request.id());
-    (void)reports_->SetState(request.id(), request.state(), request.actor().substr(0, 200),
-                             request.note(), clock_.NowMs());
+    if (!Parse(bytes, &request)) return;
+    drip::v1::ListLeaksRequest list;
+    list.set_state(request.state());
+    list.set_component(request.note());
+    drip::v1::ListLeaksResponse leaks;
+    (void)query_->DoListLeaks(list, &leaks);
+    drip::v1::GetLeakRequest get;
+    get.set_id(request.id());
+    drip::v1::LeakReport report;
+    (void)query_->DoGetLeak(get, &report);
+    (void)query_->DoUpdateLeakState(Operator(), request, &report);
   }
 
   void Mitigate(std::string_view bytes) {
     drip::v1::MitigateRequest request;
-    if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
-    absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
-        mitigations_->Request(request, request.actor().substr(0, 200), clock_.NowMs());
-    Trace("  mitigate {}: {}", request.id(),
-          entries.ok() ? fmt::format("{} entries", entries->size()) : entries.status().ToString());
+    if (!Parse(bytes, &request)) return;
+    drip::v1::MitigateResponse response;
+    const grpc::Status status = query_->DoMitigate(Operator(), request, &response);
+    Trace(
+        "  mitigate {}: {}", request.id(),
+        status.ok() ? fmt::format("{} entries", response.entries_size()) : status.error_message());
   }
 
   void ListAudit(std::string_view bytes) {
     drip::v1::ListAuditRequest request;
-    if (!request.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
-    if (request.since_ms() < 0) return;  // refused by the service
-    const size_t limit = request.limit() == 0 ? 100 : std::min<size_t>(request.limit(), 10000);
-    absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
-        store_->reports()->ReadAudit(request.report_id(), request.since_ms(), limit);
-    FUZZ_CHECK(entries.ok(), "ReadAudit: %s", entries.status().ToString().c_str());
-    FUZZ_CHECK(entries->size() <= limit, "%zu audit entries, limit %zu", entries->size(), limit);
+    if (!Parse(bytes, &request)) return;
+    drip::v1::ListAuditResponse response;
+    const grpc::Status status = query_->DoListAudit(request, &response);
+    if (request.since_ms() < 0) {
+      FUZZ_CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT,
+                 "a negative since_ms was not refused");
+      return;
+    }
+    FUZZ_CHECK(status.ok(), "ListAudit: %s", status.error_message().c_str());
+    const uint64_t limit = request.limit() == 0 ? 100 : std::min<uint64_t>(request.limit(), 10000);
+    FUZZ_CHECK(static_cast<uint64_t>(response.entries_size()) <= limit,
+               "%d audit entries, limit %llu", response.entries_size(),
+               static_cast<unsigned long long>(limit));
+  }
+
+  static Caller Operator() {
+    Caller caller;
+    caller.name = "fuzz";
+    caller.role = Role::kOperator;
+    caller.method = "unauthenticated";
+    caller.peer = "fuzz";
+    return caller;
   }
 
   FakeClock clock_;
+  prometheus::Registry registry_;
+  CollectorMetrics metrics_;
+  StorageHealth health_;
+  const AccessPolicy access_{AccessPolicy::Default::kOpen};
   bool opened_once_ = false;  // later opens are restarts, on the same files
   CollectorConfig config_;
   std::unique_ptr<SampleValidator> validator_;
   ConnectedHosts hosts_;
   std::unique_ptr<RocksDbSeriesStore> store_;
-  std::unique_ptr<OnlineDetector> detector_;
-  std::unique_ptr<SnapshotScheduler> snapshots_;
-  std::unique_ptr<LeakReportBook> reports_;
-  std::unique_ptr<MitigationCoordinator> mitigations_;
+  std::unique_ptr<LeakPipeline> pipeline_;
   std::unique_ptr<QueryServiceImpl> query_;
-  Stream stream_;
+  AgentSessionParts session_parts_;
+  std::unique_ptr<AgentSession> session_;  // the open stream's; null between streams
+  FakeStream* registered_ = nullptr;       // the open stream's in ConnectedHosts
   // Every stream each host opened, kept for the whole input: ConnectedHosts may still
   // point at a superseded one until it unregisters.
   std::map<std::string, std::vector<std::unique_ptr<FakeStream>>> streams_;

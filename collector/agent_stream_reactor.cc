@@ -5,28 +5,21 @@
 #include <cstdlib>
 #include <utility>
 
-#include "collector/agent_identity.h"
 #include "collector/peer_credentials.h"
-#include "common/logging.h"
+#include "common/daemon/logging.h"
+#include "common/rpc/grpc_conversions.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
-namespace {
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  // absl and gRPC share the canonical code numbering.
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
-}  // namespace
 
 AgentStreamReactor::AgentStreamReactor(grpc::CallbackServerContext* context,
-                                       const AgentStreamEnv* env)
+                                       const AgentSessionParts* session_parts,
+                                       const AgentStreamTransport* transport)
     : context_(context),
-      env_(env),
+      transport_(transport),
       peer_(context->peer()),
-      credentials_(CallerCredentialsOf(*context)),
-      bucket_(env->max_samples_per_second, env->burst_samples),
+      session_(*session_parts, CallerCredentialsOf(*context), context->peer()),
+      bucket_(transport->max_samples_per_second, transport->burst_samples),
       throttle_alarm_(std::make_shared<grpc::Alarm>()) {
   std::lock_guard<std::mutex> lock(mu_);
   StartReadLocked();
@@ -75,31 +68,16 @@ void AgentStreamReactor::OnReadDone(bool ok) {
     return;
   }
   if (closing_ || finish_called_) return;
-  Verdict order = env_->validator->CheckOrder(in_, hello_seen_);
+  Verdict order = session_.CheckOrder(in_);
   if (!order.ok()) {
     // The batch itself may be fine; the agent broke the protocol, so nothing to drop.
     RejectLocked(order, std::nullopt);
     return;
   }
-  switch (in_.body_case()) {
-    case drip::v1::AgentMessage::kHello:
-      SubmitLocked([this] { HandleHello(); });
-      return;
-    case drip::v1::AgentMessage::kBatch: {
-      size_t wire_bytes = in_.ByteSizeLong();
-      SubmitLocked([this, wire_bytes] { HandleBatch(wire_bytes); });
-      return;
-    }
-    case drip::v1::AgentMessage::kCommandResult:
-      // Diagnosing a snapshot takes a while: on a storage worker, not a gRPC thread.
-      SubmitLocked([this] { HandleCommandResult(); });
-      return;
-    case drip::v1::AgentMessage::BODY_NOT_SET:
-      break;
-  }
-  // CheckOrder refuses a message without a body, so getting here is a bug.
-  Logger("collector")->critical("host {}: message without a body passed CheckOrder", host_);
-  std::abort();
+  // Storing a batch, or diagnosing a snapshot in a command result, takes a while: on a
+  // storage worker, not a gRPC thread.
+  const size_t wire_bytes = in_.ByteSizeLong();
+  SubmitLocked([this, wire_bytes] { HandleMessage(wire_bytes); });
 }
 
 void AgentStreamReactor::OnWriteDone(bool ok) {
@@ -168,7 +146,7 @@ void AgentStreamReactor::OnThrottleDone(bool fired) {
 
 void AgentStreamReactor::SubmitLocked(std::function<void()> task) {
   storage_busy_ = true;
-  if (!env_->writers->Submit(std::move(task))) {
+  if (!transport_->writers->Submit(std::move(task))) {
     storage_busy_ = false;
     FinishNowLocked(
         grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down; reconnect"),
@@ -188,132 +166,59 @@ void AgentStreamReactor::EndStorageTask(const std::function<void()>& then) {
   if (destroy) DestroySelf();
 }
 
-void AgentStreamReactor::HandleHello() {
-  const drip::v1::Hello& hello = in_.hello();
-  Verdict verdict = env_->validator->ValidateHello(hello);
-  if (verdict.ok()) {
-    verdict = CheckAgentIdentity(credentials_, hello.host(), env_->tls, env_->access);
+void AgentStreamReactor::HandleMessage(size_t wire_bytes) {
+  const SessionReply reply = session_.Handle(in_, wire_bytes);
+  switch (reply.kind) {
+    case SessionReply::Kind::kWelcome:
+      RegisterHost(session_.host());
+      EndStorageTask([&] {
+        hello_seen_ = true;
+        outbox_.emplace_back().mutable_welcome()->set_acked_sequence(reply.sequence);
+        FlushLocked();
+        StartReadLocked();
+      });
+      return;
+    case SessionReply::Kind::kAck:
+      EndStorageTask([&] {
+        if (reply.stored) ++batches_stored_;
+        // Acks coalesce: one for the highest sequence covers every batch below it.
+        pending_ack_ = std::max(pending_ack_.value_or(0), reply.sequence);
+        FlushLocked();
+        ReadNextLocked(reply.samples);
+      });
+      return;
+    case SessionReply::Kind::kNone:
+      EndStorageTask([&] { StartReadLocked(); });
+      return;
+    case SessionReply::Kind::kRefused:
+      EndStorageTask([&] { RejectLocked(reply.verdict, reply.refused_batch); });
+      return;
+    case SessionReply::Kind::kStorageFailed:
+      EndStorageTask(
+          [&] { CloseLocked(ToGrpcStatus(reply.status), stream_outcome::kStorageError); });
+      return;
   }
-  if (!verdict.ok()) {
-    EndStorageTask([&] { RejectLocked(verdict, std::nullopt); });
-    return;
-  }
-  const int64_t now_ms = env_->clock->NowMs();
-  drip::v1::HostInfo info;
-  info.set_host(hello.host());
-  *info.mutable_labels() = hello.labels();
-  info.set_agent_version(hello.agent_version());
-  info.set_memory_total_bytes(hello.memory_total_bytes());
-  if (env_->detector != nullptr && hello.memory_total_bytes() > 0) {
-    env_->detector->SetHostMemory(hello.host(), hello.memory_total_bytes());
-  }
-  info.set_sampler(hello.status().sampler());
-  info.set_first_seen_ms(now_ms);
-  info.set_last_seen_ms(now_ms);
+}
 
-  absl::Status status = env_->store->PutHost(info);
-  uint64_t acked = 0;
-  if (status.ok()) {
-    absl::StatusOr<uint64_t> mark = env_->store->AckedSequence(hello.host());
-    if (mark.ok()) {
-      acked = *mark;
-    } else {
-      status = mark.status();
-    }
-  }
-  if (!status.ok()) {
-    EndStorageTask([&] { StorageFailedLocked(status, "storing the hello"); });
-    return;
-  }
-
+void AgentStreamReactor::RegisterHost(const std::string& host) {
   bool still_open = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    host_ = hello.host();
+    host_ = host;
     still_open = !closing_ && !finish_called_;
   }
   // Outside mu_: registering may supersede another stream, which takes that stream's
   // lock under the registry's; holding ours too would order the locks both ways.
-  if (still_open) env_->hosts->Register(host_, this);
-
-  Logger("collector")
-      ->info("host {}: connected from {} (agent {}, sampler {}); durable up to sequence {}", host_,
-             peer_, hello.agent_version().empty() ? "?" : hello.agent_version(),
-             hello.status().sampler().empty() ? "?" : hello.status().sampler(), acked);
-  EndStorageTask([&] {
-    registered_ = still_open;
-    hello_seen_ = true;
-    outbox_.emplace_back().mutable_welcome()->set_acked_sequence(acked);
-    FlushLocked();
-    StartReadLocked();
-  });
-}
-
-void AgentStreamReactor::HandleCommandResult() {
-  const drip::v1::CommandResult& result = in_.command_result();
-  const int64_t now_ms = env_->clock->NowMs();
-  const bool known =
-      (env_->snapshots != nullptr && env_->snapshots->OnCommandResult(host_, result, now_ms)) ||
-      (env_->mitigations != nullptr && env_->mitigations->OnCommandResult(host_, result, now_ms));
-  if (!known) {
-    Logger("collector")
-        ->info("host {}: result for unknown or expired command '{}' (ok={}); ignored", host_,
-               result.command_id(), result.ok());
-  }
-  EndStorageTask([&] { StartReadLocked(); });
-}
-
-void AgentStreamReactor::HandleBatch(size_t wire_bytes) {
-  const drip::v1::SampleBatch& batch = in_.batch();
-  const uint64_t sequence = batch.sequence();
-  Verdict verdict = env_->validator->ValidateBatch(batch, host_, wire_bytes);
-  if (!verdict.ok()) {
-    EndStorageTask([&] { RejectLocked(verdict, sequence); });
-    return;
-  }
-
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<AppendResult> result = env_->store->AppendBatch(host_, batch);
-  env_->metrics->storage_write_seconds.Observe(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  if (!result.ok()) {
-    EndStorageTask(
-        [&] { StorageFailedLocked(result.status(), fmt::format("storing batch {}", sequence)); });
-    return;
-  }
-
-  // Only what is durable feeds the detector, so a replay after a crash sees the same.
-  if (result->stored && env_->detector != nullptr) env_->detector->ObserveBatch(host_, batch);
-
-  CollectorMetrics& m = *env_->metrics;
-  if (result->stored) {
-    m.agent_last_batch.Add({{"host", host_}}).Set(static_cast<double>(env_->clock->NowMs()) / 1000);
-    m.ingest_batches.Increment();
-    m.ingest_samples.Increment(static_cast<double>(result->samples_stored));
-    m.ingest_bytes.Increment(static_cast<double>(wire_bytes));
-  } else {
-    m.ingest_duplicate_batches.Increment();
-  }
-  if (result->missing_batches > 0) {
-    m.ingest_gap_batches.Increment(static_cast<double>(result->missing_batches));
-    Logger("collector")
-        ->info("host {}: {} batches missing before batch {} (the agent dropped them)", host_,
-               result->missing_batches, sequence);
-  }
-  EndStorageTask([&] {
-    if (result->stored) ++batches_stored_;
-    // A duplicate is acked too: the agent resent it only because it missed the ack.
-    pending_ack_ = std::max(pending_ack_.value_or(0), sequence);
-    FlushLocked();
-    ReadNextLocked(static_cast<size_t>(batch.samples_size()));
-  });
+  if (still_open) transport_->hosts->Register(host, this);
+  std::lock_guard<std::mutex> lock(mu_);
+  registered_ = still_open;
 }
 
 void AgentStreamReactor::DestroySelf() {
   // No other thread uses this reactor now except through ConnectedHosts, which
   // Unregister waits out.
-  if (registered_) env_->hosts->Unregister(host_, this);
-  if (env_->on_destroy) env_->on_destroy(this);
+  if (registered_) transport_->hosts->Unregister(host_, this);
+  if (transport_->on_destroy) transport_->on_destroy(this);
   delete this;
 }
 
@@ -331,15 +236,16 @@ void AgentStreamReactor::ReadNextLocked(size_t samples) {
     StartReadLocked();
     return;
   }
-  env_->metrics->ingest_throttled_batches.Increment();
-  env_->metrics->ingest_throttled_seconds.Increment(std::chrono::duration<double>(wait).count());
+  transport_->metrics->ingest_throttled_batches.Increment();
+  transport_->metrics->ingest_throttled_seconds.Increment(
+      std::chrono::duration<double>(wait).count());
   if (!throttle_logged_) {
     throttle_logged_ = true;
     Logger("collector")
         ->info(
             "host {}: sends faster than ingest.max_samples_per_second_per_host ({:.0f}/s); "
             "reading its stream at that rate (logged once per stream)",
-            host_, env_->max_samples_per_second);
+            host_, transport_->max_samples_per_second);
   }
   throttled_ = true;
   // The callback runs on a gRPC thread, never inline, so mu_ held here is fine.
@@ -388,7 +294,7 @@ void AgentStreamReactor::FinishNowLocked(grpc::Status status, std::string_view o
   pending_ack_.reset();
   // Counted here rather than in OnDone so that the count is in place before the agent
   // sees the status.
-  env_->metrics->StreamEnded(outcome_).Increment();
+  transport_->metrics->StreamEnded(outcome_).Increment();
   // A pending read or write completes with ok=false; OnDone follows once both have.
   Finish(std::move(status));
 }
@@ -397,27 +303,13 @@ void AgentStreamReactor::RejectLocked(const Verdict& verdict, std::optional<uint
   // Already ending (shutdown, supersession): the agent will resend the message and it
   // is judged, and counted, then.
   if (closing_ || finish_called_) return;
-  env_->metrics->Rejected(verdict.reason).Increment();
+  transport_->metrics->Rejected(verdict.reason).Increment();
   if (sequence) context_->AddTrailingMetadata(kRejectedSequenceKey, std::to_string(*sequence));
   Logger("collector")
       ->warn("host {}: refused {} from {} ({}): {}", host_.empty() ? "(no hello)" : host_,
              sequence ? fmt::format("batch {}", *sequence) : std::string("stream"), peer_,
              verdict.reason, std::string(verdict.status.message()));
-  CloseLocked(ToGrpc(verdict.status), stream_outcome::kRejected);
-}
-
-void AgentStreamReactor::StorageFailedLocked(const absl::Status& error, std::string_view what) {
-  env_->metrics->storage_write_errors.Increment();
-  // What the store says, not this one error: a write that failed just before a
-  // recovery must not mark the recovered store unhealthy again.
-  env_->health->Update(env_->store->WriteState());
-  // StorageHealth logs the transition once; per-stream detail only at debug.
-  Logger("collector")->debug("host {}: {} failed: {}", host_, what, std::string(error.message()));
-  CloseLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                           fmt::format("collector could not store data ({} failed: {}); resend "
-                                       "after reconnecting",
-                                       what, std::string(error.message()))),
-              stream_outcome::kStorageError);
+  CloseLocked(ToGrpcStatus(verdict.status), stream_outcome::kRejected);
 }
 
 void AgentStreamReactor::SetOutcomeLocked(std::string_view outcome) {

@@ -1,6 +1,8 @@
 // AgentStreamReactor: one agent's Connect stream (drip.v1.AgentService), from Hello to
-// the final status. The wire protocol is specified at the top of agent.proto; what this
-// collector does on each step is in docs/collector.md ("Wire behaviour").
+// the final status: gRPC, threads and flow control around an AgentSession
+// (agent_session.h), which decides what each message means. The wire protocol is
+// specified at the top of agent.proto; what this collector does on each step is in
+// docs/collector.md ("Wire behaviour").
 //
 // Flow control: the reactor reads one message, hands it to a storage worker, and reads
 // the next only once that message is durable (or refused). A slow disk therefore slows
@@ -22,7 +24,7 @@
 // ConnectedHosts) call in concurrently; all state is guarded by mu_, and gRPC
 // operations are started under it (they never run reactions inline). The reactor
 // deletes itself once gRPC's OnDone has run and no storage task is using it; before
-// that it unregisters from ConnectedHosts and from its owner (env.on_destroy).
+// that it unregisters from ConnectedHosts and from its owner (transport.on_destroy).
 #pragma once
 
 #include <cstddef>
@@ -35,18 +37,11 @@
 #include <string>
 #include <string_view>
 
-#include "collector/access_policy.h"
+#include "collector/agent_session.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
-#include "collector/mitigation_coordinator.h"
-#include "collector/online_detector.h"
-#include "collector/sample_validator.h"
-#include "collector/snapshot_scheduler.h"
-#include "collector/storage/series_store.h"
-#include "collector/storage_health.h"
 #include "collector/token_bucket.h"
 #include "collector/worker_pool.h"
-#include "common/clock.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "grpcpp/alarm.h"
 #include "grpcpp/grpcpp.h"
@@ -59,22 +54,12 @@ inline constexpr const char* kRejectedSequenceKey = "drip-rejected-sequence";
 
 class AgentStreamReactor;
 
-// What every stream shares; owned by IngestService, outlives every stream.
-struct AgentStreamEnv {
-  SeriesStore* store = nullptr;
-  const SampleValidator* validator = nullptr;
-  CollectorMetrics* metrics = nullptr;
-  ConnectedHosts* hosts = nullptr;
-  StorageHealth* health = nullptr;
-  WorkerPool* writers = nullptr;                 // runs every store call a stream makes
-  OnlineDetector* detector = nullptr;            // fed every batch once it is durable
-  SnapshotScheduler* snapshots = nullptr;        // takes the agents' snapshot results
-  MitigationCoordinator* mitigations = nullptr;  // takes the agents' mitigation outcomes
-  const Clock* clock = nullptr;
-  // TLS: each stream's Hello must name a host its client certificate names
-  // (agent_identity.h); `access` names the dripctl principals refused as agents.
-  bool tls = false;
-  const AccessPolicy* access = nullptr;
+// What every stream shares besides its session's parts; owned by IngestService, outlives
+// every stream.
+struct AgentStreamTransport {
+  WorkerPool* writers = nullptr;        // runs every session step (they call the store)
+  ConnectedHosts* hosts = nullptr;      // how commands find the host's stream
+  CollectorMetrics* metrics = nullptr;  // stream outcomes, refusals, throttling
   // ingest.max_samples_per_second_per_host and its burst (0: no limit): see
   // token_bucket.h and "Flow control" above.
   double max_samples_per_second = 0;
@@ -87,9 +72,10 @@ class AgentStreamReactor final
     : public grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>,
       public ConnectedHosts::Stream {
  public:
-  // Starts reading the first message. `context` and `env` must outlive the reactor
-  // (gRPC guarantees the former until OnDone).
-  AgentStreamReactor(grpc::CallbackServerContext* context, const AgentStreamEnv* env);
+  // Starts reading the first message. `context`, `session_parts` and `transport` must
+  // outlive the reactor (gRPC guarantees the first until OnDone).
+  AgentStreamReactor(grpc::CallbackServerContext* context, const AgentSessionParts* session_parts,
+                     const AgentStreamTransport* transport);
 
   // Ends the stream with UNAVAILABLE once the message being stored and every queued
   // ack are out, so that the agent reconnects to a collector that is up. For shutdown.
@@ -109,10 +95,11 @@ class AgentStreamReactor final
  private:
   ~AgentStreamReactor() override = default;  // only DestroySelf() deletes
 
-  // Storage tasks: run on env_->writers while no read is outstanding, so in_ is stable.
-  void HandleHello();
-  void HandleBatch(size_t wire_bytes);
-  void HandleCommandResult();
+  // The storage task: runs on transport_->writers while no read is outstanding, so in_
+  // is stable; hands in_ to the session and acts on its reply.
+  void HandleMessage(size_t wire_bytes);
+  // Registers the host's stream in ConnectedHosts after an accepted hello.
+  void RegisterHost(const std::string& host);
   // Ends a storage task: runs `then` under mu_, then deletes the reactor if gRPC
   // finished with it meanwhile.
   void EndStorageTask(const std::function<void()>& then);
@@ -126,23 +113,23 @@ class AgentStreamReactor final
   void MaybeFinishLocked();
   void FinishNowLocked(grpc::Status status, std::string_view outcome);
   void RejectLocked(const Verdict& verdict, std::optional<uint64_t> sequence);
-  void StorageFailedLocked(const absl::Status& error, std::string_view what);
   // Reads the next message now, or after the rate limit's wait for `samples` more.
   void ReadNextLocked(size_t samples);
   void OnThrottleDone(bool fired);
   void SetOutcomeLocked(std::string_view outcome);
 
   grpc::CallbackServerContext* const context_;
-  const AgentStreamEnv* const env_;
+  const AgentStreamTransport* const transport_;
   const std::string peer_;
-  const CallerCredentials credentials_;  // what the TLS handshake proved about the client
+  // Used by storage tasks only, one at a time (see agent_session.h).
+  AgentSession session_;
 
   std::mutex mu_;
   drip::v1::AgentMessage in_;       // read target; owned by gRPC while a read is outstanding
   drip::v1::CollectorMessage out_;  // write source; owned by gRPC while a write is outstanding
   std::deque<drip::v1::CollectorMessage> outbox_;  // Welcome, commands
   std::optional<uint64_t> pending_ack_;
-  std::string host_;  // set by Hello; fixed afterwards
+  std::string host_;  // set by an accepted Hello; fixed afterwards
   bool hello_seen_ = false;
   bool registered_ = false;  // in ConnectedHosts under host_
   bool storage_busy_ = false;

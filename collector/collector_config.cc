@@ -5,11 +5,11 @@
 #include <sstream>
 #include <utility>
 
-#include "common/config_reader.h"
-#include "common/duration.h"
-#include "common/listen_address.h"
-#include "common/status_macros.h"
-#include "common/strings.h"
+#include "common/base/config_reader.h"
+#include "common/base/duration.h"
+#include "common/base/status_macros.h"
+#include "common/base/strings.h"
+#include "common/daemon/listen_address.h"
 #include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
 

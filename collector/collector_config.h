@@ -19,7 +19,7 @@
 #include "collector/leak_report_book.h"
 #include "collector/mitigation_policy.h"
 #include "collector/snapshot_scheduler.h"
-#include "common/tls_settings.h"
+#include "common/rpc/tls_settings.h"
 #include "diagnoser/diagnoser_config.h"
 
 namespace drip::collector {
@@ -68,7 +68,7 @@ struct CollectorConfig {
   };
 
   Grpc grpc;
-  // TLS for agents and dripctl; required unless tls.plaintext is true (common/tls_settings.h).
+  // TLS for agents and dripctl; required unless tls.plaintext is true (common/rpc/tls_settings.h).
   TlsSettings tls;
   Auth auth;
   Storage storage;

@@ -1,14 +1,25 @@
-// CollectorServer: drip-collector without its command line. Opens the store, serves
-// drip.v1.AgentService (ingest) and drip.v1.QueryService on one gRPC port with health
-// checking, exports /metrics, and runs storage maintenance (retention, size gauge).
-// Tests run it in-process on port 0 with a temp store; main.cc runs it until a signal.
+// CollectorServer: drip-collector without its command line, and the one place that
+// builds the collector's parts and hands each what it needs (docs/design.md, "The
+// collector"):
+//
+//   store (RocksDB) ◄── StorageMaintenance          (retention, size, recovery; own thread)
+//        ▲    ▲
+//        │    └──── LeakPipeline                    (detect → snapshot → report → mitigate;
+//        │              ▲      ▲                     own thread)
+//   IngestService ──────┘      └──── QueryServiceImpl   (dripctl)
+//   (agent streams: reactor + session)
+//
+// Both services share one gRPC port with health checking; /metrics is served from the
+// registry every part counts into. Tests run the server in-process on port 0 with a
+// temp store; main.cc runs it until a signal.
 //
 // Start() and Shutdown() are called from one owning thread. Shutdown order (also run by
 // the destructor): refuse new streams and end open ones with UNAVAILABLE after their
 // in-flight batch is acked, stop gRPC (cancelling what is left after the grace period),
-// stop maintenance and workers, then close the store.
+// stop the background threads, then close the store.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -20,19 +31,14 @@
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
 #include "collector/ingest_service.h"
-#include "collector/leak_report_book.h"
-#include "collector/leak_report_metrics.h"
-#include "collector/mitigation_coordinator.h"
-#include "collector/online_detector.h"
+#include "collector/leak_pipeline.h"
 #include "collector/query_service.h"
 #include "collector/sample_validator.h"
 #include "collector/storage/rocksdb_series_store.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage_health.h"
 #include "collector/storage_maintenance.h"
-#include "collector/storage_recovery.h"
-#include "collector/worker_pool.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
@@ -47,9 +53,11 @@ struct ServingAddresses {
   std::string metrics;   // same for /metrics; empty when disabled
 };
 
-// What the collector's config says about validating agents' messages; the collector and
-// the agent message fuzzer build their validators from it.
-SampleValidatorOptions ValidatorOptions(const CollectorConfig& c);
+// The parts' options as the collector's config gives them; the server and the message
+// fuzzer build their parts from these.
+SampleValidatorOptions ValidatorOptions(const CollectorConfig& config);
+LeakPipelineOptions PipelineOptions(const CollectorConfig& config);
+RocksDbSeriesStoreOptions StoreOptions(const CollectorConfig& config, const Clock* clock);
 
 class CollectorServer {
  public:
@@ -57,8 +65,8 @@ class CollectorServer {
   using StoreOpener =
       std::function<absl::StatusOr<std::unique_ptr<SeriesStore>>(const RocksDbSeriesStoreOptions&)>;
 
-  // `config` must have passed Validate(); `clock` (validation, retention) must outlive
-  // the server.
+  // `config` must have passed Validate(); `clock` (validation, retention, detection)
+  // must outlive the server.
   explicit CollectorServer(CollectorConfig config, const Clock* clock = SystemClock::Get(),
                            StoreOpener open_store = OpenRocksDbSeriesStore);
   ~CollectorServer();
@@ -78,20 +86,27 @@ class CollectorServer {
   // The registry behind /metrics, for tests that read metrics directly.
   prometheus::Registry& registry() { return *registry_; }
   const StorageHealth& health() const { return health_; }
-  // When storage maintenance (retention, size gauge, the online detector's advance) last
-  // went round: the collector's liveness for the systemd watchdog. Call between Start()
-  // and Shutdown(); a zero time point when maintenance is not running.
-  std::chrono::steady_clock::time_point last_maintenance() const {
-    return maintenance_ ? maintenance_->last_run() : std::chrono::steady_clock::time_point();
+  // When the slower of the two background loops — storage maintenance and the leak
+  // pipeline — last went round: the collector's liveness for the systemd watchdog. Call
+  // between Start() and Shutdown(); a zero time point when they are not running.
+  std::chrono::steady_clock::time_point last_round() const {
+    if (!maintenance_ || !pipeline_) return std::chrono::steady_clock::time_point();
+    return std::min(maintenance_->last_run(), pipeline_->last_run());
   }
 
  private:
-  void TearDown();
-  // Builds access_ from auth.access_file (or the default for tls.plaintext); logs the
-  // insecure modes once and sets drip_collector_plaintext.
+  // Start()'s steps, in order; each leaves what it built in its member.
   absl::Status LoadAccessPolicy();
+  absl::Status OpenStore();
+  absl::Status OpenPipeline();
+  void BuildServices();
+  absl::Status ServeMetrics(ServingAddresses* bound);
+  absl::Status ServeGrpc(const std::shared_ptr<grpc::ServerCredentials>& credentials,
+                         ServingAddresses* bound);
+  void StartBackground();
+  void TearDown();
 
-  CollectorConfig config_;
+  const CollectorConfig config_;
   const Clock* clock_;
   StoreOpener open_store_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -101,20 +116,10 @@ class CollectorServer {
   SampleValidator validator_;
   std::unique_ptr<AccessPolicy> access_;
 
-  void RefreshDetectorMetrics();
-
   std::unique_ptr<SeriesStore> store_;
-  std::unique_ptr<OnlineDetector> detector_;
-  std::unique_ptr<SnapshotScheduler> snapshots_;
-  std::unique_ptr<LeakReportBook> reports_;
-  std::unique_ptr<MitigationCoordinator> mitigations_;
-  LeakReportMetrics report_metrics_{&metrics_};
-  SnapshotScheduler::Counts snapshot_counts_;  // as of the last metrics refresh
-  std::unique_ptr<WorkerPool> writers_;
-  std::unique_ptr<WorkerPool> readers_;
+  std::unique_ptr<LeakPipeline> pipeline_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryServiceImpl> query_;
-  std::unique_ptr<StorageRecovery> recovery_;
   std::unique_ptr<StorageMaintenance> maintenance_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;

@@ -20,7 +20,7 @@
 
 #include "collector/agent_stream_reactor.h"
 #include "collector/storage/rocksdb_series_store.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"

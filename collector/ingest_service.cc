@@ -3,17 +3,26 @@
 #include <cstdlib>
 #include <utility>
 
-#include "common/logging.h"
+#include "common/daemon/logging.h"
 
 namespace drip::collector {
 
-IngestService::IngestService(AgentStreamEnv env) : env_(std::move(env)) {
-  env_.on_destroy = [this](AgentStreamReactor* reactor) { Forget(reactor); };
+IngestService::IngestService(const IngestOptions& options, const AgentSessionParts& session_parts,
+                             ConnectedHosts* hosts, CollectorMetrics* metrics)
+    : session_parts_(session_parts), writers_("drip-write", options.write_threads) {
+  transport_.writers = &writers_;
+  transport_.hosts = hosts;
+  transport_.metrics = metrics;
+  transport_.max_samples_per_second = options.max_samples_per_second;
+  transport_.burst_samples = options.burst_samples;
+  transport_.on_destroy = [this](AgentStreamReactor* reactor) { Forget(reactor); };
 }
 
 IngestService::~IngestService() {
+  // Runs queued tasks, which only finish already-ended calls now.
+  writers_.Stop();
   std::unique_lock<std::mutex> lock(mu_);
-  // Reactors hold env_; the server's Shutdown has ended every call by now, but a stream
+  // Reactors hold transport_; the server's Shutdown has ended every call by now, but a stream
   // throttled by the ingest rate limit is deleted by its cancelled alarm's callback,
   // which gRPC runs on its own thread a moment later.
   forgotten_.wait_for(lock, std::chrono::seconds(10), [this] { return streams_.empty(); });
@@ -26,7 +35,7 @@ IngestService::~IngestService() {
 
 grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>* IngestService::Connect(
     grpc::CallbackServerContext* context) {
-  auto* reactor = new AgentStreamReactor(context, &env_);
+  auto* reactor = new AgentStreamReactor(context, &session_parts_, &transport_);
   bool refuse = false;
   {
     std::lock_guard<std::mutex> lock(mu_);

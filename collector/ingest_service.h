@@ -1,7 +1,8 @@
 // IngestService: drip.v1.AgentService on gRPC's callback API. Each Connect call gets an
-// AgentStreamReactor (agent_stream_reactor.h), which does the work; the service owns
-// what the streams share and keeps track of them so that shutdown can end every stream
-// cleanly rather than leave it to gRPC's deadline.
+// AgentStreamReactor (agent_stream_reactor.h) around an AgentSession (agent_session.h),
+// which do the work; the service owns what the streams share — the storage workers that
+// run every session step among it — and keeps track of the streams so that shutdown can
+// end each one cleanly rather than leave it to gRPC's deadline.
 //
 // Thread-safe. Must outlive the grpc::Server it is registered with (the server's
 // Shutdown waits for every stream to end).
@@ -12,23 +13,28 @@
 #include <mutex>
 #include <set>
 
+#include "collector/agent_session.h"
 #include "collector/agent_stream_reactor.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
-#include "collector/sample_validator.h"
-#include "collector/storage/series_store.h"
-#include "collector/storage_health.h"
 #include "collector/worker_pool.h"
-#include "common/clock.h"
 #include "drip/v1/agent.grpc.pb.h"
 
 namespace drip::collector {
 
+struct IngestOptions {
+  size_t write_threads = 4;  // storage.write_threads
+  // ingest.max_samples_per_second_per_host and its burst (0: no limit).
+  double max_samples_per_second = 0;
+  double burst_samples = 0;
+};
+
 class IngestService final : public drip::v1::AgentService::CallbackService {
  public:
-  // Every pointer in `env` must outlive the service; `writers` runs the store calls.
-  // The service sets env.on_destroy itself.
-  explicit IngestService(AgentStreamEnv env);
+  // Every pointer in `session_parts`, and `hosts` and `metrics`, must outlive the service.
+  IngestService(const IngestOptions& options, const AgentSessionParts& session_parts,
+                ConnectedHosts* hosts, CollectorMetrics* metrics);
+  // Runs the storage tasks still queued, then waits for the last streams to go.
   ~IngestService() override;
 
   grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>* Connect(
@@ -44,7 +50,9 @@ class IngestService final : public drip::v1::AgentService::CallbackService {
  private:
   void Forget(AgentStreamReactor* reactor);
 
-  AgentStreamEnv env_;
+  const AgentSessionParts session_parts_;
+  WorkerPool writers_;
+  AgentStreamTransport transport_;
   mutable std::mutex mu_;
   std::condition_variable forgotten_;  // a reactor left streams_
   bool shutting_down_ = false;

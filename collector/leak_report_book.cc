@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "common/duration.h"
-#include "common/logging.h"
-#include "common/strings.h"
+#include "common/base/duration.h"
+#include "common/daemon/logging.h"
+#include "diagnoser/format/diagnosis_proto.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
@@ -181,12 +181,12 @@ void LeakReportBook::RefreshDerivedLocked(drip::v1::LeakReport* r, int64_t now_m
   (void)now_ms;
 }
 
-void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse& suspects) {
-  std::map<std::string, std::vector<const drip::v1::Suspect*>> by_component;
-  for (const drip::v1::Suspect& s : suspects.suspects()) by_component[s.component()].push_back(&s);
+void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
+  std::map<std::string, std::vector<const HostSuspect*>> by_component;
+  for (const HostSuspect& s : suspects.hosts) by_component[s.suspect.component].push_back(&s);
   std::map<std::string, int32_t> hosts_seen;
-  for (const drip::v1::ComponentSuspect& c : suspects.components()) {
-    hosts_seen[c.component()] = c.hosts_seen();
+  for (const analyzer::ComponentSuspect& c : suspects.components) {
+    hosts_seen[c.component] = c.hosts_seen;
   }
 
   const int64_t now_s = now_ms / 1000;
@@ -206,8 +206,9 @@ void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse
         resolved_at_s =
             std::max(resolved_at_s, old.history(old.history_size() - 1).time_ms() / 1000);
       }
-      const bool fresh = std::any_of(list.begin(), list.end(), [&](const drip::v1::Suspect* s) {
-        return s->last_updated_s() > resolved_at_s && now_s - s->last_updated_s() <= quiet_s;
+      const bool fresh = std::any_of(list.begin(), list.end(), [&](const HostSuspect* s) {
+        return s->suspect.last_updated > resolved_at_s &&
+               now_s - s->suspect.last_updated <= quiet_s;
       });
       if (!fresh) continue;
       r = OpenLocked(component, now_ms, &audit);
@@ -215,41 +216,44 @@ void LeakReportBook::Update(int64_t now_ms, const drip::v1::ListSuspectsResponse
     const std::string before = r->SerializeAsString();
     touched.insert(r->id());
     for (drip::v1::LeakHost& h : *r->mutable_hosts()) h.set_active(false);
-    for (const drip::v1::Suspect* s : list) {
+    for (const HostSuspect* hs : list) {
+      const analyzer::Suspect& s = hs->suspect;
       drip::v1::LeakHost* h = nullptr;
       for (drip::v1::LeakHost& existing : *r->mutable_hosts()) {
-        if (existing.host() == s->host()) h = &existing;
+        if (existing.host() == s.host) h = &existing;
       }
       if (h == nullptr) {
         h = r->add_hosts();
-        h->set_host(s->host());
-        h->set_first_flagged_s(s->first_flagged_s());
+        h->set_host(s.host);
+        h->set_first_flagged_s(s.first_flagged);
       }
-      h->set_instance(s->process_instance().empty() ? s->instance() : s->process_instance());
-      h->set_growth_bytes_per_hour(s->growth_bytes_per_hour());
-      if (s->has_eta_to_oom_seconds()) {
-        h->set_eta_to_oom_seconds(s->eta_to_oom_seconds());
+      h->set_instance(hs->target_instance());
+      h->set_growth_bytes_per_hour(s.growth_bytes_per_hour);
+      if (s.eta_to_oom_seconds) {
+        h->set_eta_to_oom_seconds(*s.eta_to_oom_seconds);
       } else {
         h->clear_eta_to_oom_seconds();
       }
-      h->set_current_bytes(s->current_bytes());
-      h->set_normal_bytes(s->normal_bytes());
-      h->set_first_flagged_s(std::min(h->first_flagged_s(), s->first_flagged_s()));
-      h->set_last_flagged_s(s->last_updated_s());
-      h->set_active(now_s - s->last_updated_s() <= quiet_s);
-      h->set_rule(s->rule());
-      h->set_reason(s->reason());
-      h->set_snapshot_state(s->has_snapshot() ? s->snapshot().state() : "");
-      h->set_snapshot_error(s->has_snapshot() ? s->snapshot().error() : "");
-      if (s->has_snapshot() && s->snapshot().state() == "done" &&
-          s->snapshot().finished_ms() > r->diagnosed_ms()) {
-        const drip::v1::Diagnosis& d = s->snapshot().diagnosis();
+      h->set_current_bytes(s.current_bytes);
+      h->set_normal_bytes(s.normal_bytes);
+      h->set_first_flagged_s(std::min(h->first_flagged_s(), s.first_flagged));
+      h->set_last_flagged_s(s.last_updated);
+      h->set_active(now_s - s.last_updated <= quiet_s);
+      h->set_rule(analyzer::SuspectRuleName(s.rule));
+      h->set_reason(s.reason);
+      const std::optional<SnapshotAttempt>& snapshot = hs->snapshot;
+      h->set_snapshot_state(snapshot ? std::string(SnapshotStateName(snapshot->state)) : "");
+      h->set_snapshot_error(snapshot ? snapshot->error : "");
+      if (snapshot && snapshot->state == SnapshotAttempt::State::kDone &&
+          snapshot->finished_ms > r->diagnosed_ms()) {
+        drip::v1::Diagnosis d;
+        diagnoser::DiagnosisToProto(snapshot->diagnosis, &d);
         r->clear_top_stacks();
         for (int i = 0; i < d.stacks_size() && static_cast<uint64_t>(i) < policy_.max_stacks; ++i) {
-          *r->add_top_stacks() = d.stacks(i);
+          *r->add_top_stacks() = std::move(*d.mutable_stacks(i));
         }
-        r->set_diagnosed_host(s->host());
-        r->set_diagnosed_ms(s->snapshot().finished_ms());
+        r->set_diagnosed_host(s.host);
+        r->set_diagnosed_ms(snapshot->finished_ms);
         r->set_diagnosis_summary(d.summary());
       }
     }

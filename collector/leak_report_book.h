@@ -1,18 +1,19 @@
-// LeakReportBook: the collector's leak reports (DESIGN.md step 7). After every detector
-// pass the book folds the suspects, grouped by component, into one report per component
-// leak: hosts affected with their growth and ETA to OOM, the latest diagnosis of a heap
-// snapshot, and what the component's mitigation policy recommends. A report keeps its id
-// while it lives; it is resolved automatically once no host has been suspected for
-// `resolve_after` (the leak stopped, e.g. a fixed version rolled out), or by on-call.
-// The same component leaking again after resolution (fresh evidence from the detector,
-// later than the resolution) opens a new report.
+// LeakReportBook: the collector's leak reports, the leak pipeline's third stage
+// (leak_pipeline.h). After every detector pass the book folds the suspects, grouped by
+// component, into one report per component leak: hosts affected with their growth and ETA to OOM,
+// the latest diagnosis of a heap snapshot, and what the component's mitigation policy recommends. A
+// report keeps its id while it lives; it is resolved automatically once no host has been suspected
+// for `resolve_after` (the leak stopped, e.g. a fixed version rolled out), or by on-call. The same
+// component leaking again after resolution (fresh evidence from the detector, later than the
+// resolution) opens a new report.
 //
 // Every change is written through to the ReportStore with the audit entries that explain
 // it, in one atomic write; at start the book is loaded from the store, so reports and
 // their states survive restarts. A write that fails is logged and counted, and retried
 // with the next pass (the in-memory report stays marked dirty).
 //
-// Thread-safe: one mutex; Update runs on maintenance, the rest on query and stream threads.
+// Thread-safe: one mutex; Update runs on the pipeline's thread, the rest on query threads
+// and storage workers.
 #pragma once
 
 #include <chrono>
@@ -26,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "collector/fleet_suspects.h"
 #include "collector/mitigation_policy.h"
 #include "collector/storage/report_store.h"
 #include "drip/v1/query.pb.h"
@@ -62,8 +64,8 @@ class LeakReportBook {
   // Reads every stored report; call once before use.
   absl::Status Load();
 
-  // One detector pass: `suspects` as the query API shows them (snapshots filled in).
-  void Update(int64_t now_ms, const drip::v1::ListSuspectsResponse& suspects);
+  // One detector pass, with each suspect's snapshot attempt attached.
+  void Update(int64_t now_ms, const FleetSuspects& suspects);
 
   absl::StatusOr<drip::v1::LeakReport> Get(const std::string& id) const;
   // `state`: "" for every unresolved report, "all", or one state. Most severe first,

@@ -10,19 +10,20 @@ namespace {
 
 constexpr int64_t kT0Ms = 1'700'000'000'000;
 
-drip::v1::Suspect MakeSuspect(const std::string& host, const std::string& component,
-                              int64_t first_flagged_s, double eta_s = 0) {
-  drip::v1::Suspect s;
-  s.set_host(host);
-  s.set_component(component);
-  s.set_instance("4242@100");
-  s.set_first_flagged_s(first_flagged_s);
-  s.set_last_updated_s(first_flagged_s);
-  s.set_growth_bytes_per_hour(64e6);
-  s.set_current_bytes(512 << 20);
-  if (eta_s > 0) s.set_eta_to_oom_seconds(eta_s);
-  s.set_rule("climb_above_normal");
-  return s;
+HostSuspect MakeSuspect(const std::string& host, const std::string& component,
+                        int64_t first_flagged_s, double eta_s = 0) {
+  HostSuspect h;
+  analyzer::Suspect& s = h.suspect;
+  s.host = host;
+  s.component = component;
+  s.instance = "4242@100";
+  s.first_flagged = first_flagged_s;
+  s.last_updated = first_flagged_s;
+  s.growth_bytes_per_hour = 64e6;
+  s.current_bytes = 512 << 20;
+  if (eta_s > 0) s.eta_to_oom_seconds = eta_s;
+  s.rule = analyzer::SuspectRule::kClimbAboveNormal;
+  return h;
 }
 
 class LeakReportBookTest : public ::testing::Test {
@@ -56,10 +57,10 @@ class LeakReportBookTest : public ::testing::Test {
 };
 
 TEST_F(LeakReportBookTest, SuspectsOfOneComponentAreOneReportUpdatedAsHostsArrive) {
-  drip::v1::ListSuspectsResponse pass;
-  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  FleetSuspects pass;
+  pass.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000));
   book_->Update(kT0Ms, pass);
-  *pass.add_suspects() = MakeSuspect("b", "svc:leaky.service", kT0Ms / 1000 + 60);
+  pass.hosts.push_back(MakeSuspect("b", "svc:leaky.service", kT0Ms / 1000 + 60));
   book_->Update(kT0Ms + 60'000, pass);
   book_->Update(kT0Ms + 120'000, pass);
   auto reports = book_->List("", "");
@@ -78,9 +79,9 @@ TEST_F(LeakReportBookTest, SuspectsOfOneComponentAreOneReportUpdatedAsHostsArriv
 }
 
 TEST_F(LeakReportBookTest, ReportsKeepTheirIdsAndStatesAcrossARestart) {
-  drip::v1::ListSuspectsResponse pass;
-  *pass.add_suspects() = MakeSuspect("a", "svc:one.service", kT0Ms / 1000);
-  *pass.add_suspects() = MakeSuspect("a", "svc:two.service", kT0Ms / 1000);
+  FleetSuspects pass;
+  pass.hosts.push_back(MakeSuspect("a", "svc:one.service", kT0Ms / 1000));
+  pass.hosts.push_back(MakeSuspect("a", "svc:two.service", kT0Ms / 1000));
   book_->Update(kT0Ms, pass);
   ASSERT_TRUE(book_->SetState("leak-2", "acknowledged", "alice", "looking", kT0Ms + 1).ok());
   Open();
@@ -89,7 +90,7 @@ TEST_F(LeakReportBookTest, ReportsKeepTheirIdsAndStatesAcrossARestart) {
   EXPECT_EQ(two->state(), "acknowledged");
   EXPECT_EQ(two->component(), "svc:two.service");
   // The next report continues the numbering, and the same leak keeps its report.
-  *pass.add_suspects() = MakeSuspect("a", "svc:three.service", kT0Ms / 1000);
+  pass.hosts.push_back(MakeSuspect("a", "svc:three.service", kT0Ms / 1000));
   book_->Update(kT0Ms + 60'000, pass);
   EXPECT_EQ(book_->List("all", "").size(), 3u);
   EXPECT_EQ(book_->List("", "svc:three.service")[0].id(), "leak-3");
@@ -98,10 +99,10 @@ TEST_F(LeakReportBookTest, ReportsKeepTheirIdsAndStatesAcrossARestart) {
 TEST_F(LeakReportBookTest, ResolvesOnItsOwnOnceGrowthStopsAndALaterLeakOpensANewReport) {
   policy_.resolve_after = std::chrono::minutes(30);
   Open();
-  drip::v1::ListSuspectsResponse pass;
-  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  FleetSuspects pass;
+  pass.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000));
   book_->Update(kT0Ms, pass);
-  const drip::v1::ListSuspectsResponse quiet;
+  const FleetSuspects quiet;
   book_->Update(kT0Ms + 10 * 60'000, quiet);
   auto r = book_->Get("leak-1");
   ASSERT_TRUE(r.ok());
@@ -114,8 +115,8 @@ TEST_F(LeakReportBookTest, ResolvesOnItsOwnOnceGrowthStopsAndALaterLeakOpensANew
   EXPECT_EQ(Audit()[0].action(), "auto-resolve");
   EXPECT_TRUE(book_->List("", "").empty());
 
-  drip::v1::ListSuspectsResponse again;
-  *again.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 + 3600);
+  FleetSuspects again;
+  again.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 + 3600));
   book_->Update(kT0Ms + 3600'000, again);
   auto open = book_->List("", "");
   ASSERT_EQ(open.size(), 1u);
@@ -127,8 +128,8 @@ TEST_F(LeakReportBookTest, AHostWithoutFreshEvidenceStopsLeakingAndItsReportReso
   policy_.quiet_after = std::chrono::minutes(10);
   policy_.resolve_after = std::chrono::minutes(30);
   Open();
-  drip::v1::ListSuspectsResponse stale;
-  *stale.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000, 3600);
+  FleetSuspects stale;
+  stale.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000, 3600));
   book_->Update(kT0Ms, stale);
   EXPECT_TRUE(book_->Get("leak-1")->hosts(0).active());
   book_->Update(kT0Ms + 11 * 60'000, stale);
@@ -140,45 +141,45 @@ TEST_F(LeakReportBookTest, AHostWithoutFreshEvidenceStopsLeakingAndItsReportReso
   EXPECT_EQ(book_->Get("leak-1")->state(), "resolved");
   book_->Update(kT0Ms + 40 * 60'000, stale);  // the same old figures reopen nothing
   EXPECT_TRUE(book_->List("", "").empty());
-  drip::v1::ListSuspectsResponse fresh;
-  drip::v1::Suspect again = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
-  again.set_last_updated_s(kT0Ms / 1000 + 41 * 60);
-  *fresh.add_suspects() = again;
+  FleetSuspects fresh;
+  HostSuspect again = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  again.suspect.last_updated = kT0Ms / 1000 + 41 * 60;
+  fresh.hosts.push_back(again);
   book_->Update(kT0Ms + 41 * 60'000, fresh);
   ASSERT_EQ(book_->List("", "").size(), 1u);
   EXPECT_EQ(book_->List("", "")[0].id(), "leak-2");
 }
 
 TEST_F(LeakReportBookTest, AUnitsSuspectTargetsItsLargestProcess) {
-  drip::v1::ListSuspectsResponse pass;
-  drip::v1::Suspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
-  s.set_instance("cg@77");
-  s.set_process_instance("5151@900");
-  *pass.add_suspects() = s;
+  FleetSuspects pass;
+  HostSuspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  s.suspect.instance = "cg@77";
+  s.process_instance = "5151@900";
+  pass.hosts.push_back(s);
   book_->Update(kT0Ms, pass);
   EXPECT_EQ(book_->Get("leak-1")->hosts(0).instance(), "5151@900");
 }
 
 TEST_F(LeakReportBookTest, AReportResolvedByHandStaysResolvedUntilAHostIsFlaggedAnew) {
-  drip::v1::ListSuspectsResponse pass;
-  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  FleetSuspects pass;
+  pass.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000));
   book_->Update(kT0Ms, pass);
   ASSERT_TRUE(book_->SetState("leak-1", "resolved", "bob", "fixed in 1.2.4", kT0Ms + 1000).ok());
   book_->Update(kT0Ms + 60'000, pass);  // the same suspect, flagged before the resolution
   EXPECT_TRUE(book_->List("", "").empty());
-  drip::v1::ListSuspectsResponse anew;
-  *anew.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 + 120);
+  FleetSuspects anew;
+  anew.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 + 120));
   book_->Update(kT0Ms + 180'000, anew);
   ASSERT_EQ(book_->List("", "").size(), 1u);
   EXPECT_EQ(book_->List("", "")[0].id(), "leak-2");
 }
 
 TEST_F(LeakReportBookTest, SeverityFollowsTheShortestEtaToOom) {
-  drip::v1::ListSuspectsResponse pass;
-  *pass.add_suspects() = MakeSuspect("a", "svc:slow.service", kT0Ms / 1000, 100 * 3600);
-  *pass.add_suspects() = MakeSuspect("a", "svc:soon.service", kT0Ms / 1000, 2 * 3600);
-  *pass.add_suspects() = MakeSuspect("a", "svc:day.service", kT0Ms / 1000, 24 * 3600);
-  *pass.add_suspects() = MakeSuspect("b", "svc:day.service", kT0Ms / 1000, 30 * 3600);
+  FleetSuspects pass;
+  pass.hosts.push_back(MakeSuspect("a", "svc:slow.service", kT0Ms / 1000, 100 * 3600));
+  pass.hosts.push_back(MakeSuspect("a", "svc:soon.service", kT0Ms / 1000, 2 * 3600));
+  pass.hosts.push_back(MakeSuspect("a", "svc:day.service", kT0Ms / 1000, 24 * 3600));
+  pass.hosts.push_back(MakeSuspect("b", "svc:day.service", kT0Ms / 1000, 30 * 3600));
   book_->Update(kT0Ms, pass);
   auto reports = book_->List("", "");
   ASSERT_EQ(reports.size(), 3u);
@@ -191,17 +192,18 @@ TEST_F(LeakReportBookTest, SeverityFollowsTheShortestEtaToOom) {
 }
 
 TEST_F(LeakReportBookTest, TheLatestDiagnosisBecomesTheReportsStacks) {
-  drip::v1::ListSuspectsResponse pass;
-  drip::v1::Suspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
-  s.mutable_snapshot()->set_state("done");
-  s.mutable_snapshot()->set_finished_ms(kT0Ms);
-  drip::v1::DiagnosedStack* stack = s.mutable_snapshot()->mutable_diagnosis()->add_stacks();
-  stack->set_verdict("leak");
-  drip::v1::StackFrame* frame = stack->add_frames();
-  frame->set_function("RememberSession");
-  frame->set_file("leaky_service.cc");
-  frame->set_line(31);
-  *pass.add_suspects() = s;
+  FleetSuspects pass;
+  HostSuspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  SnapshotAttempt& snapshot = s.snapshot.emplace();
+  snapshot.state = SnapshotAttempt::State::kDone;
+  snapshot.finished_ms = kT0Ms;
+  diagnoser::DiagnosedStack& stack = snapshot.diagnosis.stacks.emplace_back();
+  stack.verdict = diagnoser::Verdict::kLeak;
+  StackFrame& frame = stack.frames.emplace_back();
+  frame.function = "RememberSession";
+  frame.file = "leaky_service.cc";
+  frame.line = 31;
+  pass.hosts.push_back(s);
   book_->Update(kT0Ms, pass);
   auto r = book_->Get("leak-1");
   ASSERT_TRUE(r.ok());
@@ -212,8 +214,8 @@ TEST_F(LeakReportBookTest, TheLatestDiagnosisBecomesTheReportsStacks) {
 }
 
 TEST_F(LeakReportBookTest, StateChangesFollowTheLifecycle) {
-  drip::v1::ListSuspectsResponse pass;
-  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  FleetSuspects pass;
+  pass.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000));
   book_->Update(kT0Ms, pass);
   EXPECT_EQ(book_->SetState("leak-9", "acknowledged", "x", "", kT0Ms).status().code(),
             absl::StatusCode::kNotFound);
@@ -233,8 +235,8 @@ TEST_F(LeakReportBookTest, StateChangesFollowTheLifecycle) {
 }
 
 TEST_F(LeakReportBookTest, ARealSuccessfulMitigationMarksTheReportMitigatedADryRunDoesNot) {
-  drip::v1::ListSuspectsResponse pass;
-  *pass.add_suspects() = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
+  FleetSuspects pass;
+  pass.hosts.push_back(MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000));
   book_->Update(kT0Ms, pass);
   drip::v1::MitigationRecord record;
   record.set_command_id("mitigate-1");

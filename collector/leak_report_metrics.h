@@ -4,7 +4,7 @@
 // that are gone so that dashboards and alerts never see a stale leak; and advances the
 // report counters by what the book counted since the last pass.
 //
-// Not thread-safe: Refresh runs on the maintenance thread only.
+// Not thread-safe: Refresh runs on the leak pipeline's thread only.
 #pragma once
 
 #include <map>

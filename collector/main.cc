@@ -14,23 +14,26 @@
 #include "CLI/CLI.hpp"
 #include "collector/collector_config.h"
 #include "collector/collector_server.h"
-#include "common/listen_address.h"
-#include "common/logging.h"
-#include "common/ready_file.h"
-#include "common/shutdown_signal.h"
-#include "common/systemd_notifier.h"
+#include "common/base/exit_codes.h"
+#include "common/daemon/listen_address.h"
+#include "common/daemon/logging.h"
+#include "common/rpc/grpc_logging.h"
+#include "common/daemon/ready_file.h"
+#include "common/daemon/shutdown_signal.h"
+#include "common/daemon/systemd_notifier.h"
 #include "common/version.h"
 #include "fmt/format.h"
 
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitRuntime = 1;
-constexpr int kExitUsage = 2;
+using drip::kExitFailure;
+using drip::kExitOk;
+using drip::kExitUsage;
 
-// The maintenance loop goes round every 5 s; a retention pass over a large store can hold
-// it for a while, but not for this long unless something hangs.
-constexpr std::chrono::minutes kMaintenanceStallLimit(2);
+// The maintenance loop and the leak pipeline go round every 5 s; a retention pass over a
+// large store, or a pass over a large fleet, can hold one for a while, but not for this
+// long unless something hangs.
+constexpr std::chrono::minutes kLoopStallLimit(2);
 
 // Bad flags or config: one line on stderr.
 int Usage(const std::string& message) {
@@ -98,13 +101,14 @@ int main(int argc, char** argv) {
   if (absl::Status logging = drip::InitLogging(config->log.level); !logging.ok()) {
     return Usage("log.level: " + std::string(logging.message()));
   }
+  drip::RouteGrpcLogs();
   auto log = drip::Logger("collector");
 
   drip::collector::CollectorServer server(*config);
   absl::StatusOr<drip::collector::ServingAddresses> bound = server.Start();
   if (!bound.ok()) {
     log->error("cannot start: {}", std::string(bound.status().message()));
-    return kExitRuntime;
+    return kExitFailure;
   }
   if (!ready_file.empty()) {
     std::map<std::string, std::string> fields = {{"grpc", bound->grpc}};
@@ -112,22 +116,22 @@ int main(int argc, char** argv) {
     if (absl::Status written = drip::WriteReadyFile(ready_file, fields); !written.ok()) {
       log->error("cannot write ready file: {}", std::string(written.message()));
       server.Shutdown();
-      return kExitRuntime;
+      return kExitFailure;
     }
   }
 
   // Under systemd (Type=notify): READY=1 now that the ports are bound and the ready file
-  // written; with WatchdogSec=, pings only while the maintenance loop keeps going round,
+  // written; with WatchdogSec=, pings only while both background loops keep going round,
   // so a hung collector gets restarted. A no-op elsewhere.
   drip::SystemdNotifier notifier("collector");
   notifier.Ready(fmt::format("serving agents and queries on {}", bound->grpc));
   notifier.StartWatchdog([&server] {
-    return std::chrono::steady_clock::now() - server.last_maintenance() < kMaintenanceStallLimit;
+    return std::chrono::steady_clock::now() - server.last_round() < kLoopStallLimit;
   });
 
   int signal = drip::WaitForShutdownSignal();
   log->info("received {}; shutting down", signal == SIGTERM ? "SIGTERM" : "SIGINT");
-  // Before Shutdown(): stops the watchdog thread, which reads the server's maintenance.
+  // Before Shutdown(): stops the watchdog thread, which reads the server's loops.
   notifier.Stopping();
   server.Shutdown();
   log->info("stopped");

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "common/logging.h"
-#include "common/mitigation_signal.h"
+#include "common/base/mitigation_signal.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::collector {

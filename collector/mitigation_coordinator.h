@@ -1,12 +1,12 @@
-// MitigationCoordinator: carries out mitigations (DESIGN.md step 7). Automatic policies
-// are evaluated after every detector pass; dripctl's requests arrive through the query
-// API. Either way the planner picks the hosts within the policy's limits, the command
-// goes down the host's agent stream, and the request and, later, the agent's outcome
+// MitigationCoordinator: carries out mitigations, the leak pipeline's last stage
+// (leak_pipeline.h). Automatic policies are evaluated after every detector pass; dripctl's requests
+// arrive through the query API. Either way the planner picks the hosts within the policy's limits,
+// the command goes down the host's agent stream, and the request and, later, the agent's outcome
 // (or a time-out) are recorded in the report and the audit log. The agent has the last
 // word: it executes only actions its own config allows.
 //
-// Thread-safe: Tick runs on maintenance, Request on query threads, OnCommandResult on
-// stream threads; one mutex, taken before the book's.
+// Thread-safe: Tick runs on the pipeline's thread, Request on query threads,
+// OnCommandResult on storage workers (agent sessions); one mutex, taken before the book's.
 #pragma once
 
 #include <cstdint>

@@ -23,15 +23,15 @@ class MitigationCoordinatorTest : public ::testing::Test {
     book_ = std::make_unique<LeakReportBook>(ReportPolicy{}, &config_, store_->reports());
     coordinator_ = std::make_unique<MitigationCoordinator>(config_, book_.get(), &hosts_, nullptr);
     hosts_.Register("a", &stream_);
-    drip::v1::ListSuspectsResponse pass;
-    drip::v1::Suspect* s = pass.add_suspects();
-    s->set_host("a");
-    s->set_component("svc:leaky.service");
-    s->set_instance("4242@100");
-    s->set_first_flagged_s(kT0Ms / 1000);
-    s->set_last_updated_s(kT0Ms / 1000);
-    s->set_growth_bytes_per_hour(1e9);
-    s->set_eta_to_oom_seconds(600);
+    FleetSuspects pass;
+    analyzer::Suspect& s = pass.hosts.emplace_back().suspect;
+    s.host = "a";
+    s.component = "svc:leaky.service";
+    s.instance = "4242@100";
+    s.first_flagged = kT0Ms / 1000;
+    s.last_updated = kT0Ms / 1000;
+    s.growth_bytes_per_hour = 1e9;
+    s.eta_to_oom_seconds = 600;
     book_->Update(kT0Ms, pass);
   }
   void TearDown() override {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <set>
 
-#include "collector/process_instance.h"
-#include "common/duration.h"
-#include "common/mitigation_signal.h"
+#include "common/base/duration.h"
+#include "common/base/mitigation_signal.h"
+#include "common/base/process_instance.h"
 #include "fmt/format.h"
 
 namespace drip::collector {

@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "common/mitigation_signal.h"
-#include "common/status_macros.h"
+#include "common/base/mitigation_signal.h"
+#include "common/base/status_macros.h"
 #include "fmt/format.h"
 
 namespace drip::collector {

@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/config_reader.h"
+#include "common/base/config_reader.h"
 
 namespace drip::collector {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/sample_figures.h"
+#include "common/rpc/sample_figures.h"
 
 namespace drip::collector {
 
@@ -114,48 +114,21 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
   return replayed;
 }
 
-void OnlineDetector::Fill(const std::string& component,
-                          drip::v1::ListSuspectsResponse* response) const {
-  std::vector<analyzer::Suspect> suspects;
-  std::vector<analyzer::ComponentSuspect> components;
-  std::vector<std::string> processes;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    suspects = detector_.Suspects();
-    components = detector_.ComponentSuspects();
-    for (const analyzer::Suspect& s : suspects) {
-      auto it = largest_process_.find({s.host, s.component});
-      processes.push_back(it == largest_process_.end() ? s.instance : it->second);
-    }
-  }
-  size_t index = 0;
-  for (const analyzer::Suspect& s : suspects) {
-    const std::string& process = processes[index++];
+FleetSuspects OnlineDetector::Suspects(const std::string& component) const {
+  FleetSuspects out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (analyzer::Suspect& s : detector_.Suspects()) {
     if (!component.empty() && s.component != component) continue;
-    drip::v1::Suspect* out = response->add_suspects();
-    out->set_host(s.host);
-    out->set_component(s.component);
-    out->set_instance(s.instance);
-    out->set_process_instance(process);
-    out->set_first_flagged_s(s.first_flagged);
-    out->set_last_updated_s(s.last_updated);
-    out->set_growth_bytes_per_hour(s.growth_bytes_per_hour);
-    out->set_score(s.score);
-    out->set_current_bytes(s.current_bytes);
-    out->set_normal_bytes(s.normal_bytes);
-    if (s.eta_to_oom_seconds) out->set_eta_to_oom_seconds(*s.eta_to_oom_seconds);
-    out->set_rule(analyzer::SuspectRuleName(s.rule));
-    out->set_reason(s.reason);
+    HostSuspect& host = out.hosts.emplace_back();
+    auto it = largest_process_.find({s.host, s.component});
+    host.process_instance = it == largest_process_.end() ? s.instance : it->second;
+    host.suspect = std::move(s);
   }
-  for (const analyzer::ComponentSuspect& c : components) {
+  for (analyzer::ComponentSuspect& c : detector_.ComponentSuspects()) {
     if (!component.empty() && c.component != component) continue;
-    drip::v1::ComponentSuspect* out = response->add_components();
-    out->set_component(c.component);
-    out->set_first_flagged_s(c.first_flagged);
-    out->set_hosts(c.hosts);
-    out->set_hosts_seen(c.hosts_seen);
-    out->set_max_growth_bytes_per_hour(c.max_growth_bytes_per_hour);
+    out.components.push_back(std::move(c));
   }
+  return out;
 }
 
 size_t OnlineDetector::suspect_count() const {

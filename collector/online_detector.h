@@ -1,8 +1,9 @@
-// OnlineDetector: the collector's live run of the bucketed leak detector (analyzer/).
-// Every batch the store has made durable is fed to it, so suspects follow ingest with
-// no extra read; maintenance advances it so that quiet series are judged too; at start
-// it is rebuilt by replaying the stored series of the last `detector.rebuild_window`,
-// so suspects and the normal levels behind them survive a restart.
+// OnlineDetector: the collector's live run of the bucketed leak detector (analyzer/), the
+// first stage of the leak pipeline (leak_pipeline.h). Every batch the store has made
+// durable is fed to it, so suspects follow ingest with no extra read; the pipeline
+// advances it so that quiet series are judged too; at start it is rebuilt by replaying
+// the stored series of the last `detector.rebuild_window`, so suspects and the normal
+// levels behind them survive a restart.
 //
 // The detector judges one level per (host, component): a unit's cgroup sample when the
 // batch has one (the whole service), otherwise the sum of the component's processes,
@@ -19,9 +20,9 @@
 
 #include "absl/status/status.h"
 #include "analyzer/leak_detector.h"
+#include "collector/fleet_suspects.h"
 #include "collector/storage/series_store.h"
 #include "drip/v1/agent.pb.h"
-#include "drip/v1/query.pb.h"
 
 namespace drip::collector {
 
@@ -32,15 +33,15 @@ class OnlineDetector {
   // A batch of `host` that is durable in the store.
   void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch);
   void SetHostMemory(const std::string& host, uint64_t bytes);
-  // Judges epochs that ended before `now_s` (called by maintenance).
+  // Judges epochs that ended before `now_s` (called by the pipeline).
   void AdvanceTo(int64_t now_s);
 
   // Replays every stored series with samples since `since_ms` (before serving). Returns
   // how many samples it replayed.
   absl::StatusOr<uint64_t> Rebuild(SeriesStore* store, int64_t since_ms);
 
-  // Suspects (optionally of one component) and components, for the query API.
-  void Fill(const std::string& component, drip::v1::ListSuspectsResponse* response) const;
+  // Suspects and suspected components; only those of `component` unless it is empty.
+  FleetSuspects Suspects(const std::string& component = "") const;
 
   size_t suspect_count() const;
   size_t series_count() const;

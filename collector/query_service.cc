@@ -4,26 +4,13 @@
 #include <string>
 
 #include "collector/peer_credentials.h"
-#include "common/logging.h"
+#include "collector/suspects_proto.h"
+#include "common/daemon/logging.h"
+#include "common/rpc/grpc_conversions.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
 namespace {
-
-grpc::Status ToGrpc(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
-// Without a policy (unit tests, embedding) the query API is open, as with a plaintext
-// collector that has no access file.
-const AccessPolicy& OpenAccess() {
-  static const AccessPolicy open(AccessPolicy::Default::kOpen);
-  return open;
-}
-
-grpc::Status NoReports() {
-  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this collector keeps no leak reports");
-}
 
 bool IsReportState(const std::string& state) {
   return state == report_state::kOpen || state == report_state::kAcknowledged ||
@@ -44,17 +31,17 @@ std::string ActorOf(const Caller& caller, const std::string& claimed) {
 
 }  // namespace
 
-QueryServiceImpl::QueryServiceImpl(const QuerySources& sources)
-    : access_(sources.access != nullptr ? sources.access : &OpenAccess()),
-      metrics_(sources.metrics),
-      store_(sources.store),
-      hosts_(sources.hosts),
-      readers_(sources.readers),
-      detector_(sources.detector),
-      snapshots_(sources.snapshots),
-      reports_(sources.reports),
-      mitigations_(sources.mitigations),
-      clock_(sources.clock) {}
+QueryServiceImpl::QueryServiceImpl(const AccessPolicy* access, SeriesStore* store,
+                                   ConnectedHosts* hosts, LeakPipeline* pipeline,
+                                   CollectorMetrics* metrics, const Clock* clock)
+    : access_(access),
+      store_(store),
+      hosts_(hosts),
+      pipeline_(pipeline),
+      metrics_(metrics),
+      clock_(clock) {}
+
+QueryServiceImpl::~QueryServiceImpl() { readers_.Stop(); }
 
 template <typename Work>
 grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* context,
@@ -63,108 +50,18 @@ grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* c
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<Caller> caller = access_->Authorize(CallerCredentialsOf(*context), required);
   if (!caller.ok()) {
-    if (metrics_ != nullptr) metrics_->QueryDenied(method, caller.status().code()).Increment();
+    metrics_->QueryDenied(method, caller.status().code()).Increment();
     Logger("collector")
         ->warn("query {} from {} refused: {}", method, context->peer(),
                std::string(caller.status().message()));
-    reactor->Finish(ToGrpc(caller.status()));
+    reactor->Finish(ToGrpcStatus(caller.status()));
     return reactor;
   }
   // Store reads can be slow (a long series): on the pool, never on gRPC's thread.
-  if (!readers_->Submit([reactor, work, c = std::move(*caller)] { reactor->Finish(work(c)); })) {
+  if (!readers_.Submit([reactor, work, c = std::move(*caller)] { reactor->Finish(work(c)); })) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down"));
   }
   return reactor;
-}
-
-grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContext* context,
-                                                      const drip::v1::ListLeaksRequest* request,
-                                                      drip::v1::ListLeaksResponse* response) {
-  return Serve(context, Role::kViewer, "ListLeaks", [this, request, response](const Caller&) {
-    if (reports_ == nullptr) return NoReports();
-    const std::string& state = request->state();
-    if (!state.empty() && state != "all" && !IsReportState(state)) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          fmt::format("state: '{}' is not open, acknowledged, mitigated, resolved "
-                                      "or all",
-                                      state));
-    }
-    for (drip::v1::LeakReport& r : reports_->List(state, request->component())) {
-      *response->add_reports() = std::move(r);
-    }
-    return grpc::Status::OK;
-  });
-}
-
-grpc::ServerUnaryReactor* QueryServiceImpl::GetLeak(grpc::CallbackServerContext* context,
-                                                    const drip::v1::GetLeakRequest* request,
-                                                    drip::v1::LeakReport* response) {
-  return Serve(context, Role::kViewer, "GetLeak", [this, request, response](const Caller&) {
-    if (reports_ == nullptr) return NoReports();
-    absl::StatusOr<drip::v1::LeakReport> report = reports_->Get(request->id());
-    if (!report.ok()) return ToGrpc(report.status());
-    *response = std::move(*report);
-    return grpc::Status::OK;
-  });
-}
-
-grpc::ServerUnaryReactor* QueryServiceImpl::UpdateLeakState(
-    grpc::CallbackServerContext* context, const drip::v1::UpdateLeakStateRequest* request,
-    drip::v1::LeakReport* response) {
-  return Serve(
-      context, Role::kOperator, "UpdateLeakState", [this, request, response](const Caller& caller) {
-        if (reports_ == nullptr) return NoReports();
-        absl::StatusOr<drip::v1::LeakReport> report =
-            reports_->SetState(request->id(), request->state(), ActorOf(caller, request->actor()),
-                               request->note(), clock_->NowMs());
-        if (!report.ok()) return ToGrpc(report.status());
-        *response = std::move(*report);
-        return grpc::Status::OK;
-      });
-}
-
-grpc::ServerUnaryReactor* QueryServiceImpl::Mitigate(grpc::CallbackServerContext* context,
-                                                     const drip::v1::MitigateRequest* request,
-                                                     drip::v1::MitigateResponse* response) {
-  return Serve(
-      context, Role::kOperator, "Mitigate", [this, request, response](const Caller& caller) {
-        if (mitigations_ == nullptr) return NoReports();
-        absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
-            mitigations_->Request(*request, ActorOf(caller, request->actor()), clock_->NowMs());
-        if (!entries.ok()) return ToGrpc(entries.status());
-        for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
-        return grpc::Status::OK;
-      });
-}
-
-grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContext* context,
-                                                      const drip::v1::ListAuditRequest* request,
-                                                      drip::v1::ListAuditResponse* response) {
-  return Serve(context, Role::kViewer, "ListAudit", [this, request, response](const Caller&) {
-    if (store_->reports() == nullptr) return NoReports();
-    if (request->since_ms() < 0) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "since_ms must not be negative");
-    }
-    const size_t limit = request->limit() == 0 ? 100 : std::min<size_t>(request->limit(), 10000);
-    absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
-        store_->reports()->ReadAudit(request->report_id(), request->since_ms(), limit);
-    if (!entries.ok()) return ToGrpc(entries.status());
-    for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
-    return grpc::Status::OK;
-  });
-}
-
-grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
-    grpc::CallbackServerContext* context, const drip::v1::ListSuspectsRequest* request,
-    drip::v1::ListSuspectsResponse* response) {
-  return Serve(context, Role::kViewer, "ListSuspects", [this, request, response](const Caller&) {
-    if (detector_ == nullptr) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this collector runs no leak detector");
-    }
-    detector_->Fill(request->component(), response);
-    if (snapshots_ != nullptr) snapshots_->Fill(response);
-    return grpc::Status::OK;
-  });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListHosts(grpc::CallbackServerContext* context,
@@ -182,9 +79,120 @@ grpc::ServerUnaryReactor* QueryServiceImpl::GetSeries(grpc::CallbackServerContex
   });
 }
 
+grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
+    grpc::CallbackServerContext* context, const drip::v1::ListSuspectsRequest* request,
+    drip::v1::ListSuspectsResponse* response) {
+  return Serve(context, Role::kViewer, "ListSuspects", [this, request, response](const Caller&) {
+    return DoListSuspects(*request, response);
+  });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContext* context,
+                                                      const drip::v1::ListLeaksRequest* request,
+                                                      drip::v1::ListLeaksResponse* response) {
+  return Serve(context, Role::kViewer, "ListLeaks", [this, request, response](const Caller&) {
+    return DoListLeaks(*request, response);
+  });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::GetLeak(grpc::CallbackServerContext* context,
+                                                    const drip::v1::GetLeakRequest* request,
+                                                    drip::v1::LeakReport* response) {
+  return Serve(context, Role::kViewer, "GetLeak",
+               [this, request, response](const Caller&) { return DoGetLeak(*request, response); });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::UpdateLeakState(
+    grpc::CallbackServerContext* context, const drip::v1::UpdateLeakStateRequest* request,
+    drip::v1::LeakReport* response) {
+  return Serve(context, Role::kOperator, "UpdateLeakState",
+               [this, request, response](const Caller& caller) {
+                 return DoUpdateLeakState(caller, *request, response);
+               });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::Mitigate(grpc::CallbackServerContext* context,
+                                                     const drip::v1::MitigateRequest* request,
+                                                     drip::v1::MitigateResponse* response) {
+  return Serve(context, Role::kOperator, "Mitigate",
+               [this, request, response](const Caller& caller) {
+                 return DoMitigate(caller, *request, response);
+               });
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContext* context,
+                                                      const drip::v1::ListAuditRequest* request,
+                                                      drip::v1::ListAuditResponse* response) {
+  return Serve(context, Role::kViewer, "ListAudit", [this, request, response](const Caller&) {
+    return DoListAudit(*request, response);
+  });
+}
+
+grpc::Status QueryServiceImpl::DoListSuspects(const drip::v1::ListSuspectsRequest& request,
+                                              drip::v1::ListSuspectsResponse* response) {
+  FleetSuspectsToProto(pipeline_->Suspects(request.component()), response);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::DoListLeaks(const drip::v1::ListLeaksRequest& request,
+                                           drip::v1::ListLeaksResponse* response) {
+  const std::string& state = request.state();
+  if (!state.empty() && state != "all" && !IsReportState(state)) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        fmt::format("state: '{}' is not open, acknowledged, mitigated, resolved or all", state));
+  }
+  for (drip::v1::LeakReport& r : pipeline_->reports().List(state, request.component())) {
+    *response->add_reports() = std::move(r);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::DoGetLeak(const drip::v1::GetLeakRequest& request,
+                                         drip::v1::LeakReport* response) {
+  absl::StatusOr<drip::v1::LeakReport> report = pipeline_->reports().Get(request.id());
+  if (!report.ok()) return ToGrpcStatus(report.status());
+  *response = std::move(*report);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::DoUpdateLeakState(const Caller& caller,
+                                                 const drip::v1::UpdateLeakStateRequest& request,
+                                                 drip::v1::LeakReport* response) {
+  absl::StatusOr<drip::v1::LeakReport> report =
+      pipeline_->reports().SetState(request.id(), request.state(), ActorOf(caller, request.actor()),
+                                    request.note(), clock_->NowMs());
+  if (!report.ok()) return ToGrpcStatus(report.status());
+  *response = std::move(*report);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::DoMitigate(const Caller& caller,
+                                          const drip::v1::MitigateRequest& request,
+                                          drip::v1::MitigateResponse* response) {
+  absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
+      pipeline_->mitigations().Request(request, ActorOf(caller, request.actor()), clock_->NowMs());
+  if (!entries.ok()) return ToGrpcStatus(entries.status());
+  for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::DoListAudit(const drip::v1::ListAuditRequest& request,
+                                           drip::v1::ListAuditResponse* response) {
+  if (request.since_ms() < 0) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "since_ms must not be negative");
+  }
+  const size_t limit = request.limit() == 0 ? 100 : std::min<size_t>(request.limit(), 10000);
+  absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
+      store_->reports()->ReadAudit(request.report_id(), request.since_ms(), limit);
+  if (!entries.ok()) return ToGrpcStatus(entries.status());
+  for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
+  return grpc::Status::OK;
+}
+
 grpc::Status QueryServiceImpl::DoListHosts(drip::v1::ListHostsResponse* response) {
   absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store_->ListHosts();
-  if (!hosts.ok()) return ToGrpc(hosts.status());
+  if (!hosts.ok()) return ToGrpcStatus(hosts.status());
   for (drip::v1::HostInfo& info : *hosts) {
     info.set_connected(hosts_->IsConnected(info.host()));
     *response->add_hosts() = std::move(info);
@@ -211,11 +219,11 @@ grpc::Status QueryServiceImpl::DoGetSeries(const drip::v1::GetSeriesRequest& req
   }
   absl::StatusOr<std::vector<drip::v1::Series>> series = store_->ReadSeries(
       request.host(), request.component(), request.since_ms(), request.until_ms());
-  if (!series.ok()) return ToGrpc(series.status());
+  if (!series.ok()) return ToGrpcStatus(series.status());
   if (series->empty()) {
     // Only an empty answer pays for telling "unknown host" from "no such data".
     absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store_->ListHosts();
-    if (!hosts.ok()) return ToGrpc(hosts.status());
+    if (!hosts.ok()) return ToGrpcStatus(hosts.status());
     bool known = std::any_of(hosts->begin(), hosts->end(), [&](const drip::v1::HostInfo& h) {
       return h.host() == request.host();
     });
@@ -228,7 +236,7 @@ grpc::Status QueryServiceImpl::DoGetSeries(const drip::v1::GetSeriesRequest& req
   // The host's gaps in the range, so that a reader sees "no data: dropped" rather than
   // a line drawn across the outage.
   absl::StatusOr<std::vector<GapRecord>> gaps = store_->ReadGaps(request.host());
-  if (!gaps.ok()) return ToGrpc(gaps.status());
+  if (!gaps.ok()) return ToGrpcStatus(gaps.status());
   for (const GapRecord& g : *gaps) {
     const bool known_span = g.samples > 0 || g.until_ms > 0;
     const int64_t end = g.until_ms;

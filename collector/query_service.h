@@ -1,14 +1,14 @@
 // QueryServiceImpl: drip.v1.QueryService (dripctl's view of the fleet) on gRPC's
-// callback API. Store reads can be slow (a long series), so each call runs on a worker
-// pool and finishes its unary reactor from there.
+// callback API. Store reads can be slow (a long series), so each call runs on the
+// service's own pool of reader threads and finishes its unary reactor from there.
 //
 //   ListHosts: every host the store knows, with `connected` from ConnectedHosts.
 //   GetSeries: INVALID_ARGUMENT naming the field when host or component is empty or the
 //              time range is inverted; NOT_FOUND when the host has never said hello;
 //              an empty list when the host exists but has no such component. until_ms 0
 //              has no upper bound (samples up to ingest.max_future_skew ahead included).
-//   ListSuspects: the online detector's suspects and suspected components, optionally
-//              of one component; UNAVAILABLE when the collector runs without detector.
+//   ListSuspects: the leak pipeline's suspects and suspected components, optionally of
+//              one component, each with its heap snapshot.
 //   ListLeaks, GetLeak, UpdateLeakState: the LeakReportBook; NOT_FOUND for an unknown id.
 //   Mitigate:  the MitigationCoordinator; answers once the commands are sent.
 //   ListAudit: the audit log, newest first.
@@ -18,6 +18,9 @@
 // record who asked in the audit log: the authenticated principal and the peer's
 // address, then the request's self-declared actor.
 //
+// The work behind each RPC is a Do* method that needs no gRPC call, so that the message
+// fuzzer runs exactly what an RPC runs once its caller is authorized.
+//
 // Thread-safe. Must outlive the grpc::Server it is registered with.
 #pragma once
 
@@ -26,35 +29,21 @@
 #include "collector/access_policy.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
-#include "collector/leak_report_book.h"
-#include "collector/mitigation_coordinator.h"
-#include "collector/online_detector.h"
-#include "collector/snapshot_scheduler.h"
+#include "collector/leak_pipeline.h"
 #include "collector/storage/series_store.h"
 #include "collector/worker_pool.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "drip/v1/query.grpc.pb.h"
 
 namespace drip::collector {
 
-// What the query service reads from; every pointer must outlive the service. The
-// optional parts answer UNAVAILABLE when absent.
-struct QuerySources {
-  const AccessPolicy* access = nullptr;  // null: open to everybody (tests)
-  CollectorMetrics* metrics = nullptr;   // null: denials are not counted
-  SeriesStore* store = nullptr;
-  ConnectedHosts* hosts = nullptr;
-  WorkerPool* readers = nullptr;
-  const OnlineDetector* detector = nullptr;
-  const SnapshotScheduler* snapshots = nullptr;
-  LeakReportBook* reports = nullptr;
-  MitigationCoordinator* mitigations = nullptr;
-  const Clock* clock = SystemClock::Get();
-};
-
 class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
  public:
-  explicit QueryServiceImpl(const QuerySources& sources);
+  // Every pointer must outlive the service.
+  QueryServiceImpl(const AccessPolicy* access, SeriesStore* store, ConnectedHosts* hosts,
+                   LeakPipeline* pipeline, CollectorMetrics* metrics, const Clock* clock);
+  // Runs the calls still queued on the readers, then stops them.
+  ~QueryServiceImpl() override;
 
   grpc::ServerUnaryReactor* ListHosts(grpc::CallbackServerContext* context,
                                       const drip::v1::ListHostsRequest* request,
@@ -81,10 +70,22 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
                                       const drip::v1::ListAuditRequest* request,
                                       drip::v1::ListAuditResponse* response) override;
 
-  // The work behind each RPC, callable without gRPC (and run on `readers` by the RPCs).
+  // The work behind each RPC, for a caller already authorized.
   grpc::Status DoListHosts(drip::v1::ListHostsResponse* response);
   grpc::Status DoGetSeries(const drip::v1::GetSeriesRequest& request,
                            drip::v1::GetSeriesResponse* response);
+  grpc::Status DoListSuspects(const drip::v1::ListSuspectsRequest& request,
+                              drip::v1::ListSuspectsResponse* response);
+  grpc::Status DoListLeaks(const drip::v1::ListLeaksRequest& request,
+                           drip::v1::ListLeaksResponse* response);
+  grpc::Status DoGetLeak(const drip::v1::GetLeakRequest& request, drip::v1::LeakReport* response);
+  grpc::Status DoUpdateLeakState(const Caller& caller,
+                                 const drip::v1::UpdateLeakStateRequest& request,
+                                 drip::v1::LeakReport* response);
+  grpc::Status DoMitigate(const Caller& caller, const drip::v1::MitigateRequest& request,
+                          drip::v1::MitigateResponse* response);
+  grpc::Status DoListAudit(const drip::v1::ListAuditRequest& request,
+                           drip::v1::ListAuditResponse* response);
 
  private:
   // Authorizes the call for `required`, then runs `work(caller)` on the reader pool and
@@ -94,15 +95,14 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
                                   std::string_view method, Work work);
 
   const AccessPolicy* access_;
-  CollectorMetrics* metrics_;
   SeriesStore* store_;
   ConnectedHosts* hosts_;
-  WorkerPool* readers_;
-  const OnlineDetector* detector_;
-  const SnapshotScheduler* snapshots_;
-  LeakReportBook* reports_;
-  MitigationCoordinator* mitigations_;
+  LeakPipeline* pipeline_;
+  CollectorMetrics* metrics_;
   const Clock* clock_;
+  // Query calls are few and read-only; two threads keep one slow series from blocking
+  // dripctl hosts.
+  WorkerPool readers_{"drip-query", 2};
 };
 
 }  // namespace drip::collector

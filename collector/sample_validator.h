@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "drip/v1/agent.pb.h"
 
 namespace drip::collector {

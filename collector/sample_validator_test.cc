@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

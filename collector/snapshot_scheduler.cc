@@ -4,10 +4,10 @@
 #include <set>
 #include <vector>
 
-#include "collector/process_instance.h"
-#include "common/heap_snapshot_proto.h"
-#include "common/logging.h"
-#include "diagnoser/diagnosis_proto.h"
+#include "common/base/duration.h"
+#include "common/base/process_instance.h"
+#include "common/daemon/logging.h"
+#include "common/snapshot/heap_snapshot_proto.h"
 #include "diagnoser/heap_diagnoser.h"
 #include "fmt/format.h"
 
@@ -18,13 +18,14 @@ SnapshotScheduler::SnapshotScheduler(const SnapshotPolicy& policy,
                                      ConnectedHosts* hosts)
     : policy_(policy), diagnoser_config_(diagnoser), hosts_(hosts) {}
 
-void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsResponse& suspects) {
+void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
+  using State = SnapshotAttempt::State;
   if (!policy_.enabled) return;
   auto log = Logger("collector");
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [key, attempt] : attempts_) {
-    if (attempt.state == "pending" && now_ms > attempt.deadline_ms) {
-      attempt.state = "failed";
+    if (attempt.state == State::kPending && now_ms > attempt.deadline_ms) {
+      attempt.state = State::kFailed;
       attempt.error = "the agent did not answer before the deadline";
       attempt.finished_ms = now_ms;
       by_command_.erase(attempt.command_id);
@@ -34,22 +35,23 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
   }
   // Suspects per component, fastest growing first; the components in the order of their
   // fastest suspect, so the most urgent leak gets a host's one snapshot slot first.
-  std::map<std::string, std::vector<const drip::v1::Suspect*>> by_component;
-  for (const drip::v1::Suspect& s : suspects.suspects()) by_component[s.component()].push_back(&s);
-  std::vector<std::pair<std::string, std::vector<const drip::v1::Suspect*>>> ordered;
+  std::map<std::string, std::vector<const HostSuspect*>> by_component;
+  for (const HostSuspect& s : suspects.hosts) by_component[s.suspect.component].push_back(&s);
+  std::vector<std::pair<std::string, std::vector<const HostSuspect*>>> ordered;
   for (auto& [component, list] : by_component) {
     std::sort(list.begin(), list.end(), [](const auto* a, const auto* b) {
-      return a->growth_bytes_per_hour() > b->growth_bytes_per_hour();
+      return a->suspect.growth_bytes_per_hour > b->suspect.growth_bytes_per_hour;
     });
     ordered.emplace_back(component, std::move(list));
   }
   std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
-    return a.second.front()->growth_bytes_per_hour() > b.second.front()->growth_bytes_per_hour();
+    return a.second.front()->suspect.growth_bytes_per_hour >
+           b.second.front()->suspect.growth_bytes_per_hour;
   });
   // An agent takes one snapshot at a time: a host with one pending gets no other.
   std::set<std::string> busy_hosts;
   for (const auto& [key, attempt] : attempts_) {
-    if (attempt.state == "pending") busy_hosts.insert(key.first);
+    if (attempt.state == State::kPending) busy_hosts.insert(key.first);
   }
   for (auto& [component, list] : ordered) {
     if (auto it = component_started_.find(component);
@@ -57,15 +59,15 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
       continue;
     }
     uint64_t sent = 0;
-    for (const drip::v1::Suspect* s : list) {
+    for (const HostSuspect* candidate : list) {
       if (sent >= policy_.hosts_per_component) break;
-      const std::string& instance =
-          s->process_instance().empty() ? s->instance() : s->process_instance();
+      const analyzer::Suspect& s = candidate->suspect;
+      const std::string& instance = candidate->target_instance();
       const int pid = PidOfInstance(instance);
-      if (pid <= 0 || busy_hosts.count(s->host()) || !hosts_->IsConnected(s->host())) continue;
-      if (s->has_eta_to_oom_seconds()) {
+      if (pid <= 0 || busy_hosts.count(s.host) || !hosts_->IsConnected(s.host)) continue;
+      if (s.eta_to_oom_seconds) {
         // What the detector's ETA implies is left: growth × time to OOM.
-        const double free_bytes = s->eta_to_oom_seconds() * s->growth_bytes_per_hour() / 3600;
+        const double free_bytes = *s.eta_to_oom_seconds * s.growth_bytes_per_hour / 3600;
         if (free_bytes < static_cast<double>(policy_.min_free_memory_bytes)) continue;
       }
       drip::v1::Command command;
@@ -76,24 +78,24 @@ void SnapshotScheduler::Tick(int64_t now_ms, const drip::v1::ListSuspectsRespons
       snap->set_instance(instance);
       snap->set_duration_seconds(static_cast<uint32_t>(policy_.duration.count() / 1000));
       snap->set_mode(policy_.mode);
-      if (!hosts_->SendCommand(s->host(), command)) continue;
-      Attempt attempt;
+      if (!hosts_->SendCommand(s.host, command)) continue;
+      SnapshotAttempt attempt;
       attempt.command_id = command.id();
       attempt.instance = instance;
-      attempt.sent_ms = now_ms;
+      attempt.requested_ms = now_ms;
       attempt.deadline_ms = now_ms + policy_.duration.count() + policy_.grace.count();
-      attempt.state = "pending";
-      const Key key{s->host(), component};
+      attempt.state = State::kPending;
+      const Key key{s.host, component};
       if (auto old = attempts_.find(key); old != attempts_.end()) {
         by_command_.erase(old->second.command_id);
       }
       attempts_[key] = attempt;
       by_command_[command.id()] = key;
       counts_.requested++;
-      busy_hosts.insert(s->host());
+      busy_hosts.insert(s.host);
       ++sent;
-      log->info("snapshot {}: {} on {} (pid {}, growing {:.0f} B/h) for {} s", command.id(),
-                component, s->host(), pid, s->growth_bytes_per_hour(),
+      log->info("snapshot {}: {} on {} (pid {}, growing {}) for {} s", command.id(), component,
+                s.host, pid, FormatByteRate(s.growth_bytes_per_hour),
                 policy_.duration.count() / 1000);
     }
     if (sent > 0) component_started_[component] = now_ms;
@@ -112,7 +114,7 @@ bool SnapshotScheduler::OnCommandResult(const std::string& host,
   }
   // Parse and diagnose outside the lock: a snapshot can hold thousands of stacks.
   std::string error;
-  drip::v1::Diagnosis diagnosis;
+  diagnoser::Diagnosis diagnosis;
   if (!result.ok()) {
     error = result.error().empty() ? "the agent reported a failure" : result.error();
   } else {
@@ -125,24 +127,23 @@ bool SnapshotScheduler::OnCommandResult(const std::string& host,
       if (!snapshot.ok()) {
         error = std::string(snapshot.status().message());
       } else {
-        diagnoser::HeapDiagnoser diagnoser(diagnoser_config_);
-        diagnoser::DiagnosisToProto(diagnoser.Diagnose(*snapshot), &diagnosis);
+        diagnosis = diagnoser::HeapDiagnoser(diagnoser_config_).Diagnose(*snapshot);
       }
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_command_.find(result.command_id());
   if (it == by_command_.end() || it->second.first != host) return false;
-  Attempt& attempt = attempts_[it->second];
+  SnapshotAttempt& attempt = attempts_[it->second];
   by_command_.erase(it);
   attempt.finished_ms = now_ms;
   if (error.empty()) {
-    attempt.state = "done";
+    attempt.state = SnapshotAttempt::State::kDone;
     attempt.diagnosis = std::move(diagnosis);
     counts_.succeeded++;
-    log->info("snapshot {} from {}: {}", result.command_id(), host, attempt.diagnosis.summary());
+    log->info("snapshot {} from {}: {}", result.command_id(), host, attempt.diagnosis.summary);
   } else {
-    attempt.state = "failed";
+    attempt.state = SnapshotAttempt::State::kFailed;
     attempt.error = error;
     counts_.failed++;
     log->warn("snapshot {} from {} failed: {}", result.command_id(), host, error);
@@ -150,20 +151,11 @@ bool SnapshotScheduler::OnCommandResult(const std::string& host,
   return true;
 }
 
-void SnapshotScheduler::Fill(drip::v1::ListSuspectsResponse* response) const {
+void SnapshotScheduler::Annotate(FleetSuspects* suspects) const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (drip::v1::Suspect& s : *response->mutable_suspects()) {
-    auto it = attempts_.find({s.host(), s.component()});
-    if (it == attempts_.end()) continue;
-    const Attempt& a = it->second;
-    drip::v1::SuspectSnapshot* out = s.mutable_snapshot();
-    out->set_command_id(a.command_id);
-    out->set_state(a.state);
-    out->set_error(a.error);
-    out->set_instance(a.instance);
-    out->set_requested_ms(a.sent_ms);
-    out->set_finished_ms(a.finished_ms);
-    if (a.state == "done") *out->mutable_diagnosis() = a.diagnosis;
+  for (HostSuspect& s : suspects->hosts) {
+    auto it = attempts_.find({s.suspect.host, s.suspect.component});
+    if (it != attempts_.end()) s.snapshot = it->second;
   }
 }
 

@@ -1,14 +1,16 @@
-// SnapshotScheduler: the collector's half of the fleet flow (docs/snapshot.md). When the
-// detector suspects a component, it picks a few of the component's suspect hosts — the
-// fastest growing first, skipping hosts without enough free memory left — and commands
-// their agents over the stream to snapshot the suspect process. The snapshot comes back
-// in the command's result; the diagnoser ranks its stacks and the diagnosis is attached
-// to the suspect, so `dripctl suspects` shows the leaking call stack. A snapshot that
+// SnapshotScheduler: the leak pipeline's second stage (leak_pipeline.h; the collector's
+// half of the fleet flow in docs/snapshot.md). When the detector suspects a component, it picks a
+// few of the component's suspect hosts — the fastest growing first, skipping hosts without enough
+// free memory left — and commands their agents over the stream to snapshot the suspect process. The
+// snapshot comes back in the command's result; the diagnoser ranks its stacks and the attempt,
+// diagnosis and all, is attached to the suspect (Annotate), so that the report book and `dripctl
+// suspects` show the leaking call stack. A snapshot that
 // fails (or never answers) is attached with its reason. A component is not snapshotted
 // again before its cool-down has passed.
 //
-// Thread-safe: Tick runs on maintenance, OnCommandResult on stream threads, Fill on
-// query threads; one mutex guards the state.
+// Thread-safe: Tick runs on the pipeline's thread, OnCommandResult on storage workers
+// (agent sessions), Annotate on both the pipeline's and query threads; one mutex guards
+// the state.
 #pragma once
 
 #include <chrono>
@@ -18,10 +20,9 @@
 #include <string>
 
 #include "collector/connected_hosts.h"
+#include "collector/fleet_suspects.h"
 #include "diagnoser/diagnoser_config.h"
 #include "drip/v1/agent.pb.h"
-#include "drip/v1/query.pb.h"
-#include "drip/v1/snapshot.pb.h"
 
 namespace drip::collector {
 
@@ -44,15 +45,15 @@ class SnapshotScheduler {
                     ConnectedHosts* hosts);
 
   // Starts snapshots for suspects that need one and times out unanswered ones.
-  void Tick(int64_t now_ms, const drip::v1::ListSuspectsResponse& suspects);
+  void Tick(int64_t now_ms, const FleetSuspects& suspects);
 
   // A result from `host`'s agent. Results for commands this scheduler did not send (or
   // already timed out) are ignored and return false.
   bool OnCommandResult(const std::string& host, const drip::v1::CommandResult& result,
                        int64_t now_ms);
 
-  // Sets each suspect's snapshot state and diagnosis.
-  void Fill(drip::v1::ListSuspectsResponse* response) const;
+  // Sets each suspect's latest snapshot attempt, where there is one.
+  void Annotate(FleetSuspects* suspects) const;
 
   struct Counts {
     uint64_t requested = 0;
@@ -62,23 +63,13 @@ class SnapshotScheduler {
   Counts counts() const;
 
  private:
-  struct Attempt {
-    std::string command_id;
-    std::string instance;
-    int64_t sent_ms = 0;
-    int64_t deadline_ms = 0;
-    std::string state;  // "pending", "done", "failed"
-    std::string error;
-    drip::v1::Diagnosis diagnosis;
-    int64_t finished_ms = 0;
-  };
   using Key = std::pair<std::string, std::string>;  // host, component
 
   SnapshotPolicy policy_;
   diagnoser::DiagnoserConfig diagnoser_config_;
   ConnectedHosts* hosts_;
   mutable std::mutex mu_;
-  std::map<Key, Attempt> attempts_;                   // the latest per (host, component)
+  std::map<Key, SnapshotAttempt> attempts_;           // the latest per (host, component)
   std::map<std::string, int64_t> component_started_;  // component -> last round start
   std::map<std::string, Key> by_command_;
   uint64_t next_id_ = 1;

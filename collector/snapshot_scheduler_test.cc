@@ -5,20 +5,20 @@
 #include <vector>
 
 #include "collector/recording_stream_test_util.h"
-#include "common/heap_snapshot.h"
-#include "common/heap_snapshot_proto.h"
+#include "common/base/heap_snapshot.h"
+#include "common/snapshot/heap_snapshot_proto.h"
 
 namespace drip::collector {
 namespace {
 
-drip::v1::Suspect MakeSuspect(const std::string& host, const std::string& component, int pid,
-                              double growth) {
-  drip::v1::Suspect s;
-  s.set_host(host);
-  s.set_component(component);
-  s.set_instance(std::to_string(pid) + "@1700000000");
-  s.set_growth_bytes_per_hour(growth);
-  return s;
+HostSuspect MakeSuspect(const std::string& host, const std::string& component, int pid,
+                        double growth) {
+  HostSuspect h;
+  h.suspect.host = host;
+  h.suspect.component = component;
+  h.suspect.instance = std::to_string(pid) + "@1700000000";
+  h.suspect.growth_bytes_per_hour = growth;
+  return h;
 }
 
 // A snapshot whose one stack grows steadily and is never freed.
@@ -61,10 +61,10 @@ class SnapshotSchedulerTest : public ::testing::Test {
 
 TEST_F(SnapshotSchedulerTest, FastestLeakOnAHostGetsItsOneSnapshotSlot) {
   SnapshotScheduler scheduler(SnapshotPolicy{}, diagnoser::DiagnoserConfig{}, &hosts_);
-  drip::v1::ListSuspectsResponse suspects;
-  *suspects.add_suspects() = MakeSuspect("h1", "proc:slow", 10, 1e6);
-  *suspects.add_suspects() = MakeSuspect("h1", "proc:fast", 20, 1e9);
-  *suspects.add_suspects() = MakeSuspect("h2", "proc:fast", 30, 1e10);  // not connected
+  FleetSuspects suspects;
+  suspects.hosts.push_back(MakeSuspect("h1", "proc:slow", 10, 1e6));
+  suspects.hosts.push_back(MakeSuspect("h1", "proc:fast", 20, 1e9));
+  suspects.hosts.push_back(MakeSuspect("h2", "proc:fast", 30, 1e10));  // not connected
   scheduler.Tick(1000, suspects);
   ASSERT_EQ(stream_.sent.size(), 1u);
   EXPECT_EQ(stream_.sent[0].snapshot().component(), "proc:fast");
@@ -74,8 +74,8 @@ TEST_F(SnapshotSchedulerTest, FastestLeakOnAHostGetsItsOneSnapshotSlot) {
 
 TEST_F(SnapshotSchedulerTest, ResultIsDiagnosedAndAttachedToTheSuspect) {
   SnapshotScheduler scheduler(SnapshotPolicy{}, diagnoser::DiagnoserConfig{}, &hosts_);
-  drip::v1::ListSuspectsResponse suspects;
-  *suspects.add_suspects() = MakeSuspect("h1", "proc:leaky", 20, 1e9);
+  FleetSuspects suspects;
+  suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
   ASSERT_EQ(stream_.sent.size(), 1u);
   drip::v1::CommandResult result;
@@ -83,12 +83,13 @@ TEST_F(SnapshotSchedulerTest, ResultIsDiagnosedAndAttachedToTheSuspect) {
   result.set_ok(true);
   result.set_payload(LeakingSnapshot().SerializeAsString());
   EXPECT_TRUE(scheduler.OnCommandResult("h1", result, 2000));
-  scheduler.Fill(&suspects);
-  const drip::v1::SuspectSnapshot& snap = suspects.suspects(0).snapshot();
-  EXPECT_EQ(snap.state(), "done") << snap.error();
-  ASSERT_GT(snap.diagnosis().stacks_size(), 0);
-  EXPECT_EQ(snap.diagnosis().stacks(0).frames(0).function(), "RememberSession");
-  EXPECT_EQ(snap.diagnosis().stacks(0).verdict(), "leak");
+  scheduler.Annotate(&suspects);
+  ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
+  const SnapshotAttempt& snap = *suspects.hosts[0].snapshot;
+  EXPECT_EQ(snap.state, SnapshotAttempt::State::kDone) << snap.error;
+  ASSERT_GT(snap.diagnosis.stacks.size(), 0u);
+  EXPECT_EQ(snap.diagnosis.stacks[0].frames[0].function, "RememberSession");
+  EXPECT_EQ(snap.diagnosis.stacks[0].verdict, diagnoser::Verdict::kLeak);
   EXPECT_EQ(scheduler.counts().succeeded, 1u);
 }
 
@@ -96,17 +97,18 @@ TEST_F(SnapshotSchedulerTest, FailedSnapshotSaysWhyAndComponentWaitsOutItsCooldo
   SnapshotPolicy policy;
   policy.cooldown = std::chrono::minutes(10);
   SnapshotScheduler scheduler(policy, diagnoser::DiagnoserConfig{}, &hosts_);
-  drip::v1::ListSuspectsResponse suspects;
-  *suspects.add_suspects() = MakeSuspect("h1", "proc:leaky", 20, 1e9);
+  FleetSuspects suspects;
+  suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
   drip::v1::CommandResult result;
   result.set_command_id(stream_.sent[0].id());
   result.set_ok(false);
   result.set_error("process 20 no longer runs");
   EXPECT_TRUE(scheduler.OnCommandResult("h1", result, 2000));
-  scheduler.Fill(&suspects);
-  EXPECT_EQ(suspects.suspects(0).snapshot().state(), "failed");
-  EXPECT_EQ(suspects.suspects(0).snapshot().error(), "process 20 no longer runs");
+  scheduler.Annotate(&suspects);
+  ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
+  EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kFailed);
+  EXPECT_EQ(suspects.hosts[0].snapshot->error, "process 20 no longer runs");
   scheduler.Tick(60'000, suspects);
   EXPECT_EQ(stream_.sent.size(), 1u);  // within the cool-down
   scheduler.Tick(1000 + 10 * 60'000 + 1, suspects);
@@ -118,12 +120,13 @@ TEST_F(SnapshotSchedulerTest, UnansweredCommandFailsAfterDurationAndGrace) {
   policy.duration = std::chrono::seconds(10);
   policy.grace = std::chrono::seconds(5);
   SnapshotScheduler scheduler(policy, diagnoser::DiagnoserConfig{}, &hosts_);
-  drip::v1::ListSuspectsResponse suspects;
-  *suspects.add_suspects() = MakeSuspect("h1", "proc:leaky", 20, 1e9);
+  FleetSuspects suspects;
+  suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
   scheduler.Tick(1000 + 15'001, suspects);
-  scheduler.Fill(&suspects);
-  EXPECT_EQ(suspects.suspects(0).snapshot().state(), "failed");
+  scheduler.Annotate(&suspects);
+  ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
+  EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kFailed);
   EXPECT_EQ(scheduler.counts().failed, 1u);
   // A late answer is ignored.
   drip::v1::CommandResult late;
@@ -134,8 +137,8 @@ TEST_F(SnapshotSchedulerTest, UnansweredCommandFailsAfterDurationAndGrace) {
 
 TEST_F(SnapshotSchedulerTest, ResultFromAnotherHostIsIgnored) {
   SnapshotScheduler scheduler(SnapshotPolicy{}, diagnoser::DiagnoserConfig{}, &hosts_);
-  drip::v1::ListSuspectsResponse suspects;
-  *suspects.add_suspects() = MakeSuspect("h1", "proc:leaky", 20, 1e9);
+  FleetSuspects suspects;
+  suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
   drip::v1::CommandResult result;
   result.set_command_id(stream_.sent[0].id());

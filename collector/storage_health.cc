@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "common/duration.h"
-#include "common/logging.h"
+#include "common/base/duration.h"
+#include "common/daemon/logging.h"
 
 namespace drip::collector {
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "common/duration.h"
-#include "common/logging.h"
+#include "common/base/duration.h"
+#include "common/daemon/logging.h"
 
 namespace drip::collector {
 
@@ -18,17 +18,15 @@ constexpr std::chrono::seconds kRecoveryInterval(1);
 
 }  // namespace
 
-StorageMaintenance::StorageMaintenance(SeriesStore* store, CollectorMetrics* metrics,
-                                       StorageRecovery* recovery,
+StorageMaintenance::StorageMaintenance(SeriesStore* store, StorageHealth* health,
+                                       CollectorMetrics* metrics,
                                        std::chrono::milliseconds retention_interval,
-                                       std::chrono::milliseconds size_interval,
-                                       std::function<void()> periodic)
+                                       std::chrono::milliseconds size_interval)
     : store_(store),
       metrics_(metrics),
-      recovery_(recovery),
+      recovery_(store, health, metrics),
       retention_interval_(retention_interval),
-      size_interval_(size_interval),
-      periodic_(std::move(periodic)) {}
+      size_interval_(size_interval) {}
 
 StorageMaintenance::~StorageMaintenance() { Stop(); }
 
@@ -62,9 +60,9 @@ void StorageMaintenance::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     Clock::time_point now = Clock::now();
-    if (recovery_ != nullptr && now >= next_recovery) {
+    if (now >= next_recovery) {
       lock.unlock();
-      recovery_->Tick(now);
+      recovery_.Tick(now);
       lock.lock();
       next_recovery = Clock::now() + kRecoveryInterval;
     }
@@ -81,13 +79,11 @@ void StorageMaintenance::Run() {
       if (absl::StatusOr<uint64_t> free = store_->FreeDiskBytes(); free.ok()) {
         metrics_->storage_free_bytes.Set(static_cast<double>(*free));
       }
-      if (periodic_) periodic_();
       lock.lock();
       next_size = Clock::now() + size_interval_;
     }
     last_run_ = Clock::now().time_since_epoch().count();
-    Clock::time_point next = std::min(next_retention, next_size);
-    if (recovery_ != nullptr) next = std::min(next, next_recovery);
+    const Clock::time_point next = std::min({next_retention, next_size, next_recovery});
     cv_.wait_until(lock, next, [this] { return stop_; });
   }
 }

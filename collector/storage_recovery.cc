@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "common/duration.h"
-#include "common/logging.h"
+#include "common/base/duration.h"
+#include "common/daemon/logging.h"
 
 namespace drip::collector {
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::diagnoser {
 

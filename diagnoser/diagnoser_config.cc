@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "common/status_macros.h"
+#include "common/base/status_macros.h"
 
 namespace drip::diagnoser {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "common/config_reader.h"
+#include "common/base/config_reader.h"
 
 namespace drip::diagnoser {
 

@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/config_reader.h"
-#include "common/status_macros.h"
+#include "common/base/config_reader.h"
+#include "common/base/status_macros.h"
 #include "diagnoser/diagnoser_config.h"
 #include "tests/fuzz/config_outcome.h"
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::diagnoser {
 
@@ -28,7 +28,7 @@ std::optional<Verdict> ParseVerdict(std::string_view name);
 
 struct DiagnosedStack {
   std::vector<StackFrame> frames;  // innermost first, allocator frames dropped
-  // At the end of the window (estimates, see common/heap_snapshot.h).
+  // At the end of the window (estimates, see common/base/heap_snapshot.h).
   int64_t live_bytes = 0;
   int64_t live_allocs = 0;
   double growth_bytes_per_hour = 0;  // robust trend of live bytes over the window

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/duration.h"
+#include "common/base/duration.h"
 #include "diagnoser/live_series.h"
 #include "diagnoser/stack_evidence.h"
 #include "diagnoser/stack_merge.h"
@@ -22,11 +22,6 @@ constexpr double kMsPerHour = 3.6e6;
 
 std::string Bytes(double bytes) {
   return FormatBytes(static_cast<uint64_t>(std::llround(std::max(bytes, 0.0))));
-}
-
-std::string Rate(double bytes_per_hour) {
-  const char* sign = bytes_per_hour > 0 ? "+" : bytes_per_hour < 0 ? "-" : "";
-  return fmt::format("{}{}/h", sign, Bytes(std::fabs(bytes_per_hour)));
 }
 
 // Object lifetimes run from microseconds to days.
@@ -81,8 +76,8 @@ Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window
   };
 
   if (e.significant_growth) {
-    const std::string grew =
-        fmt::format("grew {} over {} ({})", Bytes(e.net_rise), span, Rate(e.growth_bytes_per_hour));
+    const std::string grew = fmt::format("grew {} over {} ({})", Bytes(e.net_rise), span,
+                                         FormatByteRate(e.growth_bytes_per_hour));
     if (e.levelled_off) {
       if (e.allocated_early) return {Verdict::kStartup, startup_reason()};
       return {Verdict::kCache,
@@ -192,7 +187,7 @@ std::string Summary(const std::vector<DiagnosedStack>& ranked, double rss_growth
   const std::string rest =
       others.empty() ? std::string() : fmt::format("; also {}", fmt::join(others, ", "));
   const std::string rss = !rss_measured    ? std::string("anon RSS not measured")
-                          : rss_growth > 0 ? fmt::format("anon RSS {}", Rate(rss_growth))
+                          : rss_growth > 0 ? fmt::format("anon RSS {}", FormatByteRate(rss_growth))
                                            : std::string("anon RSS not growing");
   if (leaks == 0) return fmt::format("no leak found ({}){}", rss, rest);
   const DiagnosedStack& top = ranked.front();
@@ -202,7 +197,7 @@ std::string Summary(const std::vector<DiagnosedStack>& ranked, double rss_growth
                         Percent(std::min(top.growth_bytes_per_hour / rss_growth, 1.0)), rss)
           : fmt::format(" ({})", rss);
   return fmt::format("{} {}: {} {}{}{}{}", leaks, leaks == 1 ? "leak" : "leaks", TopFrameLabel(top),
-                     Rate(top.growth_bytes_per_hour), explained,
+                     FormatByteRate(top.growth_bytes_per_hour), explained,
                      leaks > 1 ? fmt::format(" (and {} more)", leaks - 1) : std::string(), rest);
 }
 

@@ -10,7 +10,7 @@
 // Pure computation: no I/O, no logging, no clock. Diagnose() is const and thread-safe.
 #pragma once
 
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 #include "diagnoser/diagnoser_config.h"
 #include "diagnoser/diagnosis.h"
 

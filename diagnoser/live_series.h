@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::diagnoser {
 

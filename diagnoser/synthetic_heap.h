@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::diagnoser::testing {
 

@@ -2,12 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
-#include <fstream>
-#include <sstream>
 
 #include "agent/bpf/heap_snapshot.h"
 #include "agent/heap/elf_function_index.h"
+#include "agent/proc_files.h"
+#include "agent/proc_maps.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
@@ -74,8 +75,10 @@ std::string AllocatorLibraryName(const std::string& path) {
 
 absl::StatusOr<AllocatorProbePlan> PlanAllocatorProbes(int pid, const std::string& proc_root) {
   const std::string proc = fmt::format("{}/{}", proc_root, pid);
-  std::ifstream maps(proc + "/maps");
-  if (!maps) return absl::NotFoundError(fmt::format("process {} is gone", pid));
+  std::string maps;
+  if (!ReadProcFile(proc + "/maps", &maps).ok()) {
+    return absl::NotFoundError(fmt::format("process {} is gone", pid));
+  }
   char exe_buf[4096];
   const ssize_t n = readlink((proc + "/exe").c_str(), exe_buf, sizeof(exe_buf) - 1);
   const std::string exe = n > 0 ? std::string(exe_buf, static_cast<size_t>(n)) : "";
@@ -83,16 +86,10 @@ absl::StatusOr<AllocatorProbePlan> PlanAllocatorProbes(int pid, const std::strin
   // Modules in the order the dynamic linker searches them for a symbol: the executable,
   // then preloaded and needed libraries roughly in mapping order.
   std::vector<std::string> paths;
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, dev, inode, path;
-    fields >> range >> perms >> offset >> dev >> inode;
-    std::getline(fields >> std::ws, path);
+  for (const MapsEntry& entry : ParseProcMaps(maps)) {
+    const std::string& path = entry.path;
     if (path.empty() || path[0] != '/' || path.ends_with(" (deleted)")) continue;
-    bool seen = false;
-    for (const std::string& p : paths) seen = seen || p == path;
-    if (!seen) paths.push_back(path);
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
   }
   if (paths.empty()) return absl::NotFoundError(fmt::format("process {} has no mapped files", pid));
 

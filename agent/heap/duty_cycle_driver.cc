@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "agent/bpf/heap_snapshot.h"
-#include "common/logging.h"
+#include "common/daemon/logging.h"
 
 namespace drip::agent {
 

@@ -17,7 +17,10 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "agent/proc_files.h"
+#include "agent/proc_maps.h"
 
 namespace drip::agent {
 namespace {
@@ -51,42 +54,14 @@ std::string FunctionName(const char* symbol) {
   return result;
 }
 
-std::string Hex(const unsigned char* bytes, int length) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * length);
-  for (int i = 0; i < length; ++i) {
-    hex.push_back(kDigits[bytes[i] >> 4]);
-    hex.push_back(kDigits[bytes[i] & 0xf]);
-  }
-  return hex;
-}
-
 bool IsRegularFile(const char* path, struct stat* st) {
   return stat(path, st) == 0 && S_ISREG(st->st_mode);
 }
 
-absl::StatusOr<std::string> ReadProcFile(const std::string& path) {
-  FILE* file = fopen(path.c_str(), "re");
-  if (file == nullptr) {
-    const int error = errno;
-    std::string message = absl::StrCat("cannot read ", path, ": ", strerror(error));
-    return error == ENOENT || error == ESRCH ? absl::NotFoundError(message)
-                                             : absl::PermissionDeniedError(message);
-  }
-  std::string text;
-  char buffer[16384];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
-  const bool failed = ferror(file) != 0;
-  fclose(file);
-  if (failed) return absl::UnavailableError(absl::StrCat("error reading ", path));
-  return text;
-}
-
 }  // namespace
 
-DwflStackUnwinder::DwflStackUnwinder(int pid) : pid_(pid) {}
+DwflStackUnwinder::DwflStackUnwinder(int pid, std::string proc_root)
+    : pid_(pid), proc_root_(std::move(proc_root)) {}
 
 DwflStackUnwinder::~DwflStackUnwinder() {
   // First: the [vdso] module's Elf points into vdso_image_, the process's Ebl into
@@ -105,37 +80,24 @@ std::vector<DwflStackUnwinder::MappedModule> DwflStackUnwinder::ModulesFromMaps(
   unsigned run_minor = 0;
   uint64_t run_inode = 0;
   uint64_t run_end = 0;
-  while (!maps.empty()) {
-    const size_t newline = maps.find('\n');
-    const std::string line(maps.substr(0, newline));
-    maps.remove_prefix(newline == std::string_view::npos ? maps.size() : newline + 1);
-
-    uint64_t start = 0;
-    uint64_t end = 0;
-    uint64_t offset = 0;
-    unsigned major = 0;
-    unsigned minor = 0;
-    uint64_t inode = 0;
-    int path_at = 0;
-    if (sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %x:%x %" SCNu64 " %n", &start,
-               &end, &offset, &major, &minor, &inode, &path_at) < 6 ||
-        path_at == 0) {
-      continue;
-    }
-    const std::string_view path = std::string_view(line).substr(path_at);
+  for (const MapsEntry& entry : ParseProcMaps(maps)) {
+    const uint64_t start = entry.start;
+    const uint64_t end = entry.end;
+    const std::string_view path = entry.path;
     if (path == "[vdso]") {
       modules.push_back({"[vdso]", start, end});
       in_run = false;
-    } else if (path.starts_with("/") && inode != 0) {
-      if (in_run && start == run_end && offset != 0 && inode == run_inode && major == run_major &&
-          minor == run_minor && modules.back().name == path) {
+    } else if (path.starts_with("/") && entry.inode != 0) {
+      if (in_run && start == run_end && entry.offset != 0 && entry.inode == run_inode &&
+          entry.dev_major == run_major && entry.dev_minor == run_minor &&
+          modules.back().name == path) {
         modules.back().high = end;
       } else {
         modules.push_back({std::string(path), start, end});
         in_run = true;
-        run_major = major;
-        run_minor = minor;
-        run_inode = inode;
+        run_major = entry.dev_major;
+        run_minor = entry.dev_minor;
+        run_inode = entry.inode;
       }
       run_end = end;
     } else if (in_run && start == run_end) {
@@ -147,9 +109,10 @@ std::vector<DwflStackUnwinder::MappedModule> DwflStackUnwinder::ModulesFromMaps(
   return modules;
 }
 
-absl::StatusOr<std::unique_ptr<DwflStackUnwinder>> DwflStackUnwinder::Create(int pid) {
+absl::StatusOr<std::unique_ptr<DwflStackUnwinder>> DwflStackUnwinder::Create(
+    int pid, const std::string& proc_root) {
   if (pid <= 0) return absl::InvalidArgumentError(absl::StrCat("bad pid ", pid));
-  std::unique_ptr<DwflStackUnwinder> unwinder(new DwflStackUnwinder(pid));
+  std::unique_ptr<DwflStackUnwinder> unwinder(new DwflStackUnwinder(pid, proc_root));
   absl::Status status = unwinder->Init();
   if (!status.ok()) return status;
   return unwinder;
@@ -205,14 +168,14 @@ absl::Status DwflStackUnwinder::Init() {
 }
 
 absl::Status DwflStackUnwinder::RefreshModules() {
-  absl::StatusOr<std::string> maps = ReadProcFile(absl::StrCat("/proc/", pid_, "/maps"));
-  if (!maps.ok()) {
-    return absl::Status(maps.status().code(),
-                        absl::StrCat("pid ", pid_, ": ", std::string(maps.status().message())));
+  std::string maps;
+  if (absl::Status read = ReadProcFile(absl::StrCat(proc_root_, "/", pid_, "/maps"), &maps);
+      !read.ok()) {
+    return absl::Status(read.code(), absl::StrCat("pid ", pid_, ": ", std::string(read.message())));
   }
   // Modules reported again with the same name and range keep their opened files.
   dwfl_report_begin(dwfl_);
-  for (const MappedModule& module : ModulesFromMaps(*maps)) {
+  for (const MappedModule& module : ModulesFromMaps(maps)) {
     // NULL only when out of memory or overlapping a module reported before: skipped.
     dwfl_report_module(dwfl_, module.name.c_str(), module.low, module.high);
   }
@@ -418,7 +381,9 @@ StackFrame DwflStackUnwinder::SymbolizeUncached(uint64_t pc, uint64_t lookup) {
     const unsigned char* build_id = nullptr;
     GElf_Addr build_id_vaddr = 0;
     int length = dwfl_module_build_id(mod, &build_id, &build_id_vaddr);
-    if (length > 0) frame.build_id = Hex(build_id, length);
+    if (length > 0)
+      frame.build_id = absl::BytesToHexString(
+          absl::string_view(reinterpret_cast<const char*>(build_id), static_cast<size_t>(length)));
   } else {
     // The file could not be opened (gone, or not readable): the offset into the mapping,
     // which is the ELF address for the usual layout whose first segment is at 0.
@@ -473,7 +438,7 @@ int DwflStackUnwinder::OpenModuleFile(const char* module_name, uint64_t low, cha
     // The target may live in another mount namespace: its root is /proc/PID/root. The
     // plain path is preferred when it is the same file, for .gnu_debuglink lookups that
     // are relative to the file's directory.
-    const std::string root_path = absl::StrCat("/proc/", pid_, "/root", module_name);
+    const std::string root_path = absl::StrCat(proc_root_, "/", pid_, "/root", module_name);
     const bool plain_ok = IsRegularFile(module_name, &plain_st);
     const bool root_ok = IsRegularFile(root_path.c_str(), &root_st);
     if (plain_ok &&
@@ -497,7 +462,7 @@ int DwflStackUnwinder::OpenModuleFile(const char* module_name, uint64_t low, cha
 
 std::string DwflStackUnwinder::MapFilesPath(uint64_t low) const {
   // The module starts at its first mapping, whose map_files entry is "start-end".
-  const std::string dir_path = absl::StrCat("/proc/", pid_, "/map_files");
+  const std::string dir_path = absl::StrCat(proc_root_, "/", pid_, "/map_files");
   DIR* dir = opendir(dir_path.c_str());
   if (dir == nullptr) return "";
   std::string path;
@@ -517,9 +482,9 @@ Elf* DwflStackUnwinder::VdsoElf() {
   // the target's: no need to read the target's memory.
   if (vdso_image_.empty()) {
     const uint64_t base = getauxval(AT_SYSINFO_EHDR);
-    absl::StatusOr<std::string> maps = ReadProcFile("/proc/self/maps");
-    if (base == 0 || !maps.ok()) return nullptr;
-    for (const MappedModule& module : ModulesFromMaps(*maps)) {
+    std::string maps;
+    if (base == 0 || !ReadProcFile("/proc/self/maps", &maps).ok()) return nullptr;
+    for (const MappedModule& module : ModulesFromMaps(maps)) {
       if (module.name != "[vdso]" || module.low != base) continue;
       const char* image = reinterpret_cast<const char*>(base);
       vdso_image_.assign(image, image + (module.high - module.low));

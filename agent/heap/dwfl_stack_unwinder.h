@@ -26,13 +26,15 @@
 #include "absl/status/statusor.h"
 #include "agent/heap/stack_unwinder.h"
 #include "agent/heap/user_stack.h"
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::agent {
 
 class DwflStackUnwinder final : public StackUnwinder {
  public:
-  static absl::StatusOr<std::unique_ptr<DwflStackUnwinder>> Create(int pid);
+  // `proc_root` is where PID directories live ("/proc", or another mount in tests).
+  static absl::StatusOr<std::unique_ptr<DwflStackUnwinder>> Create(
+      int pid, const std::string& proc_root = "/proc");
   ~DwflStackUnwinder() override;
 
   DwflStackUnwinder(const DwflStackUnwinder&) = delete;
@@ -65,7 +67,7 @@ class DwflStackUnwinder final : public StackUnwinder {
   bool ReadWord(uint64_t address, uint64_t* value);
 
  private:
-  explicit DwflStackUnwinder(int pid);
+  DwflStackUnwinder(int pid, std::string proc_root);
 
   absl::Status Init();
   // The module whose mapped range holds `address`, or null.
@@ -94,6 +96,7 @@ class DwflStackUnwinder final : public StackUnwinder {
   Elf* VdsoElf();
 
   const int pid_;
+  const std::string proc_root_;
   Dwfl* dwfl_ = nullptr;
   // This process's vDSO image, which libdwfl reads the target's [vdso] module from, and
   // an ELF header that only names the machine (x86_64) for dwfl_attach_state. Both must

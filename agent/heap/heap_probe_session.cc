@@ -9,9 +9,22 @@
 #include <cmath>
 #include <cstring>
 
-#include "common/logging.h"
+#include "agent/libbpf_logging.h"
+#include "agent/proc_files.h"
+#include "agent/proc_maps.h"
+#include "common/base/status_macros.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
+// bpftool declares the skeleton's kconfig fields (libbpf's usdt.bpf.h reads
+// LINUX_HAS_BPF_COOKIE) with C's _Bool, which GCC takes in C++ as an extension and clang
+// does not.
+#ifdef __clang__
+#define _Bool bool
+#endif
 #include "heap_snapshot.skel.h"
+#ifdef __clang__
+#undef _Bool
+#endif
 
 // A function of the agent's own that the probe-cost measurement attaches a uprobe to.
 // noinline and used, so that it exists, is called for real and is not folded away.
@@ -22,8 +35,6 @@ extern "C" __attribute__((noinline, used)) int drip_uprobe_calibration_target(in
 
 namespace drip::agent {
 namespace {
-
-std::string ErrnoText(int err) { return std::strerror(err < 0 ? -err : err); }
 
 void DestroyLinks(std::vector<bpf_link*>* links) {
   for (bpf_link* link : *links) bpf_link__destroy(link);
@@ -41,47 +52,48 @@ int64_t ThreadCpuNs() {
 // The file offset of a function of this very binary, for the calibration uprobe.
 absl::StatusOr<uint64_t> SelfFunctionOffset(const void* function) {
   // The offset within the executable's file: the address minus the mapping's start plus
-  // the mapping's file offset, from /proc/self/maps.
-  FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (maps == nullptr) return absl::InternalError("cannot read /proc/self/maps");
+  // the mapping's file offset, from the agent's own maps.
+  std::string maps;
+  RETURN_IF_ERROR(ReadProcFile("/proc/self/maps", &maps));
   const auto address = reinterpret_cast<uint64_t>(function);
-  char line[512];
-  absl::StatusOr<uint64_t> result = absl::NotFoundError("calibration target is not mapped");
-  while (std::fgets(line, sizeof(line), maps) != nullptr) {
-    unsigned long start = 0, end = 0, offset = 0;
-    char perms[8] = {};
-    if (std::sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &offset) != 4) continue;
-    if (address >= start && address < end) {
-      result = address - start + offset;
-      break;
-    }
+  for (const MapsEntry& entry : ParseProcMaps(maps)) {
+    if (address >= entry.start && address < entry.end) return address - entry.start + entry.offset;
   }
-  std::fclose(maps);
-  return result;
+  return absl::NotFoundError("calibration target is not mapped");
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const Options& options) {
+  RouteLibbpfLogs();
   std::unique_ptr<HeapProbeSession> session(new HeapProbeSession());
   session->options_ = options;
   session->skel_ = heap_snapshot_bpf__open();
   if (session->skel_ == nullptr) {
     return absl::UnavailableError(
-        fmt::format("BPF: cannot open the heap snapshot programs: {}", ErrnoText(errno)));
+        fmt::format("BPF: cannot open the heap snapshot programs: {}", LibbpfErrorText(errno)));
   }
   auto* rodata = session->skel_->rodata;
   rodata->target_tgid = static_cast<uint32_t>(options.pid);
   rodata->sampling_mean_bytes = options.sampling_mean_bytes;
   rodata->max_stack_bytes = options.max_stack_bytes;
   rodata->max_events_per_cpu_per_s = std::max<uint64_t>(1, options.max_events_per_second);
-  bpf_map__set_max_entries(session->skel_->maps.heap_events, options.ring_buffer_bytes);
-  bpf_map__set_max_entries(session->skel_->maps.tracked, options.max_tracked);
+  if (int err =
+          bpf_map__set_max_entries(session->skel_->maps.heap_events, options.ring_buffer_bytes);
+      err != 0) {
+    return absl::InvalidArgumentError(fmt::format("BPF: heap event ring buffer of {} bytes: {}",
+                                                  options.ring_buffer_bytes, LibbpfErrorText(err)));
+  }
+  if (int err = bpf_map__set_max_entries(session->skel_->maps.tracked, options.max_tracked);
+      err != 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("BPF: {} tracked allocations: {}", options.max_tracked, LibbpfErrorText(err)));
+  }
   if (int err = heap_snapshot_bpf__load(session->skel_); err != 0) {
     return absl::UnavailableError(
         fmt::format("BPF: the kernel refused the heap snapshot programs: {} (needs root or "
                     "CAP_BPF+CAP_PERFMON, uprobes and BTF; log.level: debug shows libbpf's log)",
-                    ErrnoText(err)));
+                    LibbpfErrorText(err)));
   }
   // The countdowns: quantiles of an exponential distribution of mean T, so that a
   // uniformly drawn entry is an exponential draw (to within 1/1024 of the distribution).
@@ -90,13 +102,16 @@ absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const O
     const double u = (i + 0.5) / DRIP_EXP_TABLE_SIZE;
     uint64_t value = static_cast<uint64_t>(
         std::max(1.0, -std::log(u) * static_cast<double>(options.sampling_mean_bytes)));
-    bpf_map_update_elem(table_fd, &i, &value, BPF_ANY);
+    if (bpf_map_update_elem(table_fd, &i, &value, BPF_ANY) != 0) {
+      return absl::UnavailableError(fmt::format(
+          "BPF: cannot fill the sampling table (entry {}): {}", i, LibbpfErrorText(errno)));
+    }
   }
   session->events_ = ring_buffer__new(bpf_map__fd(session->skel_->maps.heap_events),
                                       &HeapProbeSession::OnEvent, session.get(), nullptr);
   if (session->events_ == nullptr) {
     return absl::UnavailableError(
-        fmt::format("BPF: cannot map the heap event ring buffer: {}", ErrnoText(errno)));
+        fmt::format("BPF: cannot map the heap event ring buffer: {}", LibbpfErrorText(errno)));
   }
   return session;
 }
@@ -132,7 +147,7 @@ absl::StatusOr<double> HeapProbeSession::MeasureProbeHitCost() {
                                               static_cast<size_t>(*offset));
   if (link == nullptr) {
     return absl::UnavailableError(
-        fmt::format("BPF: cannot attach the calibration uprobe: {}", ErrnoText(errno)));
+        fmt::format("BPF: cannot attach the calibration uprobe: {}", LibbpfErrorText(errno)));
   }
   // The best of three: the figure is a property of the host, noise only adds to it.
   int64_t probed = run();
@@ -148,7 +163,7 @@ absl::Status HeapProbeSession::AttachFrees(const AllocatorProbePlan& plan) {
                                                      site.open_path.c_str(), site.offset, &opts);
     if (link == nullptr) {
       return absl::UnavailableError(fmt::format("BPF: cannot probe {} in {}: {}", site.function,
-                                                site.module, ErrnoText(errno)));
+                                                site.module, LibbpfErrorText(errno)));
     }
     free_links_.push_back(link);
   }
@@ -179,7 +194,7 @@ absl::Status HeapProbeSession::AttachAllocationProbes(const AllocatorProbePlan& 
       if (entry != nullptr) bpf_link__destroy(entry);
       DetachAllocationProbes();
       return absl::UnavailableError(fmt::format("BPF: cannot probe {} in {}: {}", site.function,
-                                                site.module, ErrnoText(err)));
+                                                site.module, LibbpfErrorText(err)));
     }
     alloc_links_[i] = {entry, ret};
   }
@@ -221,7 +236,7 @@ absl::Status HeapProbeSession::AttachShim(const std::string& shim_path) {
         bpf_program__attach_usdt(prog, options_.pid, shim_path.c_str(), "drip", name, nullptr);
     if (link == nullptr) {
       return absl::UnavailableError(fmt::format("BPF: cannot attach to USDT drip:{} in {}: {}",
-                                                name, shim_path, ErrnoText(errno)));
+                                                name, shim_path, LibbpfErrorText(errno)));
     }
     shim_links_.push_back(link);
   }
@@ -249,7 +264,7 @@ absl::Status HeapProbeSession::Poll(int timeout_ms, const AllocHandler& on_alloc
   on_alloc_ = nullptr;
   on_free_ = nullptr;
   if (n < 0 && n != -EINTR) {
-    return absl::InternalError(fmt::format("BPF: polling heap events: {}", ErrnoText(n)));
+    return absl::InternalError(fmt::format("BPF: polling heap events: {}", LibbpfErrorText(n)));
   }
   return absl::OkStatus();
 }

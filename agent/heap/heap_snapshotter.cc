@@ -19,8 +19,8 @@
 #include "agent/heap/live_heap_tracker.h"
 #include "agent/heap/stack_unwinder.h"
 #include "agent/proc_files.h"
-#include "common/logging.h"
-#include "common/status_macros.h"
+#include "common/base/status_macros.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
@@ -48,21 +48,21 @@ int64_t BootNsToUnixMs(uint64_t boot_ns) {
   return (real_now_ns - boot_now_ns + static_cast<int64_t>(boot_ns)) / 1000000;
 }
 
-absl::StatusOr<ProcStat> ReadStat(int pid) {
+absl::StatusOr<ProcStat> ReadStat(const std::string& proc_root, int pid) {
   std::string text;
-  RETURN_IF_ERROR(ReadProcFile(fmt::format("/proc/{}/stat", pid), &text));
+  RETURN_IF_ERROR(ReadProcFile(fmt::format("{}/{}/stat", proc_root, pid), &text));
   return ParseProcStat(text);
 }
 
 // Alive and still the same process (not a recycled pid), and not a zombie.
-bool TargetAlive(int pid, uint64_t start_ticks) {
-  auto stat = ReadStat(pid);
+bool TargetAlive(const std::string& proc_root, int pid, uint64_t start_ticks) {
+  auto stat = ReadStat(proc_root, pid);
   return stat.ok() && stat->start_ticks == start_ticks && stat->state != 'Z' && stat->state != 'X';
 }
 
-absl::StatusOr<RssPoint> ReadRss(int pid, int64_t t_ms) {
+absl::StatusOr<RssPoint> ReadRss(const std::string& proc_root, int pid, int64_t t_ms) {
   std::string text;
-  RETURN_IF_ERROR(ReadProcFile(fmt::format("/proc/{}/status", pid), &text));
+  RETURN_IF_ERROR(ReadProcFile(fmt::format("{}/{}/status", proc_root, pid), &text));
   ASSIGN_OR_RETURN(ProcStatus status, ParseProcStatus(text));
   RssPoint point;
   point.t_ms = t_ms;
@@ -72,16 +72,18 @@ absl::StatusOr<RssPoint> ReadRss(int pid, int64_t t_ms) {
   return point;
 }
 
-absl::Status FillTarget(int pid, SnapshotTarget* target, uint64_t* start_ticks) {
-  ASSIGN_OR_RETURN(ProcStat stat, ReadStat(pid));
+absl::Status FillTarget(const std::string& proc_root, int pid, SnapshotTarget* target,
+                        uint64_t* start_ticks) {
+  ASSIGN_OR_RETURN(ProcStat stat, ReadStat(proc_root, pid));
   target->pid = pid;
   target->comm = stat.comm;
   *start_ticks = stat.start_ticks;
   char exe[4096];
-  const ssize_t n = readlink(fmt::format("/proc/{}/exe", pid).c_str(), exe, sizeof(exe) - 1);
+  const ssize_t n =
+      readlink(fmt::format("{}/{}/exe", proc_root, pid).c_str(), exe, sizeof(exe) - 1);
   if (n > 0) target->exe.assign(exe, static_cast<size_t>(n));
   std::string proc_stat;
-  if (ReadProcFile("/proc/stat", &proc_stat).ok()) {
+  if (ReadProcFile(proc_root + "/stat", &proc_stat).ok()) {
     if (auto boot = ParseBootTime(proc_stat); boot.ok()) {
       const long ticks = sysconf(_SC_CLK_TCK);
       target->start_time_ms = *boot * 1000 + static_cast<int64_t>(stat.start_ticks * 1000 /
@@ -179,11 +181,12 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.target.component = options.component;
   snapshot.target.instance = options.instance;
   uint64_t start_ticks = 0;
-  if (absl::Status s = FillTarget(options.pid, &snapshot.target, &start_ticks); !s.ok()) {
+  if (absl::Status s = FillTarget(options.proc_root, options.pid, &snapshot.target, &start_ticks);
+      !s.ok()) {
     return absl::NotFoundError(
         fmt::format("snapshot: process {}: {}", options.pid, std::string(s.message())));
   }
-  ASSIGN_OR_RETURN(AllocatorProbePlan plan, PlanAllocatorProbes(options.pid));
+  ASSIGN_OR_RETURN(AllocatorProbePlan plan, PlanAllocatorProbes(options.pid, options.proc_root));
   std::string mode = options.mode;
   if (mode.empty()) mode = plan.shim_path.empty() ? "attach" : "preload";
   if (mode == "preload" && plan.shim_path.empty()) {
@@ -194,7 +197,8 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   }
   snapshot.mode = mode;
 
-  ASSIGN_OR_RETURN(std::unique_ptr<StackUnwinder> unwinder, StackUnwinder::ForProcess(options.pid));
+  ASSIGN_OR_RETURN(std::unique_ptr<StackUnwinder> unwinder,
+                   StackUnwinder::ForProcess(options.pid, options.proc_root));
   HeapProbeSession::Options session_options;
   session_options.pid = options.pid;
   session_options.sampling_mean_bytes = options.sampling_mean_bytes;
@@ -245,7 +249,8 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     last_point_ms = t_ms;
     if (mode == "attach") duty.UpdateWeights(t_s);
     tracker.TakePoint(t_ms);
-    if (auto rss = ReadRss(options.pid, t_ms); rss.ok()) snapshot.rss.push_back(*rss);
+    if (auto rss = ReadRss(options.proc_root, options.pid, t_ms); rss.ok())
+      snapshot.rss.push_back(*rss);
   };
   take_point(snapshot.start_ms, 0);
   next_point_s += interval;
@@ -298,7 +303,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     } else if (stop_requested != nullptr && stop_requested->load()) {
       stop_reason = "signal";
       stop_detail = "stopped on request (SIGTERM/SIGINT or agent shutdown)";
-    } else if (!TargetAlive(options.pid, start_ticks)) {
+    } else if (!TargetAlive(options.proc_root, options.pid, start_ticks)) {
       stop_reason = "target_exited";
       stop_detail = fmt::format("process {} exited after {:.1f} s", options.pid, after - start_s);
     }

@@ -18,12 +18,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::agent {
 
 struct SnapshotOptions {
   int pid = 0;
+  std::string proc_root = "/proc";  // where the target's PID directory lives
   double duration_seconds = 60;
   std::string mode;          // "attach", "preload" or "" (preload when the shim is loaded)
   double cpu_budget = 0.05;  // attach mode: fraction of one core

@@ -4,12 +4,6 @@
 
 namespace drip::agent {
 
-size_t LiveHeapTracker::PcsHash::operator()(const std::vector<uint64_t>& pcs) const {
-  uint64_t h = 1469598103934665603ULL;
-  for (uint64_t pc : pcs) h = (h ^ pc) * 1099511628211ULL;
-  return static_cast<size_t>(h);
-}
-
 uint64_t LiveHeapTracker::FindStack(const std::vector<uint64_t>& pcs) const {
   auto it = index_.find(pcs);
   return it == index_.end() ? 0 : stacks_[it->second].id;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::agent {
 
@@ -82,15 +82,12 @@ class LiveHeapTracker {
   // to the window's own while its weight may change.
   void Charge(uint32_t stack_index, uint32_t window, const Totals& unweighted);
   void Publish(uint32_t stack_index);
-  struct PcsHash {
-    size_t operator()(const std::vector<uint64_t>& pcs) const;
-  };
 
   size_t max_stacks_;
   std::vector<SnapshotStack> stacks_;
   std::vector<Totals> totals_;
   std::vector<int64_t> point_times_;
-  absl::flat_hash_map<std::vector<uint64_t>, uint32_t, PcsHash> index_;
+  absl::flat_hash_map<std::vector<uint64_t>, uint32_t> index_;
   absl::flat_hash_map<uint64_t, LiveObject> live_;
   absl::flat_hash_map<uint32_t, Window> windows_;
   int64_t overflow_index_ = -1;

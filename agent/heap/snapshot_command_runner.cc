@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "agent/heap/heap_snapshotter.h"
-#include "agent/process_instance.h"
-#include "common/heap_snapshot_proto.h"
-#include "common/logging.h"
+#include "agent/instance_check.h"
+#include "common/daemon/logging.h"
+#include "common/snapshot/heap_snapshot_proto.h"
 #include "drip/v1/snapshot.pb.h"
 #include "fmt/format.h"
 
@@ -82,6 +82,7 @@ void SnapshotCommandRunner::Run(drip::v1::Command command) {
   if (error.empty()) {
     SnapshotOptions options;
     options.pid = snap.pid();
+    options.proc_root = options_.proc_root;
     options.duration_seconds = snap.duration_seconds();
     options.mode = snap.mode();
     options.cpu_budget = options_.cpu_budget;

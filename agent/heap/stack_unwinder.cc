@@ -4,8 +4,10 @@
 
 namespace drip::agent {
 
-absl::StatusOr<std::unique_ptr<StackUnwinder>> StackUnwinder::ForProcess(int pid) {
-  absl::StatusOr<std::unique_ptr<DwflStackUnwinder>> unwinder = DwflStackUnwinder::Create(pid);
+absl::StatusOr<std::unique_ptr<StackUnwinder>> StackUnwinder::ForProcess(
+    int pid, const std::string& proc_root) {
+  absl::StatusOr<std::unique_ptr<DwflStackUnwinder>> unwinder =
+      DwflStackUnwinder::Create(pid, proc_root);
   if (!unwinder.ok()) return unwinder.status();
   return std::unique_ptr<StackUnwinder>(std::move(unwinder).value());
 }

@@ -12,19 +12,21 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/heap/user_stack.h"
-#include "common/heap_snapshot.h"
+#include "common/base/heap_snapshot.h"
 
 namespace drip::agent {
 
 class StackUnwinder {
  public:
-  // Reads the target's memory map. NotFound when the process is gone, PermissionDenied
-  // when its maps cannot be read.
-  static absl::StatusOr<std::unique_ptr<StackUnwinder>> ForProcess(int pid);
+  // Reads the target's memory map under `proc_root`. NotFound when the process is gone,
+  // PermissionDenied when its maps cannot be read.
+  static absl::StatusOr<std::unique_ptr<StackUnwinder>> ForProcess(
+      int pid, const std::string& proc_root = "/proc");
   virtual ~StackUnwinder() = default;
 
   // The pcs of the stack, innermost first: regs[kRip] first, then each caller's return

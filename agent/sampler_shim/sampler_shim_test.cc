@@ -288,7 +288,7 @@ std::vector<DynamicSymbol> ReadExports(const ElfFile& elf) {
     const auto s = elf.Read<Elf64_Sym>(dynsym->sh_offset + i * sizeof(Elf64_Sym));
     if (s.st_shndx == SHN_UNDEF || ELF64_ST_BIND(s.st_info) == STB_LOCAL) continue;
     exports.push_back({elf.String(dynstr->sh_offset + s.st_name), s.st_value, s.st_size,
-                       ELF64_ST_TYPE(s.st_info)});
+                       static_cast<unsigned>(ELF64_ST_TYPE(s.st_info))});
   }
   return exports;
 }

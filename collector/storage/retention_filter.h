@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "rocksdb/compaction_filter.h"
 
 namespace drip::collector {

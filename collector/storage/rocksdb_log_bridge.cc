@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "common/logging.h"
+#include "common/daemon/logging.h"
 
 namespace drip::collector {
 namespace {

@@ -31,7 +31,7 @@
 #include "collector/storage/staging_folder.h"
 #include "collector/storage/store_db.h"
 #include "collector/storage/store_error_listener.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 
 namespace rocksdb {
 class Env;

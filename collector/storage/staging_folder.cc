@@ -8,7 +8,7 @@
 
 #include "collector/storage/series_key.h"
 #include "collector/storage/staged_batch.h"
-#include "common/logging.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 #include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"

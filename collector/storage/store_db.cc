@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "collector/storage/store_error.h"
-#include "common/logging.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::collector {

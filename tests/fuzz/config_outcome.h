@@ -1,7 +1,7 @@
 // CheckConfigOutcome: what every YAML config fuzzer checks of a load, whichever config it
 // is. Loading either succeeds or fails with INVALID_ARGUMENT whose message opens with
 // "SOURCE:", because an operator must be told which file to fix — "SOURCE:LINE: KEY:" for
-// a single key (common/config_reader.h), "SOURCE: what" for the detector's and
+// a single key (common/base/config_reader.h), "SOURCE: what" for the detector's and
 // diagnoser's checks across keys. Any other code, an unnamed source, or an exception or
 // signal escaping the loader is a bug. A new config's fuzzer is this file plus three lines: see
 // collector/collector_config_fuzzer.cc.

@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "diagnoser/diagnoser_config.h"
-#include "diagnoser/diagnosis_proto.h"
+#include "diagnoser/format/diagnosis_proto.h"
 #include "diagnoser/heap_diagnoser.h"
 #include "drip/v1/snapshot.pb.h"
 #include "tests/fuzz/fuzz_check.h"

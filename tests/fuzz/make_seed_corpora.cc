@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/heap_snapshot.h"
-#include "common/heap_snapshot_json.h"
-#include "common/heap_snapshot_proto.h"
+#include "common/base/heap_snapshot.h"
+#include "common/snapshot/heap_snapshot_json.h"
+#include "common/snapshot/heap_snapshot_proto.h"
 #include "diagnoser/synthetic_heap.h"
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"

@@ -13,7 +13,7 @@
 
 #include "agent/bpf_task_monitor.h"
 #include "agent/proc_sampler.h"
-#include "common/clock.h"
+#include "common/base/clock.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"

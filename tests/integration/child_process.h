@@ -52,7 +52,7 @@ struct CommandOutput {
 CommandOutput RunCommand(const std::vector<std::string>& argv,
                          std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-// Waits until `path` holds a ready file (common/ready_file.h); fails early, with the
+// Waits until `path` holds a ready file (common/daemon/ready_file.h); fails early, with the
 // child's log, if `process` exits first.
 absl::StatusOr<std::map<std::string, std::string>> WaitForReadyFile(
     const std::string& path, ChildProcess* process,

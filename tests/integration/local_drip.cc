@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/ready_file.h"
+#include "common/daemon/ready_file.h"
 #include "fmt/format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"

@@ -1,0 +1,142 @@
+#include "collector/leak_pipeline.h"
+
+#include <pthread.h>
+
+#include <utility>
+
+#include "common/daemon/logging.h"
+#include "fmt/format.h"
+
+namespace drip::collector {
+
+absl::StatusOr<std::unique_ptr<LeakPipeline>> LeakPipeline::Open(const LeakPipelineOptions& options,
+                                                                 SeriesStore* store,
+                                                                 ConnectedHosts* hosts,
+                                                                 CollectorMetrics* metrics,
+                                                                 const Clock* clock) {
+  std::unique_ptr<LeakPipeline> pipeline(new LeakPipeline(options, store, hosts, metrics, clock));
+  // Recent history first, so that suspects and the normal levels behind them survive a
+  // restart; the caller serves agents only afterwards, so live batches never interleave
+  // with the replay.
+  const auto rebuild_start = std::chrono::steady_clock::now();
+  absl::StatusOr<uint64_t> replayed =
+      pipeline->detector_.Rebuild(store, clock->NowMs() - options.rebuild_window.count());
+  if (!replayed.ok()) {
+    return absl::Status(
+        replayed.status().code(),
+        fmt::format("rebuilding the leak detector: {}", std::string(replayed.status().message())));
+  }
+  metrics->detector_rebuild_seconds.Set(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuild_start).count());
+  if (absl::Status loaded = pipeline->reports_.Load(); !loaded.ok()) {
+    return absl::Status(loaded.code(),
+                        fmt::format("loading leak reports: {}", std::string(loaded.message())));
+  }
+  pipeline->RunOnce();
+  Logger("collector")
+      ->info("leak detector rebuilt from {} stored samples: {} series, {} suspects", *replayed,
+             pipeline->detector_.series_count(), pipeline->detector_.suspect_count());
+  return pipeline;
+}
+
+LeakPipeline::LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store,
+                           ConnectedHosts* hosts, CollectorMetrics* metrics, const Clock* clock)
+    : options_(options),
+      metrics_(metrics),
+      clock_(clock),
+      detector_(options_.detector),
+      snapshots_(options_.snapshots, options_.diagnoser, hosts),
+      reports_(options_.reports, &options_.mitigation, store->reports()),
+      mitigations_(options_.mitigation, &reports_, hosts, metrics),
+      report_metrics_(metrics) {}
+
+LeakPipeline::~LeakPipeline() { Stop(); }
+
+void LeakPipeline::Start() {
+  if (thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = false;
+  }
+  last_run_ = std::chrono::steady_clock::now().time_since_epoch().count();
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "drip-pipeline");
+    Run();
+  });
+}
+
+void LeakPipeline::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LeakPipeline::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    // From the end of a pass: a slow pass must not make the next one start at once.
+    cv_.wait_for(lock, options_.interval, [this] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    RunOnce();
+    lock.lock();
+  }
+}
+
+void LeakPipeline::RunOnce() {
+  const int64_t now_ms = clock_->NowMs();
+  const auto start = std::chrono::steady_clock::now();
+  detector_.AdvanceTo(now_ms / 1000);
+  metrics_->detector_run_seconds.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  FleetSuspects suspects = detector_.Suspects();
+  snapshots_.Tick(now_ms, suspects);
+  // The reports show each suspect's snapshot and diagnosis.
+  snapshots_.Annotate(&suspects);
+  reports_.Update(now_ms, suspects);
+  mitigations_.Tick(now_ms);
+  report_metrics_.Refresh(reports_.List("", ""), reports_.counts());
+  RefreshMetrics(suspects);
+  last_run_ = std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+void LeakPipeline::RefreshMetrics(const FleetSuspects& suspects) {
+  // The scheduler counts; the metrics follow by the difference since the last pass.
+  const SnapshotScheduler::Counts counts = snapshots_.counts();
+  metrics_->snapshots_requested.Increment(
+      static_cast<double>(counts.requested - snapshot_counts_.requested));
+  metrics_->snapshots_succeeded.Increment(
+      static_cast<double>(counts.succeeded - snapshot_counts_.succeeded));
+  metrics_->snapshots_failed.Increment(
+      static_cast<double>(counts.failed - snapshot_counts_.failed));
+  snapshot_counts_ = counts;
+  metrics_->detector_suspects.Set(static_cast<double>(suspects.hosts.size()));
+  metrics_->detector_suspected_components.Set(static_cast<double>(suspects.components.size()));
+  metrics_->detector_series.Set(static_cast<double>(detector_.series_count()));
+  metrics_->detector_samples.Set(static_cast<double>(detector_.samples_observed()));
+}
+
+void LeakPipeline::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {
+  detector_.ObserveBatch(host, batch);
+}
+
+void LeakPipeline::SetHostMemory(const std::string& host, uint64_t bytes) {
+  detector_.SetHostMemory(host, bytes);
+}
+
+bool LeakPipeline::OnCommandResult(const std::string& host, const drip::v1::CommandResult& result) {
+  const int64_t now_ms = clock_->NowMs();
+  return snapshots_.OnCommandResult(host, result, now_ms) ||
+         mitigations_.OnCommandResult(host, result, now_ms);
+}
+
+FleetSuspects LeakPipeline::Suspects(const std::string& component) const {
+  FleetSuspects suspects = detector_.Suspects(component);
+  snapshots_.Annotate(&suspects);
+  return suspects;
+}
+
+}  // namespace drip::collector

@@ -1,0 +1,127 @@
+// LeakPipeline: the collector's judgement, from samples to mitigation (docs/design.md,
+// "The leak pipeline"). Four stages, each its own class, run in this order on the
+// pipeline's own thread every `interval`:
+//
+//   OnlineDetector ──FleetSuspects──► SnapshotScheduler ──(attempts attached)──►
+//   LeakReportBook ──reports──► MitigationCoordinator
+//
+// The detector is fed by agent sessions as batches become durable; the scheduler and
+// the coordinator take the agents' command results. Its thread is not storage
+// maintenance's: a slow retention pass never delays detection, and a stalled pass of
+// either shows in its own last_run().
+//
+// Open() rebuilds the detector from the store's recent history and loads the stored
+// reports, so suspects and reports survive a restart. Tests and the fuzzer call
+// RunOnce() themselves instead of Start().
+//
+// Thread-safe: sessions and queries call in from any thread; Start/Stop from the owner.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "analyzer/detector_config.h"
+#include "collector/collector_metrics.h"
+#include "collector/connected_hosts.h"
+#include "collector/fleet_suspects.h"
+#include "collector/leak_report_book.h"
+#include "collector/leak_report_metrics.h"
+#include "collector/mitigation_coordinator.h"
+#include "collector/mitigation_policy.h"
+#include "collector/online_detector.h"
+#include "collector/snapshot_scheduler.h"
+#include "collector/storage/series_store.h"
+#include "common/base/clock.h"
+#include "diagnoser/diagnoser_config.h"
+#include "drip/v1/agent.pb.h"
+
+namespace drip::collector {
+
+struct LeakPipelineOptions {
+  analyzer::DetectorConfig detector;
+  // How much stored history Open() replays into the detector.
+  std::chrono::milliseconds rebuild_window = std::chrono::hours(48);
+  SnapshotPolicy snapshots;
+  diagnoser::DiagnoserConfig diagnoser;
+  ReportPolicy reports;
+  MitigationConfig mitigation;
+  // How often the pipeline runs a pass.
+  std::chrono::milliseconds interval = std::chrono::seconds(5);
+};
+
+class LeakPipeline {
+ public:
+  // `store`, `hosts`, `metrics` and `clock` must outlive the pipeline. The error names
+  // what could not be read.
+  static absl::StatusOr<std::unique_ptr<LeakPipeline>> Open(const LeakPipelineOptions& options,
+                                                            SeriesStore* store,
+                                                            ConnectedHosts* hosts,
+                                                            CollectorMetrics* metrics,
+                                                            const Clock* clock);
+  ~LeakPipeline();  // Stop()
+
+  LeakPipeline(const LeakPipeline&) = delete;
+  LeakPipeline& operator=(const LeakPipeline&) = delete;
+
+  // Runs RunOnce() every `interval` on the thread "drip-pipeline" until Stop().
+  void Start();
+  // Idempotent; a pass in progress completes first.
+  void Stop();
+
+  // One pass at the clock's now: the detector judges what ended, snapshots are started
+  // and timed out, the reports and then the mitigations follow, and the metrics with
+  // them.
+  void RunOnce();
+
+  // When a pass last completed (Start() counts as one): the collector's watchdog.
+  std::chrono::steady_clock::time_point last_run() const {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_run_.load()));
+  }
+
+  // ---- From agent sessions ----
+  // A batch of `host` that is durable in the store.
+  void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch);
+  void SetHostMemory(const std::string& host, uint64_t bytes);
+  // A command's result; false when no stage sent that command to `host` (or it expired).
+  bool OnCommandResult(const std::string& host, const drip::v1::CommandResult& result);
+
+  // ---- For the query API ----
+  // The detector's suspects now, with their snapshot attempts; only those of
+  // `component` unless it is empty.
+  FleetSuspects Suspects(const std::string& component) const;
+  LeakReportBook& reports() { return reports_; }
+  MitigationCoordinator& mitigations() { return mitigations_; }
+
+ private:
+  LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store, ConnectedHosts* hosts,
+               CollectorMetrics* metrics, const Clock* clock);
+  void Run();
+  // Detector figures and the snapshot counters as of this pass.
+  void RefreshMetrics(const FleetSuspects& suspects);
+
+  const LeakPipelineOptions options_;
+  CollectorMetrics* metrics_;
+  const Clock* clock_;
+  OnlineDetector detector_;
+  SnapshotScheduler snapshots_;
+  LeakReportBook reports_;
+  MitigationCoordinator mitigations_;
+  LeakReportMetrics report_metrics_;
+  SnapshotScheduler::Counts snapshot_counts_;  // as of the last pass; pipeline thread only
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::atomic<std::chrono::steady_clock::rep> last_run_{0};
+  std::thread thread_;
+};
+
+}  // namespace drip::collector
