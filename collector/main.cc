@@ -17,10 +17,10 @@
 #include "common/base/exit_codes.h"
 #include "common/daemon/listen_address.h"
 #include "common/daemon/logging.h"
-#include "common/rpc/grpc_logging.h"
 #include "common/daemon/ready_file.h"
 #include "common/daemon/shutdown_signal.h"
 #include "common/daemon/systemd_notifier.h"
+#include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 #include "fmt/format.h"
 

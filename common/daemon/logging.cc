@@ -22,7 +22,6 @@ std::string Pattern() {
 
 }  // namespace
 
-
 absl::Status InitLogging(std::string_view level) {
   spdlog::level::level_enum parsed = spdlog::level::from_str(std::string(level));
   // from_str maps unknown names to "off"; only "off" itself may do so.
