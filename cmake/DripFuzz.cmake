@@ -2,15 +2,16 @@
 # it that defines LLVMFuzzerTestOneInput, and a seed corpus in tests/fuzz/corpus/NAME/.
 #
 # drip_fuzzer(NAME SUITE GTestSuiteName SOURCES... LIBS...):
-#   - with DRIP_FUZZ (clang): the libFuzzer binary NAME, built with
-#     -fsanitize=fuzzer,address,undefined and part of the drip_fuzzers target;
+#   - in the clang sanitizer build (DRIP_SANITIZE with clang, DRIP_LIBFUZZER): the libFuzzer
+#     binary NAME, built with -fsanitize=fuzzer,address,undefined and part of the
+#     drip_fuzzers target, which scripts/fuzz.sh builds and runs;
 #   - with DRIP_BUILD_TESTS (any compiler, the sanitizer build included): the GoogleTest
 #     binary NAME_replay_test, which runs every file of the seed corpus and of
 #     tests/fuzz/regressions/NAME/ through the same LLVMFuzzerTestOneInput, so each CI build
 #     exercises the corpora and every crasher ever found stays fixed.
 
 set(DRIP_FUZZ_DIR ${PROJECT_SOURCE_DIR}/tests/fuzz)
-if(DRIP_FUZZ)
+if(DRIP_LIBFUZZER)
   add_custom_target(drip_fuzzers)
 endif()
 
@@ -19,7 +20,7 @@ function(drip_fuzzer name)
   if(NOT ARG_SUITE)
     message(FATAL_ERROR "drip_fuzzer(${name}): SUITE (the replay test's suite name) is required")
   endif()
-  if(DRIP_FUZZ)
+  if(DRIP_LIBFUZZER)
     add_executable(${name} ${ARG_SOURCES})
     target_link_libraries(${name} PRIVATE ${ARG_LIBS})
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)

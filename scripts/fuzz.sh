@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The CI fuzzing stage (docs/fuzzing.md): builds every libFuzzer target (clang,
-# -fsanitize=fuzzer,address,undefined) in its own build directory, then runs each for a
-# short time on a copy of its seed corpus plus its regression inputs. Fails on any crash,
+# The CI fuzzing stage (docs/fuzzing.md): builds every libFuzzer target of the clang
+# sanitizer build (-fsanitize=fuzzer,address,undefined; the build that scripts/test.sh
+# runs the sanitizer tests in), then runs each for a short time on a copy of its seed
+# corpus plus its regression inputs. Fails on any crash,
 # leak, timeout, out-of-memory or sanitizer report (printing the log and keeping the input
 # that did it), and prints one summary line per fuzzer.
 #
@@ -9,7 +10,7 @@
 # Environment:
 #   DRIP_FUZZ_SECONDS  how long each fuzzer runs (default 30)
 #   DRIP_FUZZ_JOBS     how many fuzzers run at once (default: the number of CPUs)
-#   DRIP_FUZZ_BUILD    the build directory (default: build-fuzz)
+#   DRIP_FUZZ_BUILD    the build directory (default: build-asan, configured here when new)
 #   DRIP_FUZZ_TIMEOUT  seconds one input may take before it counts as a hang (default 10)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +18,7 @@ cd "$root"
 
 seconds=${DRIP_FUZZ_SECONDS:-30}
 jobs=${DRIP_FUZZ_JOBS:-$(nproc)}
-build=${DRIP_FUZZ_BUILD:-$root/build-fuzz}
+build=${DRIP_FUZZ_BUILD:-$root/build-asan}
 timeout=${DRIP_FUZZ_TIMEOUT:-10}
 corpora=$root/tests/fuzz/corpus
 regressions=$root/tests/fuzz/regressions
@@ -28,14 +29,9 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 
 started=$(date +%s)
-if [ ! -f "$build/build.ninja" ]; then
-  launcher=()
-  if command -v ccache >/dev/null 2>&1; then
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" \
-    -DDRIP_FUZZ=ON -DDRIP_BUILD_TESTS=OFF -DDRIP_BUILD_BENCH=OFF
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DDRIP_SANITIZE=ON -DDRIP_BUILD_BENCH=OFF
 fi
 cmake --build "$build" -j "$(nproc)" --target drip_fuzzers
 built=$(date +%s)

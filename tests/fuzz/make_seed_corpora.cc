@@ -1,8 +1,10 @@
 // drip-fuzz-seeds: writes the generated part of the fuzzers' seed corpora (the files
-// named gen-*) under tests/fuzz/corpus/; the rest of the corpora is written by hand.
-// Run it after changing a format and commit what changes:
+// named gen-*) under tests/fuzz/corpus/, the rest of the corpora being written by hand;
+// and carries the snapshot crashers kept for heap_snapshot_json_fuzzer over to the two
+// targets that take a snapshot in protobuf (tests/fuzz/regressions/). Run it after
+// changing a format and commit what changes:
 //
-//   build/tests/fuzz/drip-fuzz-seeds tests/fuzz/corpus
+//   build/tests/fuzz/drip-fuzz-seeds tests/fuzz
 //
 // Generated seeds are valid inputs that reach deep (a snapshot with a leak, a cache and
 // a startup buffer; an agent session whose leak the collector flags, snapshots, diagnoses
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +38,7 @@ using diagnoser::testing::Frame;
 using diagnoser::testing::SyntheticHeap;
 using diagnoser::testing::SyntheticOptions;
 
-std::filesystem::path root;
+std::filesystem::path root;  // tests/fuzz/corpus
 
 // agent_message_fuzzer's clock at the start, and heap_diagnoser_fuzzer's base time.
 constexpr int64_t kNowMs = 1'700'000'000'000;
@@ -592,18 +595,54 @@ void CsvSeeds() {
   Write("sample_csv_reader_fuzzer", "gen-leak.csv", csv);
 }
 
+// ---- Regressions ----
+
+// Every snapshot that once crashed the JSON path, in the forms the collector receives:
+// a bare protobuf payload (heap_snapshot_proto_fuzzer) and the answer to a snapshot
+// command on an agent stream (agent_message_fuzzer), so each crasher stays fixed on
+// every path a snapshot takes.
+void RegressionSeeds(const std::filesystem::path& regressions) {
+  root = regressions;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(regressions / "heap_snapshot_json_fuzzer")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    absl::StatusOr<HeapSnapshot> snapshot = ParseHeapSnapshotJson(text, entry.path().string());
+    if (!snapshot.ok()) continue;  // refused by validation: no protobuf twin to keep
+    const std::string name = entry.path().stem().string();
+    Write("heap_snapshot_proto_fuzzer", name + ".pb", Proto(*snapshot));
+    drip::v1::AgentMessage answer;
+    drip::v1::CommandResult* result = answer.mutable_command_result();
+    result->set_command_id("$0");
+    result->set_ok(true);
+    result->set_payload(Proto(*snapshot));
+    Write("agent_message_fuzzer", name + ".bin",
+          Session()
+              .Send(Hello("web-1"))
+              .Send(LeakHistory(1))
+              .Maintenance(0)
+              .Send(answer)
+              .Maintenance(60)
+              .ListSuspects("")
+              .bytes());
+  }
+}
+
 }  // namespace
 }  // namespace drip::fuzz
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s CORPUS_ROOT (tests/fuzz/corpus)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FUZZ_DIR (tests/fuzz, holding corpus/ and regressions/)\n",
+                 argv[0]);
     return 2;
   }
-  drip::fuzz::root = argv[1];
+  const std::filesystem::path dir = argv[1];
+  drip::fuzz::root = dir / "corpus";
   drip::fuzz::SnapshotSeeds();
   drip::fuzz::DiagnoserSeeds();
   drip::fuzz::SessionSeeds();
   drip::fuzz::CsvSeeds();
+  drip::fuzz::RegressionSeeds(dir / "regressions");
   return 0;
 }

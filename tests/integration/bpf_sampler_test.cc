@@ -14,6 +14,7 @@
 #include "agent/bpf_task_monitor.h"
 #include "agent/proc_sampler.h"
 #include "common/base/clock.h"
+#include "common/base/process_instance.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "tests/integration/child_process.h"
@@ -139,10 +140,14 @@ TEST(BpfSamplerTest, ChildThatForksAndExecsShowsAsANewInstanceAndShortLivedOnesA
   EXPECT_NE(shell_samples[0].instance(), child_samples[0].instance());
   EXPECT_EQ(shell_samples[0].component(), "proc:dash") << "sh is dash on Debian";
 
-  // The short-lived child: exactly one sample, its exit, named by its executable.
+  // The short-lived child: exactly one sample, its exit, named by its executable. The
+  // agent sees the whole host, where other tests' children come and go too: the shell
+  // forked this one between its own start and the long-lived child's.
   int short_lived = 0;
   for (const auto& s : *pass) {
-    if (s.has_process_exit() && s.component() == "proc:drip-test-alloc") {
+    const int pid = drip::PidOfInstance(s.instance());
+    if (s.has_process_exit() && s.component() == "proc:drip-test-alloc" && pid > (*shell)->pid() &&
+        pid < grandchild) {
       ++short_lived;
       EXPECT_GE(s.process_exit().peak_rss_bytes(), 8 * kMiB * 95 / 100);
       EXPECT_EQ(s.process_exit().wait_status(), 0u);
