@@ -1,5 +1,5 @@
 // ComponentNamer: gives a process the leak entity ("component") it belongs to, the name
-// under which its memory is compared across the fleet (DESIGN.md):
+// under which its memory is compared across the fleet (docs/design.md):
 //   - a process in a systemd service's cgroup is "svc:<unit>.service", so that every
 //     host's nginx is one component whatever its PIDs and helper processes;
 //   - anything else (sessions, containers, *.scope units, no systemd) is

@@ -33,6 +33,7 @@
 #include "common/base/duration.h"
 #include "common/base/exit_codes.h"
 #include "common/base/status_macros.h"
+#include "common/daemon/command_line.h"
 #include "common/daemon/logging.h"
 #include "common/daemon/ready_file.h"
 #include "common/daemon/shutdown_signal.h"
@@ -204,17 +205,8 @@ int main(int argc, char** argv) {
                            "hard limit on sampled events per CPU (default 5000)");
   snapshot_cmd->add_option("--log-level", snapshot_log_level, "log level on stderr (default warn)");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return kExitOk;
-  } catch (const CLI::CallForVersion&) {
-    std::printf("%s\n", drip::kVersion);
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return Usage(std::string(e.what()) + " (see drip-agent --help)");
-  }
+  if (std::optional<int> ended = drip::ParseCommandLine(app, argc, argv, "drip-agent"))
+    return *ended;
 
   if (snapshot_cmd->parsed()) {
     return RunSnapshot(snapshot_options, snapshot_output, snapshot_log_level);

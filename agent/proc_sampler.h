@@ -1,7 +1,7 @@
 // ProcSampler: the portable sampler. Each pass lists the PID directories of the proc
 // root and reads, per process, status (RssAnon, RssFile, RssShmem, VmSwap), stat
 // (comm, start time) and cgroup (for the component). Costs tens of µs per process,
-// which is why the BPF sampler replaces it where the kernel allows (DESIGN.md).
+// which is why the BPF sampler replaces it where the kernel allows (docs/design.md).
 //
 // Instances are "PID@START", START being the process start time in Unix seconds
 // (boot time + starttime ticks), so a reused PID is a new instance.

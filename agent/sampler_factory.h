@@ -2,7 +2,7 @@
 // sampler that `sampler` asks for — "bpf" (the task iterator; start fails without it),
 // "proc", or "auto": BPF when the kernel accepts the programs, else /proc with the
 // reason logged once and reported (metric, status to the collector, `drip-agent sample`),
-// so that a fallback is never silent (DESIGN.md). Units and slab caches are added as
+// so that a fallback is never silent (docs/design.md). Units and slab caches are added as
 // the config says and the host allows.
 #pragma once
 

@@ -1,6 +1,6 @@
 // `dripctl analyze`: offline leak detection over a CSV of memory samples. Reads the
 // file (SampleCsvReader), sorts it by time and replays it through the same LeakDetector
-// the collector runs, then writes the suspects as JSON (the contract in DESIGN.md,
+// the collector runs, then writes the suspects as JSON (the contract in docs/design.md,
 // "Fixed contracts", plus extra fields). Needs no collector.
 #pragma once
 

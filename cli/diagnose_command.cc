@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cli/input_file.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "common/base/config_reader.h"
@@ -82,35 +83,9 @@ void RenderHeader(const HeapSnapshot& s, std::ostream& out) {
 }  // namespace
 
 absl::StatusOr<HeapSnapshot> ReadSnapshotFile(const std::string& path) {
-  const bool is_stdin = path == "-";
-  const std::string source = is_stdin ? "<stdin>" : path;
-  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return absl::InvalidArgumentError(fmt::format("{}: {}", source, std::strerror(errno)));
-  struct Closer {
-    int fd;
-    bool own;
-    ~Closer() {
-      if (own) ::close(fd);
-    }
-  } closer{fd, !is_stdin};
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(fmt::format("{}: Is a directory", source));
-  }
-  std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(static_cast<size_t>(st.st_size));
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::InvalidArgumentError(fmt::format("{}: {}", source, std::strerror(errno)));
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  return ParseHeapSnapshotJson(text, source);
+  ASSIGN_OR_RETURN(InputFile file, InputFile::Open(path));
+  ASSIGN_OR_RETURN(std::string text, file.ReadAll());
+  return ParseHeapSnapshotJson(text, file.name());
 }
 
 absl::StatusOr<diagnoser::DiagnoserConfig> LoadDiagnoserConfig(const std::string& path) {

@@ -1,5 +1,5 @@
-// `dripctl diagnose`: one-shot diagnosis of a heap snapshot file (DESIGN.md "Fixed
-// contracts"), no collector needed. Reads the JSON that `drip-agent snapshot` wrote
+// `dripctl diagnose`: one-shot diagnosis of a heap snapshot file (docs/design.md,
+// "Contracts"), no collector needed. Reads the JSON that `drip-agent snapshot` wrote
 // (common/snapshot/heap_snapshot_json.h), runs the diagnoser (diagnoser/heap_diagnoser.h) and
 // prints the ranked stacks: a summary and table for people, or the contract JSON.
 #pragma once

@@ -160,11 +160,12 @@ TEST(DiagnoseCommandTest, ReadsTheFileTheAgentWrites) {
 TEST(DiagnoseCommandTest, MissingFileIsOneLineNamingIt) {
   auto snapshot = ReadSnapshotFile("/nonexistent/snapshot.json");
   ASSERT_FALSE(snapshot.ok());
-  EXPECT_EQ(snapshot.status().message(), "/nonexistent/snapshot.json: No such file or directory");
+  EXPECT_EQ(snapshot.status().message(),
+            "/nonexistent/snapshot.json: cannot open: No such file or directory");
   EXPECT_EQ(ExitCodeFor(snapshot.status()), kExitUsage);
   auto dir = ReadSnapshotFile("/");
   ASSERT_FALSE(dir.ok());
-  EXPECT_EQ(dir.status().message(), "/: Is a directory");
+  EXPECT_EQ(dir.status().message(), "/: is a directory");
 }
 
 TEST(DiagnoseCommandTest, BadSnapshotNamesFileAndField) {

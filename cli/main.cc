@@ -20,6 +20,7 @@
 #include "cli/suspects_command.h"
 #include "cli/terminal_style.h"
 #include "common/base/duration.h"
+#include "common/daemon/command_line.h"
 #include "common/rpc/grpc_logging.h"
 #include "common/version.h"
 
@@ -133,21 +134,22 @@ int main(int argc, char** argv) {
   leaks_show->add_option("ID", show_id, "report id, e.g. leak-7")->required();
   leaks_show->add_flag("--json", show_json, "print JSON instead of the report");
 
+  // ack and resolve take the same arguments and differ in the state they set.
+  auto add_state_command = [&](const char* name, const char* state, const char* help,
+                               drip::cli::LeakStateOptions* options) {
+    options->state = state;
+    auto* command = leaks->add_subcommand(name, help);
+    command->add_option("ID", options->id, "report id")->required();
+    command->add_option("--note", options->note, "why, for the report's history");
+    command->add_flag("--json", options->json, "print the updated report as JSON");
+    return command;
+  };
   drip::cli::LeakStateOptions ack_options;
-  ack_options.state = "acknowledged";
-  auto* leaks_ack =
-      leaks->add_subcommand("ack", "acknowledge a leak report: someone is working on it");
-  leaks_ack->add_option("ID", ack_options.id, "report id")->required();
-  leaks_ack->add_option("--note", ack_options.note, "why, for the report's history");
-  leaks_ack->add_flag("--json", ack_options.json, "print the updated report as JSON");
-
+  auto* leaks_ack = add_state_command(
+      "ack", "acknowledged", "acknowledge a leak report: someone is working on it", &ack_options);
   drip::cli::LeakStateOptions resolve_options;
-  resolve_options.state = "resolved";
-  auto* leaks_resolve =
-      leaks->add_subcommand("resolve", "resolve a leak report: fixed, or not a leak");
-  leaks_resolve->add_option("ID", resolve_options.id, "report id")->required();
-  leaks_resolve->add_option("--note", resolve_options.note, "why, for the report's history");
-  leaks_resolve->add_flag("--json", resolve_options.json, "print the updated report as JSON");
+  auto* leaks_resolve = add_state_command(
+      "resolve", "resolved", "resolve a leak report: fixed, or not a leak", &resolve_options);
 
   drip::cli::MitigateOptions mitigate_options;
   auto* mitigate = app.add_subcommand(
@@ -175,18 +177,7 @@ int main(int argc, char** argv) {
   audit->add_option("--limit", audit_options.limit, "at most this many (default 100)");
   audit->add_flag("--json", audit_options.json, "print JSON instead of a table");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return drip::cli::kExitOk;
-  } catch (const CLI::CallForVersion&) {
-    std::cout << drip::kVersion << "\n";
-    return drip::cli::kExitOk;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "dripctl: " << e.what() << " (see dripctl --help)\n";
-    return drip::cli::kExitUsage;
-  }
+  if (std::optional<int> ended = drip::ParseCommandLine(app, argc, argv, "dripctl")) return *ended;
 
   // Offline: no collector, so neither the dripctl config nor a client is involved.
   if (analyze->parsed()) {

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "cli/input_file.h"
 #include "common/base/status_macros.h"
 #include "fmt/format.h"
 
@@ -381,26 +382,9 @@ void SampleTable::SortByTime() {
 }
 
 absl::StatusOr<SampleTable> SampleCsvReader::ReadFile(const std::string& path) {
-  const bool is_stdin = path == "-";
-  const std::string source = is_stdin ? "<stdin>" : path;
-  int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: cannot open: {}", source, std::strerror(errno)));
-  }
-  struct Closer {
-    int fd;
-    bool own;
-    ~Closer() {
-      if (own) ::close(fd);
-    }
-  } closer{fd, !is_stdin};
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(fmt::format("{}: is a directory, not a CSV file", source));
-  }
-  const uint64_t file_size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  ASSIGN_OR_RETURN(InputFile file, InputFile::Open(path));
+  const std::string& source = file.name();
+  const uint64_t file_size = file.size();
 
   SampleTable table;
   Parser parser(source, options_, &table);
@@ -409,11 +393,7 @@ absl::StatusOr<SampleTable> SampleCsvReader::ReadFile(const std::string& path) {
   uint64_t consumed = 0;
   bool reserved = false;
   for (;;) {
-    ssize_t n = ::read(fd, buffer.data() + carry, buffer.size() - carry);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(fmt::format("{}: read failed: {}", source, std::strerror(errno)));
-    }
+    ASSIGN_OR_RETURN(const size_t n, file.Read(buffer.data() + carry, buffer.size() - carry));
     const char* p = buffer.data();
     if (n == 0) {
       // The last line may lack its newline.

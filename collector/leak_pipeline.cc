@@ -1,7 +1,5 @@
 #include "collector/leak_pipeline.h"
 
-#include <pthread.h>
-
 #include <utility>
 
 #include "common/daemon/logging.h"
@@ -48,43 +46,20 @@ LeakPipeline::LeakPipeline(const LeakPipelineOptions& options, SeriesStore* stor
       snapshots_(options_.snapshots, options_.diagnoser, hosts),
       reports_(options_.reports, &options_.mitigation, store->reports()),
       mitigations_(options_.mitigation, &reports_, hosts, metrics),
-      report_metrics_(metrics) {}
+      report_metrics_(metrics),
+      loop_("drip-pipeline", [this] {
+        RunOnce();
+        return options_.interval;
+      }) {}
 
 LeakPipeline::~LeakPipeline() { Stop(); }
 
 void LeakPipeline::Start() {
-  if (thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = false;
-  }
-  last_run_ = std::chrono::steady_clock::now().time_since_epoch().count();
-  thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "drip-pipeline");
-    Run();
-  });
+  // Open() has just run a pass.
+  loop_.Start(options_.interval);
 }
 
-void LeakPipeline::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void LeakPipeline::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_) {
-    // From the end of a pass: a slow pass must not make the next one start at once.
-    cv_.wait_for(lock, options_.interval, [this] { return stop_; });
-    if (stop_) break;
-    lock.unlock();
-    RunOnce();
-    lock.lock();
-  }
-}
+void LeakPipeline::Stop() { loop_.Stop(); }
 
 void LeakPipeline::RunOnce() {
   const int64_t now_ms = clock_->NowMs();
@@ -100,7 +75,6 @@ void LeakPipeline::RunOnce() {
   mitigations_.Tick(now_ms);
   report_metrics_.Refresh(reports_.List("", ""), reports_.counts());
   RefreshMetrics(suspects);
-  last_run_ = std::chrono::steady_clock::now().time_since_epoch().count();
 }
 
 void LeakPipeline::RefreshMetrics(const FleetSuspects& suspects) {

@@ -17,14 +17,10 @@
 // Thread-safe: sessions and queries call in from any thread; Start/Stop from the owner.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "analyzer/detector_config.h"
@@ -33,6 +29,7 @@
 #include "collector/fleet_suspects.h"
 #include "collector/leak_report_book.h"
 #include "collector/leak_report_metrics.h"
+#include "collector/loop_thread.h"
 #include "collector/mitigation_coordinator.h"
 #include "collector/mitigation_policy.h"
 #include "collector/online_detector.h"
@@ -47,7 +44,7 @@ namespace drip::collector {
 struct LeakPipelineOptions {
   analyzer::DetectorConfig detector;
   // How much stored history Open() replays into the detector.
-  std::chrono::milliseconds rebuild_window = std::chrono::hours(48);
+  std::chrono::milliseconds rebuild_window = std::chrono::hours(72);
   SnapshotPolicy snapshots;
   diagnoser::DiagnoserConfig diagnoser;
   ReportPolicy reports;
@@ -81,10 +78,7 @@ class LeakPipeline {
   void RunOnce();
 
   // When a pass last completed (Start() counts as one): the collector's watchdog.
-  std::chrono::steady_clock::time_point last_run() const {
-    return std::chrono::steady_clock::time_point(
-        std::chrono::steady_clock::duration(last_run_.load()));
-  }
+  std::chrono::steady_clock::time_point last_run() const { return loop_.last_round(); }
 
   // ---- From agent sessions ----
   // A batch of `host` that is durable in the store.
@@ -103,7 +97,6 @@ class LeakPipeline {
  private:
   LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store, ConnectedHosts* hosts,
                CollectorMetrics* metrics, const Clock* clock);
-  void Run();
   // Detector figures and the snapshot counters as of this pass.
   void RefreshMetrics(const FleetSuspects& suspects);
 
@@ -116,12 +109,7 @@ class LeakPipeline {
   MitigationCoordinator mitigations_;
   LeakReportMetrics report_metrics_;
   SnapshotScheduler::Counts snapshot_counts_;  // as of the last pass; pipeline thread only
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::atomic<std::chrono::steady_clock::rep> last_run_{0};
-  std::thread thread_;
+  LoopThread loop_;
 };
 
 }  // namespace drip::collector

@@ -15,6 +15,7 @@
 #include "collector/collector_config.h"
 #include "collector/collector_server.h"
 #include "common/base/exit_codes.h"
+#include "common/daemon/command_line.h"
 #include "common/daemon/listen_address.h"
 #include "common/daemon/logging.h"
 #include "common/daemon/ready_file.h"
@@ -62,17 +63,8 @@ int main(int argc, char** argv) {
                  "/metrics HOST:PORT, empty to disable (metrics.listen_address)");
   app.add_option("--ready-file", ready_file,
                  "once serving, write the bound addresses here as JSON");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return kExitOk;
-  } catch (const CLI::CallForVersion&) {
-    std::printf("%s\n", drip::kVersion);
-    return kExitOk;
-  } catch (const CLI::ParseError& e) {
-    return Usage(std::string(e.what()) + " (see drip-collector --help)");
-  }
+  if (std::optional<int> ended = drip::ParseCommandLine(app, argc, argv, "drip-collector"))
+    return *ended;
 
   absl::StatusOr<drip::collector::CollectorConfig> config =
       drip::collector::CollectorConfig::FromFile(config_path);

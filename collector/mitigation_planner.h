@@ -1,5 +1,5 @@
 // MitigationPlanner: which hosts of a leak report a mitigation may touch now, under the
-// component's policy (DESIGN.md: rate-limited, never more than a bounded fraction of a
+// component's policy (docs/design.md: rate-limited, never more than a bounded fraction of a
 // component's hosts at once, cool-down). Pure: the report, the policy, the time and the
 // fleet-wide budget in, a plan out, so every limit is unit-tested without a collector.
 #pragma once

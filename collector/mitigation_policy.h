@@ -1,4 +1,4 @@
-// MitigationPolicy: what the collector may do about a leak, per component (DESIGN.md,
+// MitigationPolicy: what the collector may do about a leak, per component (docs/design.md,
 // "Report and mitigate"). The defaults are deliberately timid: manual mode, recommend
 // only, dry-run, one host in ten at most. An operator opts a component in to automatic
 // restarts once its leak and its restart behaviour are understood. Read from the

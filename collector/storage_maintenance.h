@@ -11,13 +11,10 @@
 // (a pass in progress completes first).
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 #include "collector/collector_metrics.h"
+#include "collector/loop_thread.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage_health.h"
 #include "collector/storage_recovery.h"
@@ -38,13 +35,11 @@ class StorageMaintenance {
   // When the maintenance loop last went round (Start() before its first round): the
   // collector's liveness for the systemd watchdog, since a hung retention pass stops it.
   // Thread-safe.
-  std::chrono::steady_clock::time_point last_run() const {
-    return std::chrono::steady_clock::time_point(
-        std::chrono::steady_clock::duration(last_run_.load()));
-  }
+  std::chrono::steady_clock::time_point last_run() const { return loop_.last_round(); }
 
  private:
-  void Run();
+  // One round: whatever is due; returns the wait until the next thing is.
+  LoopThread::Duration Round();
   void EnforceRetention();
 
   SeriesStore* store_;
@@ -52,12 +47,11 @@ class StorageMaintenance {
   StorageRecovery recovery_;
   std::chrono::milliseconds retention_interval_;
   std::chrono::milliseconds size_interval_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::atomic<std::chrono::steady_clock::rep> last_run_{0};
-  std::thread thread_;
+  // When each task is next due; the loop's thread only.
+  std::chrono::steady_clock::time_point next_retention_{};
+  std::chrono::steady_clock::time_point next_size_{};
+  std::chrono::steady_clock::time_point next_recovery_{};
+  LoopThread loop_;
 };
 
 }  // namespace drip::collector

@@ -1,6 +1,6 @@
 // HeapDiagnoser: ranks a heap snapshot's allocation stacks by how likely each is the
 // leak that grows the process, and tells leaks from caches that plateau, startup
-// buffers and transient churn (DESIGN.md "Diagnose"; the method and every threshold in
+// buffers and transient churn (docs/design.md, "The flow"; the method and every threshold in
 // docs/snapshot.md).
 //
 //   snapshot stacks ─► drop allocator frames, merge equal stacks (stack_merge.h)

@@ -13,6 +13,7 @@
 
 #include "collector/storage/chunk_codec.h"
 #include "collector/storage/chunk_merge_operator.h"
+#include "collector/storage/key_range_iterator.h"
 #include "collector/storage/retention_filter.h"
 #include "collector/storage/rocksdb_log_bridge.h"
 #include "collector/storage/rocksdb_tuning.h"
@@ -34,20 +35,6 @@ namespace {
 // A staged process sample: series id, window and point. Reserving this up front keeps
 // a batch's encoding to one allocation.
 constexpr size_t kStagedBytesPerSample = 32;
-
-// The smallest key greater than every key that starts with `prefix`, for
-// iterate_upper_bound. Meta prefixes never end in 0xff bytes only, so the loop ends.
-std::string PrefixSuccessor(std::string prefix) {
-  while (!prefix.empty()) {
-    unsigned char last = static_cast<unsigned char>(prefix.back());
-    if (last != 0xff) {
-      prefix.back() = static_cast<char>(last + 1);
-      return prefix;
-    }
-    prefix.pop_back();
-  }
-  return prefix;
-}
 
 }  // namespace
 
@@ -466,14 +453,10 @@ absl::Status RocksDbSeriesStore::PutHost(const drip::v1::HostInfo& info) {
 
 absl::StatusOr<std::vector<drip::v1::HostInfo>> RocksDbSeriesStore::ListHosts() {
   std::vector<drip::v1::HostInfo> hosts;
-  const std::string upper = PrefixSuccessor(std::string(kHostRecordPrefix));
-  const rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions read;
-  read.iterate_upper_bound = &upper_slice;
   StoreDb::Lease db(db_.get());
   if (!db.open()) return db.ClosedError();
-  std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
-  for (it->Seek(ToSlice(kHostRecordPrefix)); it->Valid(); it->Next()) {
+  KeyRangeIterator it = KeyRangeIterator::Prefix(db->db, db->meta, kHostRecordPrefix);
+  for (it.SeekToStart(); it->Valid(); it->Next()) {
     drip::v1::HostInfo& info = hosts.emplace_back();
     if (!info.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
       // One damaged record must not hide the fleet from `dripctl hosts`.
@@ -492,16 +475,12 @@ absl::StatusOr<std::vector<drip::v1::HostInfo>> RocksDbSeriesStore::ListHosts() 
 absl::StatusOr<std::vector<std::string>> RocksDbSeriesStore::ListComponents(
     const std::string& host) {
   const std::string prefix = SeriesIndexHostPrefix(host);
-  const std::string upper = PrefixSuccessor(prefix);
-  const rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions read;
-  read.iterate_upper_bound = &upper_slice;
   StoreDb::Lease db(db_.get());
   if (!db.open()) return db.ClosedError();
-  std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
+  KeyRangeIterator it = KeyRangeIterator::Prefix(db->db, db->meta, prefix);
   std::vector<std::string> components;
   std::string component;
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
+  for (it.SeekToStart(); it->Valid(); it->Next()) {
     if (!ParseSeriesIndexComponent(ToView(it->key()), prefix, &component)) {
       return absl::DataLossError(
           fmt::format("store at {}: corrupt series index entry of host {}", options_.path, host));
@@ -541,13 +520,8 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
   std::vector<Instance> instances;
   {
     const std::string prefix = SeriesIndexPrefix(host, component);
-    const std::string upper = PrefixSuccessor(prefix);
-    const rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions read;
-    read.snapshot = snapshot;
-    read.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
-    for (it->Seek(prefix); it->Valid(); it->Next()) {
+    KeyRangeIterator it = KeyRangeIterator::Prefix(db->db, db->meta, prefix, snapshot);
+    for (it.SeekToStart(); it->Valid(); it->Next()) {
       Instance instance;
       if (!ParseSeriesIndexInstance(ToView(it->key()), prefix, &instance.name) ||
           !DecodeUint64(ToView(it->value()), &instance.series_id)) {
@@ -575,16 +549,13 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
   for (size_t i = 0; i < instances.size(); ++i) {
     const Instance& instance = instances[i];
     instance_of[instance.series_id] = i;
-    const std::string lower = ChunkKey(instance.series_id, WindowStart(since, chunk_window_ms_));
     // Chunks starting at or after `until` hold nothing before it.
-    const std::string upper = until == INT64_MAX ? ChunkKey(instance.series_id + 1, INT64_MIN)
-                                                 : ChunkKey(instance.series_id, until);
-    const rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions read;
-    read.snapshot = snapshot;
-    read.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->series));
-    for (it->Seek(lower); it->Valid(); it->Next()) {
+    KeyRangeIterator it(db->db, db->series,
+                        ChunkKey(instance.series_id, WindowStart(since, chunk_window_ms_)),
+                        until == INT64_MAX ? ChunkKey(instance.series_id + 1, INT64_MIN)
+                                           : ChunkKey(instance.series_id, until),
+                        snapshot);
+    for (it.SeekToStart(); it->Valid(); it->Next()) {
       uint64_t series_id = 0;
       int64_t window_start = 0;
       if (!ParseChunkKey(ToView(it->key()), &series_id, &window_start)) continue;
@@ -600,14 +571,9 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
     }
   }
   if (!instances.empty()) {
-    const std::string prefix = StagingPrefix(host);
-    const std::string upper = PrefixSuccessor(prefix);
-    const rocksdb::Slice upper_slice(upper);
-    rocksdb::ReadOptions read;
-    read.snapshot = snapshot;
-    read.iterate_upper_bound = &upper_slice;
-    std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->staging));
-    for (it->Seek(prefix); it->Valid(); it->Next()) {
+    KeyRangeIterator it =
+        KeyRangeIterator::Prefix(db->db, db->staging, StagingPrefix(host), snapshot);
+    for (it.SeekToStart(); it->Valid(); it->Next()) {
       StagedBatchReader reader(ToView(it->value()));
       StagedPoint point;
       while (reader.Next(&point)) {
@@ -709,14 +675,10 @@ uint64_t RocksDbSeriesStore::ApproximateSizeBytes() {
 absl::StatusOr<std::vector<GapRecord>> RocksDbSeriesStore::ReadGaps(const std::string& host) {
   std::vector<GapRecord> gaps;
   const std::string prefix = GapRecordPrefix(host);
-  const std::string upper = PrefixSuccessor(prefix);
-  const rocksdb::Slice upper_slice(upper);
-  rocksdb::ReadOptions read;
-  read.iterate_upper_bound = &upper_slice;
   StoreDb::Lease db(db_.get());
   if (!db.open()) return db.ClosedError();
-  std::unique_ptr<rocksdb::Iterator> it(db->db->NewIterator(read, db->meta));
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
+  KeyRangeIterator it = KeyRangeIterator::Prefix(db->db, db->meta, prefix);
+  for (it.SeekToStart(); it->Valid(); it->Next()) {
     GapRecord gap;
     if (!ParseGapRecordKey(ToView(it->key()), prefix, &gap.from_sequence) ||
         !DecodeGapValue(ToView(it->value()), &gap)) {

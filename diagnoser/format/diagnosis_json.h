@@ -1,4 +1,4 @@
-// The JSON form of a diagnosis: what `dripctl diagnose --json` prints. The keys DESIGN.md
+// The JSON form of a diagnosis: what `dripctl diagnose --json` prints. The keys docs/design.md
 // fixes ("Fixed contracts") come first in each stack, exactly as specified:
 //   {"stacks": [{"frames": [{"function", "module", "file", "line"}], "live_bytes",
 //    "live_allocs", "growth_bytes_per_hour", "score", "verdict"}]}
