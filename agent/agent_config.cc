@@ -13,6 +13,7 @@
 #include "common/base/status_macros.h"
 #include "common/base/strings.h"
 #include "common/daemon/listen_address.h"
+#include "common/base/mitigation_action.h"
 #include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
 
@@ -62,7 +63,7 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
     if (TrimWhitespace(key).empty()) return Problem{"labels", "a label name is empty"};
   }
   for (const std::string& action : c.mitigation.allowed_actions) {
-    if (action != "restart-unit" && action != "signal-process") {
+    if (action != mitigation_action::kRestartUnit && action != mitigation_action::kSignalProcess) {
       return Problem{
           "mitigation.allowed_actions",
           fmt::format("unknown action '{}' (expected restart-unit or signal-process)", action)};

@@ -1,5 +1,6 @@
 #include "agent/agent_metrics.h"
 
+#include "common/base/mitigation_action.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
@@ -133,8 +134,7 @@ void AgentMetrics::RecordPass(const Pass& pass, const SelfUsage& usage,
 }
 
 void AgentMetrics::RecordMitigation(const std::string& action, const std::string& outcome) {
-  const bool known =
-      action == "restart-unit" || action == "signal-process" || action == "recommend";
+  const bool known = mitigation_action::IsKnown(action);
   mitigations_->Add({{"action", known ? action : "unknown"}, {"outcome", outcome}}).Increment();
 }
 

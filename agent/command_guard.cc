@@ -5,6 +5,7 @@
 #include "agent/component_namer.h"
 #include "agent/proc_files.h"
 #include "common/base/duration.h"
+#include "common/base/mitigation_action.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 
@@ -91,8 +92,8 @@ absl::Status CommandGuard::TakeSnapshotSlotLocked() {
 absl::Status CommandGuard::Admit(const drip::v1::Command& command) {
   if (command.has_mitigation()) {
     const drip::v1::MitigationCommand& m = command.mitigation();
-    if (m.action() == "recommend") return absl::OkStatus();
-    if (m.action() == "restart-unit") {
+    if (m.action() == mitigation_action::kRecommend) return absl::OkStatus();
+    if (m.action() == mitigation_action::kRestartUnit) {
       return CheckTarget("svc:" + m.unit(), fmt::format("unit {}", m.unit()));
     }
     absl::StatusOr<std::string> component = ComponentOfPid(m.pid());

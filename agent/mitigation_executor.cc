@@ -12,14 +12,15 @@
 #include "agent/instance_check.h"
 #include "agent/proc_files.h"
 #include "common/daemon/logging.h"
+#include "common/base/mitigation_action.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
 namespace {
 
-constexpr const char* kSignalProcess = "signal-process";
-constexpr const char* kRestartUnit = "restart-unit";
-constexpr const char* kRecommend = "recommend";
+using mitigation_action::kRecommend;
+using mitigation_action::kRestartUnit;
+using mitigation_action::kSignalProcess;
 
 constexpr const char* kSucceeded = "succeeded";
 constexpr const char* kFailed = "failed";

@@ -14,6 +14,7 @@
 #include "common/base/duration.h"
 #include "common/base/mitigation_signal.h"
 #include "common/base/strings.h"
+#include "common/base/mitigation_action.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -53,9 +54,7 @@ void RenderRequested(const std::vector<drip::v1::AuditEntry>& entries, std::ostr
 }  // namespace
 
 absl::Status CheckMitigateAction(const std::string& action) {
-  if (action == "restart-unit" || action == "signal-process" || action == "recommend") {
-    return absl::OkStatus();
-  }
+  if (mitigation_action::IsKnown(action)) return absl::OkStatus();
   return absl::InvalidArgumentError(fmt::format(
       "--action: '{}' is not an action (restart-unit, signal-process, recommend)", action));
 }
@@ -166,7 +165,7 @@ absl::StatusOr<int> RunMitigateCommand(QueryClient& client, const MitigateOption
   if (auto status = CheckMitigateAction(options.action); !status.ok()) return status;
   int signal = 0;
   if (!options.signal_text.empty()) {
-    if (options.action != "signal-process") {
+    if (options.action != mitigation_action::kSignalProcess) {
       return absl::InvalidArgumentError("--signal: only applies to --action signal-process");
     }
     auto parsed = ParseSignal(options.signal_text);

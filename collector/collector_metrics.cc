@@ -3,6 +3,7 @@
 #include <string>
 
 #include "collector/sample_validator.h"
+#include "common/base/mitigation_action.h"
 
 namespace drip::collector {
 namespace {
@@ -154,7 +155,7 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
         stream_outcome::kSuperseded, stream_outcome::kStorageError, stream_outcome::kShutdown}) {
     StreamEnded(outcome);
   }
-  for (std::string_view action : {"restart-unit", "signal-process", "recommend"}) {
+  for (std::string_view action : mitigation_action::kAll) {
     for (std::string_view outcome :
          {"requested", "succeeded", "failed", "refused", "timed-out", "recommended", "dry-run"}) {
       Mitigation(action, outcome);

@@ -15,21 +15,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/base/config_reader.h"
+#include "common/base/mitigation_action.h"
 
 namespace drip::collector {
-
-// Actions the collector knows; the agent executes only those its own config allows.
-namespace mitigation_action {
-inline constexpr std::string_view kRestartUnit = "restart-unit";
-inline constexpr std::string_view kSignalProcess = "signal-process";
-inline constexpr std::string_view kRecommend = "recommend";
-}  // namespace mitigation_action
 
 struct MitigationPolicy {
   // manual: only dripctl mitigate acts; automatic: the collector acts on its own on hosts
   // whose ETA to OOM falls below trigger_eta.
   bool automatic = false;
-  std::string action = "recommend";
+  std::string action = std::string(mitigation_action::kRecommend);
   int signal = 15;  // SIGTERM, for signal-process
   // Automatic actions are sent as dry-runs (the agent checks and says what it would do)
   // until an operator sets dry_run: false for the component.

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -186,6 +187,7 @@ absl::Status DwflStackUnwinder::RefreshModules() {
   // A module can have been unmapped and another mapped at its addresses: every cached
   // frame may be stale. Re-symbolizing is cheap, the modules' parsed ELF/DWARF are kept.
   symbol_cache_.clear();
+  compile_units_.clear();
   ++refresh_count_;
   last_refresh_ns_ = SteadyNowNs();
   return absl::OkStatus();
@@ -403,8 +405,54 @@ StackFrame DwflStackUnwinder::SymbolizeUncached(uint64_t pc, uint64_t lookup) {
       frame.file = file;
       frame.line = line_number;
     }
+  } else {
+    LineFromCompileUnits(mod, lookup, &frame);
   }
   return frame;
+}
+
+bool DwflStackUnwinder::LineFromCompileUnits(Dwfl_Module* mod, uint64_t lookup, StackFrame* frame) {
+  Dwarf_Addr bias = 0;
+  Dwarf* dwarf = dwfl_module_getdwarf(mod, &bias);
+  if (dwarf == nullptr) return false;
+  auto [it, inserted] = compile_units_.try_emplace(mod);
+  std::vector<CompileUnitRange>& units = it->second;
+  if (inserted) {
+    Dwarf_Off offset = 0;
+    Dwarf_Off next = 0;
+    size_t header_size = 0;
+    while (dwarf_nextcu(dwarf, offset, &next, &header_size, nullptr, nullptr, nullptr) == 0) {
+      Dwarf_Die cu;
+      if (dwarf_offdie(dwarf, offset + header_size, &cu) != nullptr) {
+        Dwarf_Addr base = 0;
+        Dwarf_Addr low = 0;
+        Dwarf_Addr high = 0;
+        for (ptrdiff_t at = 0; (at = dwarf_ranges(&cu, at, &base, &low, &high)) > 0;) {
+          if (low < high) units.push_back({low, high, offset + header_size});
+        }
+      }
+      offset = next;
+    }
+    std::sort(units.begin(), units.end(),
+              [](const CompileUnitRange& a, const CompileUnitRange& b) { return a.low < b.low; });
+  }
+  const uint64_t address = lookup - bias;
+  auto after =
+      std::upper_bound(units.begin(), units.end(), address,
+                       [](uint64_t a, const CompileUnitRange& unit) { return a < unit.low; });
+  if (after == units.begin()) return false;
+  const CompileUnitRange& unit = *std::prev(after);
+  if (address >= unit.high) return false;
+  Dwarf_Die cu;
+  if (dwarf_offdie(dwarf, unit.die_offset, &cu) == nullptr) return false;
+  Dwarf_Line* line = dwarf_getsrc_die(&cu, address);
+  if (line == nullptr) return false;
+  const char* file = dwarf_linesrc(line, nullptr, nullptr);
+  int line_number = 0;
+  if (file == nullptr || dwarf_lineno(line, &line_number) != 0) return false;
+  frame->file = file;
+  frame->line = line_number;
+  return true;
 }
 
 int DwflStackUnwinder::FindElf(Dwfl_Module* mod, void** userdata, const char* module_name,

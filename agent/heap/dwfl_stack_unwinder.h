@@ -80,6 +80,10 @@ class DwflStackUnwinder final : public StackUnwinder {
   // Hands every module not seen yet a pointer to this unwinder (read by FindElf).
   void TagModules();
   StackFrame SymbolizeUncached(uint64_t pc, uint64_t lookup);
+  // The source line of `lookup` in `mod` found through the compile units' own address
+  // ranges, for modules without .debug_aranges (clang emits none unless asked), where
+  // Debian 12's libdw (0.188) finds no line; false when none holds it.
+  bool LineFromCompileUnits(Dwfl_Module* mod, uint64_t lookup, StackFrame* frame);
 
   // Dwfl_Callbacks and Dwfl_Thread_Callbacks.
   static int FindElf(Dwfl_Module* mod, void** userdata, const char* module_name, Dwarf_Addr base,
@@ -113,6 +117,14 @@ class DwflStackUnwinder final : public StackUnwinder {
   int refresh_count_ = 0;
   int64_t last_refresh_ns_ = 0;
   absl::flat_hash_map<std::pair<uint64_t, bool>, StackFrame> symbol_cache_;
+  // Per module, its compile units' address ranges (module-relative), built on the first
+  // lookup that needs them; emptied with the modules on a re-read of the maps.
+  struct CompileUnitRange {
+    uint64_t low = 0;
+    uint64_t high = 0;
+    uint64_t die_offset = 0;
+  };
+  absl::flat_hash_map<Dwfl_Module*, std::vector<CompileUnitRange>> compile_units_;
 };
 
 }  // namespace drip::agent

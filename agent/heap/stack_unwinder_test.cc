@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agent/heap/dwfl_stack_unwinder.h"
+#include "agent/heap/testing/sanitizer_runtime.h"
 #include "agent/heap/testing/stack_capture.h"
 #include "agent/heap/testing/unwind_chain.h"
 #include "gmock/gmock.h"
@@ -142,6 +143,7 @@ TEST(StackUnwinderTest, ModuleOffsetIsTheElfAddressOfTheLookup) {
 }
 
 TEST(StackUnwinderTest, UnwindsThroughLibcQsort) {
+  if (testing::kSanitizerRuntimeInExecutable) GTEST_SKIP() << testing::kSanitizerRuntimeSkip;
   CapturedStack captured;
   chain_qsort_caller(&captured);
   ASSERT_THAT(captured.bytes, Not(IsEmpty()));
@@ -488,6 +490,7 @@ TEST(StackUnwinderTest, FailsForAMissingProcess) {
 // Through frames of libstdc++.so (std::ostream) and libc.so.6 (pthread_once) amid
 // template code of this binary, all without frame pointers.
 TEST(StackUnwinderTest, UnwindsADeepStackThroughLibstdcxxAndLibc) {
+  if (testing::kSanitizerRuntimeInExecutable) GTEST_SKIP() << testing::kSanitizerRuntimeSkip;
   CapturedStack captured;
   CaptureDeepStack(10, &captured);
   std::unique_ptr<StackUnwinder> unwinder = UnwinderForSelf();
@@ -570,6 +573,7 @@ double MicrosSince(std::chrono::steady_clock::time_point start, int count) {
 // One Dwfl serves every sample: after the first unwind has loaded the modules' CFI, each
 // further one costs only the CFI walk. Prints figures; asserts only identical results.
 TEST(StackUnwinderTest, ReusesStateAcrossManyUnwinds) {
+  if (testing::kSanitizerRuntimeInExecutable) GTEST_SKIP() << testing::kSanitizerRuntimeSkip;
   constexpr int kUnwinds = 10'000;
   CapturedStack captured;
   CaptureDeepStack(10, &captured);
