@@ -10,10 +10,10 @@
 
 #include "common/base/config_reader.h"
 #include "common/base/duration.h"
+#include "common/base/mitigation_action.h"
 #include "common/base/status_macros.h"
 #include "common/base/strings.h"
 #include "common/daemon/listen_address.h"
-#include "common/base/mitigation_action.h"
 #include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
 

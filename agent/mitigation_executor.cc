@@ -11,8 +11,8 @@
 
 #include "agent/instance_check.h"
 #include "agent/proc_files.h"
-#include "common/daemon/logging.h"
 #include "common/base/mitigation_action.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::agent {

@@ -12,9 +12,9 @@
 #include "cli/leak_report_json.h"
 #include "cli/table_printer.h"
 #include "common/base/duration.h"
+#include "common/base/mitigation_action.h"
 #include "common/base/mitigation_signal.h"
 #include "common/base/strings.h"
-#include "common/base/mitigation_action.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
