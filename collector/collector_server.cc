@@ -19,11 +19,6 @@ namespace {
 // gRPC answers with GOAWAY (ENHANCE_YOUR_CALM). Documented for agent authors.
 constexpr int kMinAgentPingIntervalMs = 10'000;
 
-// `status` with `context` in front of its message, its code kept.
-absl::Status Prefixed(const absl::Status& status, const std::string& context) {
-  return absl::Status(status.code(), fmt::format("{}: {}", context, std::string(status.message())));
-}
-
 }  // namespace
 
 SampleValidatorOptions ValidatorOptions(const CollectorConfig& c) {
@@ -114,7 +109,7 @@ absl::Status CollectorServer::OpenPipeline() {
   // interleave with the replay.
   absl::StatusOr<std::unique_ptr<LeakPipeline>> pipeline =
       LeakPipeline::Open(PipelineOptions(config_), store_.get(), &hosts_, &metrics_, clock_);
-  if (!pipeline.ok()) return Prefixed(pipeline.status(), config_.storage.path);
+  if (!pipeline.ok()) return WithContext(pipeline.status(), config_.storage.path);
   pipeline_ = std::move(*pipeline);
   return absl::OkStatus();
 }
@@ -142,7 +137,7 @@ void CollectorServer::BuildServices() {
 absl::Status CollectorServer::ServeMetrics(ServingAddresses* bound) {
   if (config_.metrics.listen_address.empty()) return absl::OkStatus();
   absl::StatusOr<ListenAddress> address = ListenAddress::Parse(config_.metrics.listen_address);
-  if (!address.ok()) return Prefixed(address.status(), "metrics.listen_address");
+  if (!address.ok()) return WithContext(address.status(), "metrics.listen_address");
   try {
     // civetweb wants IPv6 hosts in brackets, as operators write them.
     exposer_ = std::make_unique<prometheus::Exposer>(config_.metrics.listen_address);
@@ -160,7 +155,7 @@ absl::Status CollectorServer::ServeMetrics(ServingAddresses* bound) {
 absl::Status CollectorServer::ServeGrpc(const std::shared_ptr<grpc::ServerCredentials>& credentials,
                                         ServingAddresses* bound) {
   absl::StatusOr<ListenAddress> address = ListenAddress::Parse(config_.grpc.listen_address);
-  if (!address.ok()) return Prefixed(address.status(), "grpc.listen_address");
+  if (!address.ok()) return WithContext(address.status(), "grpc.listen_address");
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int port = 0;
@@ -230,7 +225,7 @@ absl::Status CollectorServer::LoadAccessPolicy() {
     return absl::OkStatus();
   }
   absl::StatusOr<AccessPolicy> policy = AccessPolicy::FromFile(config_.auth.access_file);
-  if (!policy.ok()) return Prefixed(policy.status(), "auth.access_file");
+  if (!policy.ok()) return WithContext(policy.status(), "auth.access_file");
   access_ = std::make_unique<AccessPolicy>(std::move(*policy));
   log->info("query API access from {}: {} principals", config_.auth.access_file,
             access_->principal_count());

@@ -2,8 +2,8 @@
 
 #include <utility>
 
+#include "common/base/status_macros.h"
 #include "common/daemon/logging.h"
-#include "fmt/format.h"
 
 namespace drip::collector {
 
@@ -19,16 +19,11 @@ absl::StatusOr<std::unique_ptr<LeakPipeline>> LeakPipeline::Open(const LeakPipel
   const auto rebuild_start = std::chrono::steady_clock::now();
   absl::StatusOr<uint64_t> replayed =
       pipeline->detector_.Rebuild(store, clock->NowMs() - options.rebuild_window.count());
-  if (!replayed.ok()) {
-    return absl::Status(
-        replayed.status().code(),
-        fmt::format("rebuilding the leak detector: {}", std::string(replayed.status().message())));
-  }
+  if (!replayed.ok()) return WithContext(replayed.status(), "rebuilding the leak detector");
   metrics->detector_rebuild_seconds.Set(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuild_start).count());
   if (absl::Status loaded = pipeline->reports_.Load(); !loaded.ok()) {
-    return absl::Status(loaded.code(),
-                        fmt::format("loading leak reports: {}", std::string(loaded.message())));
+    return WithContext(loaded, "loading leak reports");
   }
   pipeline->RunOnce();
   Logger("collector")

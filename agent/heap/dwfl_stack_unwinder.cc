@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/proc_files.h"
 #include "agent/proc_maps.h"
+#include "common/base/status_macros.h"
 
 namespace drip::agent {
 namespace {
@@ -172,7 +173,7 @@ absl::Status DwflStackUnwinder::RefreshModules() {
   std::string maps;
   if (absl::Status read = ReadProcFile(absl::StrCat(proc_root_, "/", pid_, "/maps"), &maps);
       !read.ok()) {
-    return absl::Status(read.code(), absl::StrCat("pid ", pid_, ": ", std::string(read.message())));
+    return WithContext(read, absl::StrCat("pid ", pid_));
   }
   // Modules reported again with the same name and range keep their opened files.
   dwfl_report_begin(dwfl_);

@@ -2,6 +2,9 @@
 // absl::Status / absl::StatusOr values, never as exceptions (see docs/errors.md).
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -26,4 +29,14 @@
 namespace drip {
 // A deliberately ignored status, spelled out so that every such place can be found.
 inline void IgnoreError(const absl::Status&) {}
+
+// `status` with `context` in front of its message ("context: message"), its code kept:
+// how an error gains the where as it crosses a boundary.
+inline absl::Status WithContext(const absl::Status& status, std::string_view context) {
+  if (status.ok()) return status;
+  std::string message(context);
+  message += ": ";
+  message += std::string(status.message());
+  return absl::Status(status.code(), message);
+}
 }  // namespace drip
