@@ -38,12 +38,10 @@ bool Climb::Add(int64_t t, int32_t bucket, int tolerance) {
 void Climb::AddCheckpoint(int64_t t, int32_t bucket) {
   const auto offset = static_cast<int32_t>(std::min<int64_t>(t - start_t_, INT32_MAX));
   if (checkpoint_count_ > 0) {
-    Checkpoint& last = checkpoints_[checkpoint_count_ - 1];
     // Between two kept checkpoints the newest floor replaces the provisional last one,
     // so the last checkpoint is always "now".
-    if (checkpoint_count_ >= 2 &&
-        offset - checkpoints_[checkpoint_count_ - 2].offset_s < spacing_s_) {
-      last = {offset, bucket};
+    if (checkpoint_count_ >= 2 && offset - offsets_[checkpoint_count_ - 2] < spacing_s_) {
+      Set(checkpoint_count_ - 1, {offset, bucket});
       return;
     }
   }
@@ -51,27 +49,27 @@ void Climb::AddCheckpoint(int64_t t, int32_t bucket) {
     // Keep every other checkpoint (the first always) and double the spacing: the climb
     // stays covered end to end at half the resolution.
     int kept = 0;
-    for (int i = 0; i < kCheckpoints; i += 2) checkpoints_[kept++] = checkpoints_[i];
+    for (int i = 0; i < kCheckpoints; i += 2) Set(kept++, At(i));
     checkpoint_count_ = static_cast<uint8_t>(kept);
-    spacing_s_ = std::max<int32_t>(1, checkpoints_[1].offset_s - checkpoints_[0].offset_s);
+    spacing_s_ = std::max<int32_t>(1, offsets_[1] - offsets_[0]);
   }
-  checkpoints_[checkpoint_count_++] = {offset, bucket};
+  Set(checkpoint_count_++, {offset, bucket});
 }
 
 double Climb::BucketAt(int64_t t) const {
   if (checkpoint_count_ == 0) return start_bucket_;
   const double offset = static_cast<double>(t - start_t_);
-  if (offset <= checkpoints_[0].offset_s) return checkpoints_[0].bucket;
+  if (offset <= offsets_[0]) return buckets_[0];
   for (int i = 1; i < checkpoint_count_; ++i) {
-    const Checkpoint& a = checkpoints_[i - 1];
-    const Checkpoint& b = checkpoints_[i];
+    const Checkpoint a = At(i - 1);
+    const Checkpoint b = At(i);
     if (offset <= b.offset_s) {
       if (b.offset_s == a.offset_s) return b.bucket;
       const double f = (offset - a.offset_s) / (b.offset_s - a.offset_s);
       return a.bucket + f * (b.bucket - a.bucket);
     }
   }
-  return checkpoints_[checkpoint_count_ - 1].bucket;
+  return buckets_[checkpoint_count_ - 1];
 }
 
 double Climb::Steadiness(double log_step) const {
@@ -86,6 +84,32 @@ double Climb::Steadiness(double log_step) const {
     smallest = std::min(smallest, bytes_at(to) - bytes_at(from));
   }
   return std::max(0.0, smallest / (whole / 3));
+}
+
+double Climb::SlopeRatio(double log_step) const {
+  if (checkpoint_count_ < 4 || duration() <= 0) return 0;
+  const int64_t middle = duration() / 2;
+  // Least-squares slope of bytes over the checkpoints in [from, to] seconds of the climb.
+  auto slope = [&](int64_t from, int64_t to) {
+    double n = 0, st = 0, sb = 0, stt = 0, stb = 0;
+    for (int i = 0; i < checkpoint_count_; ++i) {
+      const Checkpoint c = At(i);
+      if (c.offset_s < from || c.offset_s > to) continue;
+      const double t = c.offset_s / 3600.0;
+      const double b = std::expm1(c.bucket * log_step);
+      n += 1;
+      st += t;
+      sb += b;
+      stt += t * t;
+      stb += t * b;
+    }
+    const double denominator = n * stt - st * st;
+    return n >= 2 && denominator > 0 ? (n * stb - st * sb) / denominator : 0.0;
+  };
+  const double first = slope(0, static_cast<int32_t>(middle));
+  const double second = slope(static_cast<int32_t>(middle), static_cast<int32_t>(duration()));
+  if (first <= 0) return second > 0 ? 1 : 0;
+  return std::max(0.0, second / first);
 }
 
 bool Climb::StillRising(int64_t now, int64_t level_off_seconds) const {

@@ -37,6 +37,11 @@ class Climb {
   // rate, which in log buckets would look like slowing down), ~0 for a step or a
   // warm-up that levelled off. `log_step` is ln(1 + bucket width).
   double Steadiness(double log_step) const;
+  // Not slowing down: the least-squares slope (in bytes) of the climb's second half over
+  // that of its first half, from the checkpoints. ~1 for a leak, which adds bytes at a
+  // constant rate; below 1 for a warm-up or a cache filling towards its size, whose
+  // rate decays; 0 when the second half did not rise at all.
+  double SlopeRatio(double log_step) const;
   // Floor bucket at time t (linear between checkpoints).
   double BucketAt(int64_t t) const;
   // Still rising: a new high within max(level_off, 3 × the mean time between highs).
@@ -49,6 +54,11 @@ class Climb {
     int32_t bucket;
   };
   void AddCheckpoint(int64_t t, int32_t bucket);
+  Checkpoint At(int i) const { return {offsets_[i], buckets_[i]}; }
+  void Set(int i, Checkpoint c) {
+    offsets_[i] = c.offset_s;
+    buckets_[i] = static_cast<int16_t>(c.bucket);
+  }
 
   int64_t start_t_ = 0;
   int64_t last_t_ = 0;
@@ -60,7 +70,10 @@ class Climb {
   uint16_t records_ = 0;
   uint8_t checkpoint_count_ = 0;
   bool active_ = false;
-  std::array<Checkpoint, kCheckpoints> checkpoints_{};
+  // Checkpoints as two arrays: a bucket fits 16 bits (a bucket's bytes grow by
+  // bucket_width per step, so 32767 buckets are far beyond any memory size).
+  std::array<int32_t, kCheckpoints> offsets_{};
+  std::array<int16_t, kCheckpoints> buckets_{};
 };
 
 }  // namespace drip::analyzer

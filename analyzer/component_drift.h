@@ -3,6 +3,7 @@
 // detectors sharded by host merge by addition (Merge), as RESIN's bucket counts do.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -16,11 +17,25 @@ struct ComponentDrift {
   // Hosts whose series has an established normal range and is climbing above it now.
   int32_t hosts_climbing = 0;
   int32_t hosts_seen = 0;
+  // The longest rise any host of the component climbed and then released by itself
+  // (no restart): batch work, a daily load. A climb no longer than this is what the
+  // component normally does, on any of its hosts (merged by maximum).
+  int64_t longest_released_rise_s = 0;
+  // Hosts that have released a rise at all: the component's cycle counts for every host
+  // only when it is what a share of them do, not one odd host.
+  int32_t hosts_releasing = 0;
 
   void Merge(const ComponentDrift& other) {
     for (int i = 0; i < kBands; ++i) hosts_by_band[i] += other.hosts_by_band[i];
     hosts_climbing += other.hosts_climbing;
     hosts_seen += other.hosts_seen;
+    longest_released_rise_s = std::max(longest_released_rise_s, other.longest_released_rise_s);
+    hosts_releasing += other.hosts_releasing;
+  }
+  // The cycle every host of the component is judged over: the longest released rise,
+  // once at least a fifth of the hosts (and two) release rises.
+  int64_t SharedCycleSeconds() const {
+    return hosts_releasing >= std::max(2, hosts_seen / 5) ? longest_released_rise_s : 0;
   }
   static int BandOf(int buckets_above_normal_high);
   bool operator==(const ComponentDrift&) const = default;

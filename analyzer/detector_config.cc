@@ -25,7 +25,8 @@ absl::Status ReadDetectorConfig(ConfigReader& reader, const std::string& prefix,
   const auto key = [&](const char* name) { return prefix + name; };
   RETURN_IF_ERROR(ReadSeconds(reader, key("epoch"), &config->epoch_seconds, 10));
   RETURN_IF_ERROR(reader.ReadInt(key("floor_epochs"), &config->floor_epochs, 1, 16));
-  RETURN_IF_ERROR(reader.ReadDouble(key("bucket_width"), &config->bucket_width, 0.0001, 0.5));
+  // At least 0.15 %: buckets are kept in 16 bits, and a petabyte is 23,000 buckets of it.
+  RETURN_IF_ERROR(reader.ReadDouble(key("bucket_width"), &config->bucket_width, 0.0015, 0.5));
   RETURN_IF_ERROR(
       reader.ReadInt(key("climb_tolerance_buckets"), &config->climb_tolerance_buckets, 0, 1000));
   RETURN_IF_ERROR(reader.ReadInt(key("min_rise_buckets"), &config->min_rise_buckets, 1, 10000));

@@ -36,18 +36,20 @@ struct DetectorConfig {
   int64_t relearn_seconds = 6 * 3600;
   // Occupancy below this fraction of a series' history does not count as "normal".
   double normal_occupancy_fraction = 0.02;
-  // A series with less history than this has no trusted normal range: it is flagged only
-  // by a climb of young_min_climb_seconds, or by one rising young_fast_rise_fraction
-  // over young_fast_min_climb_seconds (a warm-up that slows down fails the steadiness test
-  // by then).
+  // A series with less history than this has no trusted normal range, and has not been
+  // seen through a day: it is flagged only by a climb of young_min_climb_seconds. With
+  // young_fast_rise_fraction above 0, also by one rising that fraction over
+  // young_fast_min_climb_seconds — off by default: in a series' first day a daily swing,
+  // a batch ramp and a cache filling up climb that fast too.
   int64_t established_seconds = 24 * 3600;
-  int64_t young_min_climb_seconds = 16 * 3600;
-  double young_fast_rise_fraction = 0.25;
+  int64_t young_min_climb_seconds = 24 * 3600;
+  double young_fast_rise_fraction = 0;
   int64_t young_fast_min_climb_seconds = 6 * 3600;
-  // Not levelling off: the slope over the last third of a climb must be at least this
-  // fraction of the slope over the whole climb, and a new high must have been set within
-  // max(level_off_seconds, 3 × the mean time between highs).
-  double min_recent_slope_ratio = 0.5;
+  // Not levelling off: the rise over each third of a climb must be at least this
+  // fraction of a third of the whole rise, the slope of its second half this fraction of
+  // the first half's (a warm-up's rate decays, a leak's does not), and a new high must
+  // have been set within max(level_off_seconds, 3 × the mean time between highs).
+  double min_recent_slope_ratio = 0.7;
   int64_t level_off_seconds = 3 * 3600;
   // A new instance (restart) starts with this long in which growth is not judged:
   // startup buffers and cache warm-up.

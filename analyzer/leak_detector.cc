@@ -161,10 +161,17 @@ void LeakDetector::CloseEpoch(SeriesId series) {
   const uint32_t component = d.series_component[series];
   const ComponentDrift& view =
       d.fleet_drift[component] ? *d.fleet_drift[component] : d.local_drift[component];
-  const EpochVerdict verdict = s.CloseEpoch(config_, d.scale, FleetArmed(config_, view));
+  const EpochVerdict verdict =
+      s.CloseEpoch(config_, d.scale, FleetArmed(config_, view), view.SharedCycleSeconds());
   ++counters_.epochs_closed;
 
   ComponentDrift& drift = d.local_drift[component];
+  drift.longest_released_rise_s =
+      std::max(drift.longest_released_rise_s, verdict.longest_released_rise_s);
+  if (verdict.longest_released_rise_s > 0 && !s.releasing) {
+    s.releasing = true;
+    ++drift.hosts_releasing;
+  }
   if (verdict.band != s.band) {
     --drift.hosts_by_band[s.band];
     ++drift.hosts_by_band[verdict.band];

@@ -43,6 +43,58 @@ int32_t SeriesState::Floor() const {
   return floor;
 }
 
+void SeriesState::AddHourly(int64_t t, int32_t floor) {
+  const int64_t hour = t / 3600;
+  if (hourly_newest_ < 0 || hour - hourly_newest_ >= kHours) {
+    hourly_.fill(kNoHour);
+    hourly_newest_ = hour;
+  }
+  while (hourly_newest_ < hour) {
+    ++hourly_newest_;
+    hourly_[hourly_newest_ % kHours] = kNoHour;
+  }
+  if (hour <= hourly_newest_ - kHours) return;  // older than the ring
+  int16_t& slot = hourly_[hour % kHours];
+  slot = static_cast<int16_t>(std::min<int32_t>(slot, floor));
+}
+
+int32_t SeriesState::MinOverHours(int64_t now, int64_t seconds) const {
+  const int64_t last = now / 3600;
+  const int64_t first = std::max(last - (seconds + 3599) / 3600 + 1, hourly_newest_ - kHours + 1);
+  int32_t low = kNoHour;
+  for (int64_t hour = first; hour <= std::min(last, hourly_newest_); ++hour) {
+    low = std::min<int32_t>(low, hourly_[hour % kHours]);
+  }
+  return low;
+}
+
+void SeriesState::TrackReleases(const DetectorConfig& config, int64_t t, int32_t floor) {
+  if (rise_.active()) {
+    const int32_t step = std::abs(floor - previous_floor_) * 16;
+    floor_noise_16_ += (step - floor_noise_16_) / 8;
+  }
+  previous_floor_ = floor;
+  if (pending_rise_s_ > 0) {
+    if (floor <= pending_low_ + (pending_high_ - pending_low_) / 2) {
+      // Back halfway down by itself: the series climbs and releases like that.
+      longest_released_rise_s_ = std::max(longest_released_rise_s_, pending_rise_s_);
+      pending_rise_s_ = 0;
+    } else if (floor > pending_high_) {
+      pending_rise_s_ = 0;  // it went on rising
+    }
+  }
+  if (rise_.Add(t, floor, config.climb_tolerance_buckets)) return;
+  // A rise that stands well above the floor's own noise, and is not a blip.
+  const int32_t noise = (floor_noise_16_ + 15) / 16;
+  if (rise_.rise() >= std::max(2 * config.min_rise_buckets, 6 * noise) && rise_.records() >= 2 &&
+      rise_.duration() >= 3600) {
+    pending_rise_s_ = rise_.duration();
+    pending_low_ = rise_.start_bucket();
+    pending_high_ = rise_.max_bucket();
+  }
+  rise_.Start(t, floor);
+}
+
 void SeriesState::AddToHistogram(int32_t floor, uint16_t weight) {
   if (!hist_started_) {
     hist_anchor_ = floor - (kBins / 2) * kBinWidth;
@@ -96,16 +148,46 @@ bool SeriesState::established(const DetectorConfig& config) const {
              std::min<int64_t>(config.established_seconds / 2, 256 * config.epoch_seconds);
 }
 
-bool SeriesState::JudgeClimb(const DetectorConfig& config, const Climb& climb, int64_t min_seconds,
-                             int min_rise, int min_records) const {
+bool SeriesState::KeepsItsPace(const DetectorConfig& config, const BucketScale& scale, int64_t now,
+                               int64_t span) const {
+  // The judged floor at three times `span` apart, from the hourly minima.
+  const int64_t window = std::max<int64_t>(cycle_window_s_, 3600);
+  if (2 * span + window > int64_t{kHours} * 3600) return true;
+  const int32_t at_now = MinOverHours(now, window);
+  const int32_t at_middle = MinOverHours(now - span, window);
+  const int32_t at_start = MinOverHours(now - 2 * span, window);
+  if (at_now == kNoHour || at_middle == kNoHour || at_start == kNoHour) return true;
+  const double recent = scale.BytesAt(at_now) - scale.BytesAt(at_middle);
+  const double before = scale.BytesAt(at_middle) - scale.BytesAt(at_start);
+  return before <= 0 || recent >= config.min_recent_slope_ratio * before;
+}
+
+bool SeriesState::SlowingDown(const DetectorConfig& config, const Climb& climb, double ratio) {
+  // A rise of a few buckets cannot show its shape: two halves of it may hold 1 and 0.
+  if (climb.rise() < 2 * config.min_rise_buckets) return false;
+  return climb.SlopeRatio(std::log1p(config.bucket_width)) < ratio;
+}
+
+bool SeriesState::JudgeClimb(const DetectorConfig& config, const BucketScale& scale,
+                             const Climb& climb, int64_t min_seconds, int min_rise,
+                             int min_records) const {
+  const double log_step = std::log1p(config.bucket_width);
+  // The pace is compared over at least half a day, however short the climb: growth that
+  // levels off over many hours looks steady within a few.
+  const int64_t span = std::clamp<int64_t>(climb.duration(), 12 * 3600, 24 * 3600);
+  // A rise of a few buckets has no shape to read (a slow leak moves one bucket every few
+  // hours): its new highs, at different times, are its evidence of being gradual.
+  const bool shape_readable = climb.rise() >= 2 * config.min_rise_buckets;
   return climb.active() && climb.duration() >= min_seconds && climb.rise() >= min_rise &&
          climb.records() >= min_records &&
-         climb.Steadiness(std::log1p(config.bucket_width)) >= config.min_recent_slope_ratio &&
-         climb.StillRising(climb.last_time(), config.level_off_seconds);
+         (!shape_readable || climb.Steadiness(log_step) >= config.min_recent_slope_ratio) &&
+         !SlowingDown(config, climb, config.min_recent_slope_ratio) &&
+         climb.StillRising(climb.last_time(), config.level_off_seconds) &&
+         KeepsItsPace(config, scale, climb.last_time(), span);
 }
 
 EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketScale& scale,
-                                     bool fleet_armed) {
+                                     bool fleet_armed, int64_t component_released_rise_s) {
   EpochVerdict verdict;
   if (epoch_samples_ == 0) return verdict;
   const int64_t now = epoch_last_sample_;
@@ -115,14 +197,36 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   ring_[ring_pos_] = scale.BucketOf(epoch_min_);
   ring_pos_ = static_cast<uint8_t>((ring_pos_ + 1) % ring_size);
   ring_count_ = static_cast<uint8_t>(std::min(ring_count_ + 1, ring_size));
-  const int32_t floor = Floor();
+  const int32_t hour_floor = Floor();
+  AddHourly(now, hour_floor);
+  TrackReleases(config, now, hour_floor);
+  verdict.longest_released_rise_s = longest_released_rise_s_;
+  // What repeats is normal: when the series (or another host of its component) climbs
+  // and releases, the level judged is the floor over a whole such cycle — its trough —
+  // so a daily swing or a batch ramp is not a climb, and a leak under one raises it.
+  const int64_t cycle = std::max(longest_released_rise_s_, component_released_rise_s);
+  const int64_t window = std::min<int64_t>(2 * cycle + 3600, int64_t{kHours - 1} * 3600);
+  cycle_window_s_ = cycle > 0 ? window : 0;
+  const int32_t floor = cycle > 0 ? std::min(hour_floor, MinOverHours(now, window)) : hour_floor;
   const int tolerance = config.climb_tolerance_buckets;
   const bool past_grace = now >= instance_start_ + config.startup_grace_seconds;
   const bool is_established = established(config);
 
+  // A new instance (a restart, a new version) is an event: the level it settles at,
+  // over its first relearn_after past the startup grace, is its normal — learnt with
+  // weight, so a version that settles higher and flat is not an excursion.
+  const bool settling =
+      instance_start_ > first_seen_ &&
+      now - instance_start_ < config.startup_grace_seconds + config.relearn_seconds;
+
   // Normal range and excursions above it.
   if (!is_established) {
     AddToHistogram(floor, 1);
+  } else if (settling) {
+    excursion_.Reset();
+    if (past_grace) {
+      AddToHistogram(floor, static_cast<uint16_t>(std::max<uint32_t>(1, hist_total_ / 16)));
+    }
   } else if (!excursion_.active()) {
     const int32_t high = NormalHigh(config);
     if (past_grace && floor > high) {
@@ -152,21 +256,35 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   if (past_grace && !instance_climb_.Add(now, floor, tolerance)) {
     instance_climb_.Start(now, floor);
   }
+  // Evidence starts when growth stops slowing down: a climb whose second half is slower
+  // than its first is a warm-up, a cache filling, a new version settling — what follows
+  // it is judged on its own, so a leak behind a warm-up is not hidden by it.
+  for (Climb* climb : {&instance_climb_, &excursion_}) {
+    if (climb->active() && climb->duration() >= 2 * 3600 &&
+        SlowingDown(config, *climb, config.min_recent_slope_ratio / 2)) {
+      climb->Start(now, floor);
+    }
+  }
 
   if (is_established) {
     verdict.band = ComponentDrift::BandOf(floor - NormalHigh(config));
   }
   if (is_established && excursion_.active()) {
-    verdict.climbing = excursion_.rise() >= 2 && excursion_.records() >= 2 &&
-                       excursion_.StillRising(now, config.level_off_seconds);
+    // A host counts towards the fleet rule only with a climb that is itself leak-shaped —
+    // the full rise and new highs, steady, keeping its pace — over the fleet's shorter
+    // span: hosts that merely moved or warmed up together (a rollout) do not arm it, nor
+    // does a host still settling into a new instance. The fleet shortens the wait, not
+    // the evidence.
+    const bool fleet_shaped =
+        !settling && JudgeClimb(config, scale, excursion_, config.fleet_min_climb_seconds,
+                                config.min_rise_buckets, config.min_records);
+    verdict.climbing = fleet_shaped;
     const bool above_margin =
         excursion_.max_bucket() >= excursion_high_ + config.normal_high_margin_buckets;
-    if (above_margin && JudgeClimb(config, excursion_, config.min_climb_seconds,
+    if (above_margin && JudgeClimb(config, scale, excursion_, config.min_climb_seconds,
                                    config.min_rise_buckets, config.min_records)) {
       verdict.rule = SuspectRule::kClimbAboveNormal;
-    } else if (fleet_armed && JudgeClimb(config, excursion_, config.fleet_min_climb_seconds,
-                                         std::max(2, config.min_rise_buckets / 2),
-                                         std::max(2, config.min_records / 2))) {
+    } else if (fleet_armed && fleet_shaped) {
       verdict.rule = SuspectRule::kFleetDrift;
     }
   } else if (!is_established && instance_climb_.active()) {
@@ -174,10 +292,10 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
     const double rise_fraction =
         start > 0 ? scale.BytesAt(instance_climb_.max_bucket()) / start - 1 : 0;
     // Without a normal range to stand out from, a long climb needs twice the evidence.
-    if (JudgeClimb(config, instance_climb_, config.young_min_climb_seconds,
+    if (JudgeClimb(config, scale, instance_climb_, config.young_min_climb_seconds,
                    2 * config.min_rise_buckets, 2 * config.min_records) ||
-        (rise_fraction >= config.young_fast_rise_fraction &&
-         JudgeClimb(config, instance_climb_, config.young_fast_min_climb_seconds,
+        (config.young_fast_rise_fraction > 0 && rise_fraction >= config.young_fast_rise_fraction &&
+         JudgeClimb(config, scale, instance_climb_, config.young_fast_min_climb_seconds,
                     config.min_rise_buckets, config.min_records))) {
       verdict.rule = SuspectRule::kYoungClimb;
     }
@@ -213,6 +331,9 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
   instance_start_ = t;
   instance_climb_.Reset();
   excursion_.Reset();
+  rise_.Reset();
+  pending_rise_s_ = 0;
+  hourly_.fill(kNoHour);
   ring_count_ = 0;
   ring_pos_ = 0;
   return verdict;

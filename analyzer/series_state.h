@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <optional>
 
@@ -41,6 +42,7 @@ struct EpochVerdict {
   bool climbing = false;            // established and climbing above its normal range
   int band = 0;                     // ComponentDrift band of the floor
   bool instance_ended_climbing = false;
+  int64_t longest_released_rise_s = 0;  // the series' own, for ComponentDrift
 };
 
 // Evidence behind a verdict, for the suspect's growth, score and reason.
@@ -70,9 +72,11 @@ class SeriesState {
   // After a long silence the steadiness of a young climb cannot be judged across it:
   // its evidence starts again (an excursion above an established range is kept).
   void ForgetInstanceClimb() { instance_climb_.Reset(); }
-  // Closes the open epoch and judges the series. `fleet_climbing`: the component's fleet
-  // rule is armed (enough hosts climbing together).
-  EpochVerdict CloseEpoch(const DetectorConfig& config, const BucketScale& scale, bool fleet_armed);
+  // Closes the open epoch and judges the series. `fleet_armed`: the component's fleet
+  // rule is armed (enough hosts climbing together). `component_released_rise_s`: the
+  // longest rise any of the component's hosts released by itself.
+  EpochVerdict CloseEpoch(const DetectorConfig& config, const BucketScale& scale, bool fleet_armed,
+                          int64_t component_released_rise_s);
   // A new instance (restart) from time t: judges the instance that ended.
   EpochVerdict Restart(const DetectorConfig& config, int64_t t, uint64_t instance_hash);
 
@@ -90,18 +94,34 @@ class SeriesState {
   uint8_t band = 0;            // last reported ComponentDrift band
   bool climbing = false;       // last reported climbing state
   bool spans_gap = false;      // a silence longer than max_gap_seconds was seen
+  bool releasing = false;      // counted in ComponentDrift::hosts_releasing
 
  private:
   static constexpr int kRing = 16;
+  static constexpr int kHours = 48;
+  static constexpr int16_t kNoHour = INT16_MAX;
   static constexpr int kBins = 48;
   static constexpr int kBinWidth = 2;  // fine buckets per histogram bin
 
   int32_t Floor() const;
+  // Hourly minima of the floor, for the floor over a cycle.
+  void AddHourly(int64_t t, int32_t floor);
+  int32_t MinOverHours(int64_t now, int64_t seconds) const;
+  // Rises that fall back by themselves (no restart): what this series normally does.
+  void TrackReleases(const DetectorConfig& config, int64_t t, int32_t floor);
   void AddToHistogram(int32_t floor, uint16_t weight);
   int32_t NormalHigh(const DetectorConfig& config) const;
   int32_t Pivot() const;
-  bool JudgeClimb(const DetectorConfig& config, const Climb& climb, int64_t min_seconds,
-                  int min_rise, int min_records) const;
+  // The climb's second half rose at less than `ratio` of its first half's pace, with
+  // rise enough for that to mean something.
+  static bool SlowingDown(const DetectorConfig& config, const Climb& climb, double ratio);
+  bool JudgeClimb(const DetectorConfig& config, const BucketScale& scale, const Climb& climb,
+                  int64_t min_seconds, int min_rise, int min_records) const;
+  // The floor's growth over the last stretch is not slower than over the stretch before
+  // it (a leak keeps its pace; a cache or a warm-up slows down, often over a longer span
+  // than the climb itself). True when there is not enough history to tell.
+  bool KeepsItsPace(const DetectorConfig& config, const BucketScale& scale, int64_t now,
+                    int64_t span) const;
 
   int64_t epoch_start_ = -1;
   int64_t epoch_last_sample_ = 0;
@@ -128,6 +148,22 @@ class SeriesState {
   bool hist_started_ = false;
   Climb instance_climb_;
   Climb excursion_;
+  // The floor's hourly minima, newest at hour hourly_newest_ (kNoHour: no sample then).
+  std::array<int16_t, kHours> hourly_{};  // buckets fit 16 bits (see Climb)
+  int64_t hourly_newest_ = -1;
+  // Every rise of the floor, restarts aside, followed until it falls back: the longest
+  // one released is what the series normally does. A rise that ended is pending until
+  // the floor is back halfway down (released) or above its high again (it went on).
+  Climb rise_;
+  int64_t pending_rise_s_ = 0;
+  int32_t pending_low_ = 0;
+  int32_t pending_high_ = 0;
+  int64_t longest_released_rise_s_ = 0;
+  int64_t cycle_window_s_ = 0;  // the window of the judged floor (0: the floor itself)
+  // How much the floor moves from epoch to epoch on its own (EWMA, in 1/16 bucket):
+  // a rise must stand well above it to count as released rather than noise.
+  int32_t floor_noise_16_ = 0;
+  int32_t previous_floor_ = 0;
 };
 
 }  // namespace drip::analyzer

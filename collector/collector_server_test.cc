@@ -795,6 +795,7 @@ TEST_F(CollectorServerTest, LeakingComponentBecomesASuspectThatSurvivesARestart)
   config_.detector.fleet_min_climb_seconds = 300;
   config_.detector.min_climb_seconds = 600;
   config_.detector.young_fast_min_climb_seconds = 1800;
+  config_.detector.young_fast_rise_fraction = 0.25;  // the history is half an hour long
   config_.detector.level_off_seconds = 600;
   config_.grpc.max_message_bytes = 1 << 20;
   StartServer();

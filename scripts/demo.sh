@@ -69,7 +69,7 @@ detector:
   startup_grace: 0s
   fleet_min_climb: 20s
   min_climb: 30s
-  young_fast_min_climb: 40s
+  young_min_climb: 30s
   level_off: 30s
   max_lateness: 20s
 # A short heap snapshot of each suspect (docs/snapshot.md).

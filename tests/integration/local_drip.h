@@ -31,7 +31,7 @@ inline constexpr const char* kFastDetectorYaml = R"(detector:
   startup_grace: 0s
   fleet_min_climb: 20s
   min_climb: 30s
-  young_fast_min_climb: 40s
+  young_min_climb: 30s
   level_off: 30s
   max_lateness: 20s
 )";

@@ -84,11 +84,51 @@ const char* BehaviourName(Behaviour behaviour) {
       return "leak_reset_by_restarts";
     case Behaviour::kSlabLeak:
       return "slab_leak";
+    case Behaviour::kRolloutFlat:
+      return "rollout_flat";
+    case Behaviour::kBatchRamp:
+      return "batch_ramp";
+    case Behaviour::kSlowPlateau:
+      return "slow_plateau";
+    case Behaviour::kGappy:
+      return "gappy";
+    case Behaviour::kSlabWarmup:
+      return "slab_warmup";
+    case Behaviour::kLeakUnderBigSawtooth:
+      return "leak_under_big_sawtooth";
+    case Behaviour::kLeakDailyRestarts:
+      return "leak_daily_restarts";
+    case Behaviour::kRolloutThatLeaks:
+      return "rollout_that_leaks";
+    case Behaviour::kLeakUnderDiurnal:
+      return "leak_under_diurnal";
+    case Behaviour::kBatchRampLeak:
+      return "batch_ramp_leak";
+    case Behaviour::kSlabLeakAfterWarmup:
+      return "slab_leak_after_warmup";
   }
   return "unknown";
 }
 
-bool IsLeak(Behaviour behaviour) { return behaviour >= Behaviour::kFastLeak; }
+bool IsLeak(Behaviour behaviour) {
+  switch (behaviour) {
+    case Behaviour::kFastLeak:
+    case Behaviour::kSlowLeak:
+    case Behaviour::kRolloutLeak:
+    case Behaviour::kLeakUnderSawtooth:
+    case Behaviour::kLeakResetByRestarts:
+    case Behaviour::kSlabLeak:
+    case Behaviour::kLeakUnderBigSawtooth:
+    case Behaviour::kLeakDailyRestarts:
+    case Behaviour::kRolloutThatLeaks:
+    case Behaviour::kLeakUnderDiurnal:
+    case Behaviour::kBatchRampLeak:
+    case Behaviour::kSlabLeakAfterWarmup:
+      return true;
+    default:
+      return false;
+  }
+}
 
 FleetSpec FleetGenerator::TestSuite(uint64_t seed) {
   FleetSpec spec;
@@ -112,10 +152,37 @@ FleetSpec FleetGenerator::BenchmarkSuite(uint64_t seed) {
   return spec;
 }
 
+FleetSpec FleetGenerator::HardSuite(uint64_t seed) {
+  FleetSpec spec;
+  spec.seed = seed;
+  spec.profile = Profile::kHard;
+  spec.hosts = 150;
+  spec.healthy_components = 24;
+  spec.leaking_components = 24;
+  spec.duration_s = 5 * kDay;
+  spec.interval_s = 60;
+  return spec;
+}
+
+FleetSpec FleetGenerator::HardTestSuite(uint64_t seed) {
+  FleetSpec spec = HardSuite(seed);
+  spec.hosts = 20;
+  spec.interval_s = 300;
+  return spec;
+}
+
 FleetGenerator::FleetGenerator(const FleetSpec& spec) : spec_(spec) {
-  const int64_t start = spec.start_s;
-  const int64_t window = spec.duration_s;
-  auto add = [&](int host, const std::string& component, Behaviour behaviour, uint64_t h) {
+  if (spec.profile == Profile::kHard) {
+    AddHardComponents();
+  } else {
+    AddClassicComponents();
+  }
+}
+
+void FleetGenerator::Add(int host, const std::string& component, Behaviour behaviour, uint64_t h) {
+  const int64_t start = spec_.start_s;
+  const int64_t window = spec_.duration_s;
+  {
     SeriesSpec s;
     s.host = fmt::format("host-{:04d}", host);
     s.component = component;
@@ -126,6 +193,11 @@ FleetGenerator::FleetGenerator(const FleetSpec& spec) : spec_(spec) {
     s.base_bytes = static_cast<uint64_t>(Between(Hash(h, 1), 100, 2000) * kMiB);
     s.noise_fraction = Between(Hash(h, 2), 0.0005, 0.003);
     s.phase_s = static_cast<int64_t>(Between(Hash(h, 3), 0, kDay));
+    if (spec_.profile == Profile::kHard) {
+      DrawHard(host, &s, Hash(spec_.seed, std::hash<std::string>{}(component)));
+      series_.push_back(std::move(s));
+      return;
+    }
     switch (behaviour) {
       case Behaviour::kSteady:
         break;
@@ -190,10 +262,18 @@ FleetGenerator::FleetGenerator(const FleetSpec& spec) : spec_(spec) {
         s.leak_bytes_per_hour = s.base_bytes * Between(Hash(h, 4), 0.005, 0.03);
         s.leak_start_s = start + static_cast<int64_t>(Between(Hash(h, 5), 0.3, 0.5) * window);
         break;
+      default:  // the hard profile's, drawn by DrawHard
+        break;
     }
     series_.push_back(std::move(s));
-  };
+  }
+}
 
+void FleetGenerator::AddClassicComponents() {
+  const FleetSpec& spec = spec_;
+  auto add = [this](int host, const std::string& component, Behaviour behaviour, uint64_t h) {
+    Add(host, component, behaviour, h);
+  };
   for (int c = 0; c < spec.healthy_components; ++c) {
     const Behaviour behaviour = kDecoys[c % std::size(kDecoys)];
     const std::string component =
@@ -224,9 +304,280 @@ FleetGenerator::FleetGenerator(const FleetSpec& spec) : spec_(spec) {
   }
 }
 
+namespace {
+
+// log-uniform in [lo, hi]
+double LogBetween(uint64_t h, double lo, double hi) {
+  return std::exp(Between(h, std::log(lo), std::log(hi)));
+}
+
+// The hard profile's components: the hazards that fooled the detector, twice or three
+// times over, next to the classic decoys; and every kind of leak, twice (each time on a
+// different share of its hosts).
+constexpr Behaviour kHardDecoys[] = {
+    Behaviour::kRolloutFlat,  Behaviour::kBatchRamp,   Behaviour::kDiurnal,
+    Behaviour::kSlowPlateau,  Behaviour::kGappy,       Behaviour::kSlabWarmup,
+    Behaviour::kSteady,       Behaviour::kGcSawtooth,  Behaviour::kCacheWarmup,
+    Behaviour::kStepOnReload, Behaviour::kSpikes,      Behaviour::kRegularRestarts,
+    Behaviour::kOomRestarts,  Behaviour::kRolloutFlat, Behaviour::kBatchRamp,
+    Behaviour::kDiurnal,      Behaviour::kSlowPlateau, Behaviour::kRolloutFlat,
+    Behaviour::kBatchRamp,    Behaviour::kDiurnal,     Behaviour::kSlowPlateau,
+    Behaviour::kGappy,        Behaviour::kSlabWarmup,  Behaviour::kRegularRestarts};
+constexpr Behaviour kHardLeaks[] = {Behaviour::kSlowLeak,
+                                    Behaviour::kFastLeak,
+                                    Behaviour::kRolloutLeak,
+                                    Behaviour::kLeakUnderSawtooth,
+                                    Behaviour::kLeakResetByRestarts,
+                                    Behaviour::kSlabLeak,
+                                    Behaviour::kLeakUnderBigSawtooth,
+                                    Behaviour::kLeakDailyRestarts,
+                                    Behaviour::kRolloutThatLeaks,
+                                    Behaviour::kLeakUnderDiurnal,
+                                    Behaviour::kBatchRampLeak,
+                                    Behaviour::kSlabLeakAfterWarmup};
+
+bool IsSlab(Behaviour b) {
+  return b == Behaviour::kSlabLeak || b == Behaviour::kSlabWarmup ||
+         b == Behaviour::kSlabLeakAfterWarmup;
+}
+
+// What a leaking component's healthy hosts do, in the hard profile.
+Behaviour HardTwin(Behaviour leak) {
+  switch (leak) {
+    case Behaviour::kLeakUnderSawtooth:
+    case Behaviour::kLeakUnderBigSawtooth:
+      return Behaviour::kGcSawtooth;
+    case Behaviour::kLeakResetByRestarts:
+    case Behaviour::kLeakDailyRestarts:
+      return Behaviour::kRegularRestarts;
+    case Behaviour::kRolloutThatLeaks:
+      return Behaviour::kRolloutFlat;
+    case Behaviour::kLeakUnderDiurnal:
+      return Behaviour::kDiurnal;
+    case Behaviour::kBatchRampLeak:
+      return Behaviour::kBatchRamp;
+    case Behaviour::kSlabLeak:
+    case Behaviour::kSlabLeakAfterWarmup:
+      return Behaviour::kSlabWarmup;
+    default:
+      return Behaviour::kSteady;
+  }
+}
+
+}  // namespace
+
+void FleetGenerator::AddHardComponents() {
+  const FleetSpec& spec = spec_;
+  auto name = [](Behaviour b, const char* prefix, int c) {
+    return IsSlab(b) ? fmt::format("kernel:slab:{}{}-{:02d}", prefix, BehaviourName(b), c)
+                     : fmt::format("svc:{}{}-{:02d}.service", prefix, BehaviourName(b), c);
+  };
+  for (int c = 0; c < spec.healthy_components; ++c) {
+    const Behaviour behaviour = kHardDecoys[c % std::size(kHardDecoys)];
+    const std::string component = name(behaviour, "", c);
+    const uint64_t ch = Hash(spec.seed, std::hash<std::string>{}(component));
+    // A rollout reaches most of the component's hosts, not always all.
+    const double reach = Between(Hash(ch, 20), 0.5, 1.0);
+    for (int host = 0; host < spec.hosts; ++host) {
+      const uint64_t h = Hash(spec.seed, static_cast<uint64_t>(c) + 1, static_cast<uint64_t>(host));
+      if (Uniform(Hash(h, 99)) < 0.15) continue;  // not every host runs every service
+      Behaviour b = behaviour;
+      if (b == Behaviour::kRolloutFlat && Uniform(Hash(h, 21)) >= reach) b = Behaviour::kSteady;
+      Add(host, component, b, h);
+    }
+  }
+  for (int c = 0; c < spec.leaking_components; ++c) {
+    const Behaviour leak = kHardLeaks[c % std::size(kHardLeaks)];
+    const int scope = (c + c / static_cast<int>(std::size(kHardLeaks))) % 3;  // all, some, one
+    const std::string component = name(leak, "leaky-", c);
+    const int leaking_host = static_cast<int>(Hash(spec.seed, 777, c) % spec.hosts);
+    const double share = Between(Hash(spec.seed, 778, c), 0.1, 0.5);
+    for (int host = 0; host < spec.hosts; ++host) {
+      const uint64_t h =
+          Hash(spec.seed, 1000 + static_cast<uint64_t>(c), static_cast<uint64_t>(host));
+      if (host != leaking_host && Uniform(Hash(h, 99)) < 0.15) continue;
+      const bool leaks =
+          scope == 0 || host == leaking_host || (scope == 1 && Uniform(Hash(h, 98)) < share);
+      Add(host, component, leaks ? leak : HardTwin(leak), h);
+    }
+  }
+}
+
+void FleetGenerator::DrawHard(int host, SeriesSpec* s, uint64_t ch) {
+  const int64_t start = spec_.start_s;
+  const double window = static_cast<double>(spec_.duration_s);
+  const uint64_t h = s->seed;
+  s->base_bytes = static_cast<uint64_t>(LogBetween(Hash(h, 1), 50, 4000) * kMiB);
+  s->noise_fraction = LogBetween(Hash(h, 2), 0.0005, 0.01);
+  // Components share a clock: daily load and rollouts happen on all their hosts at about
+  // the same time.
+  const int64_t component_phase = static_cast<int64_t>(Between(Hash(ch, 3), 0, kDay));
+  const int64_t rollout = start + static_cast<int64_t>(Between(Hash(ch, 4), 0.25, 0.6) * window) +
+                          host * static_cast<int64_t>(Between(Hash(ch, 5), 60, 15 * 60));
+  auto leak_from = [&](double lo, double hi) {
+    return start + static_cast<int64_t>(Between(Hash(h, 30), lo, hi) * window);
+  };
+  auto relative_rate = [&](double lo, double hi) {
+    return static_cast<double>(s->base_bytes) * LogBetween(Hash(h, 31), lo, hi);
+  };
+  auto diurnal = [&] {
+    s->amplitude_fraction = LogBetween(Hash(h, 4), 0.03, 0.40);
+    s->period_s = kDay;
+    s->phase_s = component_phase + static_cast<int64_t>(Between(Hash(h, 5), -3600, 3600));
+    s->level_fraction = Between(Hash(h, 6), 0, 0.3);  // the second harmonic's share
+  };
+  auto batch = [&] {
+    s->period_s = Uniform(Hash(h, 4)) < 0.6
+                      ? kDay
+                      : static_cast<int64_t>(Between(Hash(h, 5), 12, 60) * kHour);
+    s->duration2_s = std::min<int64_t>(static_cast<int64_t>(Between(Hash(h, 6), 4, 12) * kHour),
+                                       s->period_s - kHour);
+    s->amplitude_fraction = LogBetween(Hash(h, 7), 0.10, 0.80);
+  };
+  auto sawtooth = [&](double lo, double hi) {
+    s->amplitude_fraction = Between(Hash(h, 4), lo, hi);
+    s->period_s = static_cast<int64_t>(LogBetween(Hash(h, 5), 2 * 60, 60 * 60));
+  };
+  auto slab = [&] {
+    s->base_bytes = static_cast<uint64_t>(LogBetween(Hash(h, 1), 10, 300) * kMiB);
+    s->noise_fraction = LogBetween(Hash(h, 2), 0.002, 0.02);
+    s->level_fraction = Between(Hash(h, 8), 0.2, 0.6);  // where the warm-up starts
+    s->duration2_s = static_cast<int64_t>(LogBetween(Hash(h, 9), 1, 8) * kHour);
+  };
+  auto rollout_to_new_level = [&] {
+    s->event_s = rollout;
+    s->level_fraction = 1 + Between(Hash(ch, 6), 0.10, 0.30) * Between(Hash(h, 6), 0.9, 1.1);
+    s->duration2_s = static_cast<int64_t>(LogBetween(Hash(ch, 7), 5 * 60, 3 * kHour));
+  };
+  switch (s->behaviour) {
+    case Behaviour::kSteady:
+      break;
+    case Behaviour::kDiurnal:
+      diurnal();
+      break;
+    case Behaviour::kGcSawtooth:
+      sawtooth(0.05, 0.6);
+      break;
+    case Behaviour::kCacheWarmup:
+      if (Uniform(Hash(h, 6)) < 0.5) {
+        s->first_sample_s = start + static_cast<int64_t>(Between(Hash(h, 7), 0, window / 2));
+      }
+      s->amplitude_fraction = LogBetween(Hash(h, 4), 0.2, 2.0);
+      s->period_s = static_cast<int64_t>(LogBetween(Hash(h, 5), 0.3 * kHour, 6 * kHour));
+      break;
+    case Behaviour::kStepOnReload:
+      s->amplitude_fraction =
+          (Uniform(Hash(h, 6)) < 0.3 ? -1 : 1) * Between(Hash(h, 4), 0.05, 0.40);
+      s->event_s = start + static_cast<int64_t>(Between(Hash(h, 5), 0.2, 0.9) * window);
+      break;
+    case Behaviour::kSpikes:
+      s->amplitude_fraction = LogBetween(Hash(h, 4), 0.2, 3.0);
+      break;
+    case Behaviour::kRegularRestarts:
+      s->period_s = static_cast<int64_t>(LogBetween(Hash(h, 5), 2, 48) * kHour);
+      s->duration2_s = static_cast<int64_t>(LogBetween(Hash(h, 7), 5 * 60, 2 * kHour));
+      break;
+    case Behaviour::kOomRestarts:
+      break;
+    case Behaviour::kRolloutFlat:
+      rollout_to_new_level();
+      break;
+    case Behaviour::kBatchRamp:
+      batch();
+      break;
+    case Behaviour::kSlowPlateau:
+      if (Uniform(Hash(h, 6)) < 0.3) {
+        s->first_sample_s = start + static_cast<int64_t>(Between(Hash(h, 7), 0, window / 2));
+      }
+      s->event_s = s->first_sample_s;
+      s->amplitude_fraction = LogBetween(Hash(h, 4), 0.1, 1.0);
+      s->duration2_s = static_cast<int64_t>(LogBetween(Hash(h, 5), 4, 36) * kHour);
+      break;
+    case Behaviour::kGappy:
+      s->gaps = 2 + static_cast<int>(Hash(h, 10) % 5);
+      break;
+    case Behaviour::kSlabWarmup:
+      slab();
+      break;
+    case Behaviour::kSlowLeak:
+      s->base_bytes = static_cast<uint64_t>(LogBetween(Hash(h, 1), 200, 2000) * kMiB);
+      s->noise_fraction = LogBetween(Hash(h, 2), 0.0005, 0.003);
+      s->leak_bytes_per_hour = LogBetween(Hash(h, 31), 1, 3) * kMiB;
+      s->leak_start_s = leak_from(0.2, 0.6);
+      break;
+    case Behaviour::kFastLeak:
+      s->leak_bytes_per_hour = relative_rate(0.02, 0.15);
+      s->leak_start_s = leak_from(0, 0.5);
+      break;
+    case Behaviour::kRolloutLeak:
+      s->event_s = rollout;
+      s->duration2_s = 20 * 60;
+      s->level_fraction = 1;
+      s->leak_bytes_per_hour = relative_rate(0.003, 0.03);
+      s->leak_start_s = rollout;
+      break;
+    case Behaviour::kLeakUnderSawtooth:
+      sawtooth(0.1, 0.4);
+      s->leak_bytes_per_hour = relative_rate(0.003, 0.02);
+      s->leak_start_s = leak_from(0.2, 0.5);
+      break;
+    case Behaviour::kLeakResetByRestarts:
+      s->period_s = static_cast<int64_t>(Between(Hash(h, 5), 6, 12) * kHour);
+      s->duration2_s = 20 * 60;
+      s->leak_bytes_per_hour = relative_rate(0.01, 0.04);
+      s->leak_start_s = start;
+      break;
+    case Behaviour::kSlabLeak:
+      slab();
+      s->level_fraction = 1;  // no warm-up
+      s->leak_bytes_per_hour = relative_rate(0.005, 0.03);
+      s->leak_start_s = leak_from(0.2, 0.5);
+      break;
+    case Behaviour::kLeakUnderBigSawtooth: {
+      s->base_bytes = static_cast<uint64_t>(LogBetween(Hash(h, 1), 1024, 4096) * kMiB);
+      const double swing = Between(Hash(h, 4), 100, 500) * kMiB;
+      s->amplitude_fraction = swing / static_cast<double>(s->base_bytes);
+      s->period_s = static_cast<int64_t>(LogBetween(Hash(h, 5), 2 * 60, 30 * 60));
+      s->leak_bytes_per_hour = LogBetween(Hash(h, 31), 5, 60) * kMiB;
+      s->leak_start_s = leak_from(0.2, 0.5);
+      break;
+    }
+    case Behaviour::kLeakDailyRestarts:
+      s->period_s = kDay + static_cast<int64_t>(Between(Hash(h, 5), -1800, 1800));
+      s->duration2_s = static_cast<int64_t>(LogBetween(Hash(h, 7), 5 * 60, kHour));
+      s->leak_bytes_per_hour = relative_rate(0.01, 0.06);
+      s->leak_start_s = start;
+      break;
+    case Behaviour::kRolloutThatLeaks:
+      rollout_to_new_level();
+      s->leak_bytes_per_hour = relative_rate(0.003, 0.03);
+      s->leak_start_s = rollout;
+      break;
+    case Behaviour::kLeakUnderDiurnal:
+      diurnal();
+      s->amplitude_fraction = std::min(s->amplitude_fraction, 0.3);
+      s->leak_bytes_per_hour = relative_rate(0.002, 0.02);
+      s->leak_start_s = leak_from(0.2, 0.5);
+      break;
+    case Behaviour::kBatchRampLeak:
+      batch();
+      s->leak_bytes_per_hour = relative_rate(0.002, 0.02);
+      s->leak_start_s = leak_from(0.2, 0.5);
+      break;
+    case Behaviour::kSlabLeakAfterWarmup:
+      slab();
+      s->leak_bytes_per_hour = relative_rate(0.005, 0.03);
+      s->leak_start_s = leak_from(0.35, 0.6);
+      break;
+  }
+  // Besides the gappy ones, some series of every kind go silent a few times.
+  if (s->gaps == 0 && Uniform(Hash(h, 11)) < 0.08) s->gaps = 1 + static_cast<int>(Hash(h, 12) % 3);
+}
+
 bool FleetGenerator::SampleAt(size_t index, int64_t t, SyntheticSample* out) {
   const SeriesSpec& s = series_[index];
   if (t < s.first_sample_s) return false;
+  if (spec_.profile == Profile::kHard) return SampleHard(s, t, out);
   const uint64_t h = s.seed;
   // A few series go silent for a few hours once (a host reboot, a network partition).
   if (Uniform(Hash(h, 50)) < 0.06) {
@@ -338,6 +689,13 @@ bool FleetGenerator::SampleAt(size_t index, int64_t t, SyntheticSample* out) {
     bytes += s.leak_bytes_per_hour * static_cast<double>(t - leaking_since) / kHour;
   }
 
+  Finish(s, t, instance, instance_start, bytes, out);
+  return true;
+}
+
+void FleetGenerator::Finish(const SeriesSpec& s, int64_t t, int64_t instance,
+                            int64_t instance_start, double bytes, SyntheticSample* out) {
+  const uint64_t h = s.seed;
   bytes *= 1 + s.noise_fraction * Normal(Hash(h, 90, static_cast<uint64_t>(t)));
   instance_ =
       fmt::format("{}@{}", 1000 + (h % 30000) + static_cast<uint64_t>(instance), instance_start);
@@ -347,6 +705,151 @@ bool FleetGenerator::SampleAt(size_t index, int64_t t, SyntheticSample* out) {
   out->timestamp_s = t + skew + jitter;
   out->instance = instance_;
   out->bytes = static_cast<uint64_t>(std::max(0.0, bytes));
+}
+
+bool FleetGenerator::SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample* out) {
+  const uint64_t h = s.seed;
+  for (int g = 0; g < s.gaps; ++g) {
+    const int64_t gap_start =
+        spec_.start_s +
+        static_cast<int64_t>(Between(Hash(h, 50, g), 0.05, 0.95) * spec_.duration_s);
+    const double longest = s.behaviour == Behaviour::kGappy ? 10 * kHour : 6 * kHour;
+    if (t >= gap_start &&
+        t < gap_start + static_cast<int64_t>(LogBetween(Hash(h, 51, g), 300, longest))) {
+      return false;
+    }
+  }
+  double bytes = static_cast<double>(s.base_bytes);
+  int64_t instance = 0;
+  int64_t instance_start = s.first_sample_s;
+  // From `from` (a fraction of the level) to the whole of it, with time constant tau.
+  auto warm_up = [&](double from, int64_t since, int64_t tau) {
+    return 1.0 - (1.0 - from) * std::exp(-static_cast<double>(since) / static_cast<double>(tau));
+  };
+
+  // Restarts and rollouts.
+  switch (s.behaviour) {
+    case Behaviour::kRegularRestarts:
+    case Behaviour::kLeakResetByRestarts:
+    case Behaviour::kLeakDailyRestarts:
+      instance = (t - s.first_sample_s + s.phase_s) / s.period_s;
+      instance_start =
+          std::max(s.first_sample_s, s.first_sample_s - s.phase_s + instance * s.period_s);
+      if (instance > 0) bytes *= warm_up(0.3, t - instance_start, s.duration2_s);
+      break;
+    case Behaviour::kOomRestarts: {
+      const int64_t day = (t - spec_.start_s) / kDay;
+      int64_t kills = 0;
+      double burst = 0;
+      for (int64_t d = 0; d <= day; ++d) {
+        const int64_t burst_start =
+            spec_.start_s + d * kDay + static_cast<int64_t>(Between(Hash(h, 60, d), 0, 20 * kHour));
+        const int64_t burst_len = static_cast<int64_t>(Between(Hash(h, 61, d), 10 * 60, 40 * 60));
+        if (t >= burst_start + burst_len) {
+          ++kills;
+          instance_start = burst_start + burst_len;
+        } else if (t >= burst_start) {
+          burst = 1.5 * static_cast<double>(t - burst_start) / burst_len;
+        }
+      }
+      instance = kills;
+      if (kills > 0) bytes *= warm_up(0.3, t - instance_start, 15 * 60);
+      bytes *= 1.0 + burst;
+      break;
+    }
+    case Behaviour::kRolloutFlat:
+    case Behaviour::kRolloutLeak:
+    case Behaviour::kRolloutThatLeaks:
+      if (t >= s.event_s) {
+        instance = 1;
+        instance_start = s.event_s;
+        bytes *= s.level_fraction * warm_up(0.3, t - s.event_s, s.duration2_s);
+      }
+      break;
+    default:
+      break;
+  }
+
+  // Shapes.
+  const double since_first = static_cast<double>(t - s.first_sample_s);
+  switch (s.behaviour) {
+    case Behaviour::kDiurnal:
+    case Behaviour::kLeakUnderDiurnal: {
+      const double day_phase = 2 * kPi * static_cast<double>((t + s.phase_s) % kDay) / kDay;
+      const auto day = static_cast<uint64_t>((t - spec_.start_s) / kDay);
+      const double amplitude = s.amplitude_fraction * (1 + 0.1 * Normal(Hash(h, 70, day)));
+      bytes *= 1 + amplitude * (std::sin(day_phase) +
+                                s.level_fraction * std::sin(2 * day_phase + s.seed % 7));
+      break;
+    }
+    case Behaviour::kGcSawtooth:
+    case Behaviour::kLeakUnderSawtooth:
+    case Behaviour::kLeakUnderBigSawtooth: {
+      const double cycle =
+          static_cast<double>((t + s.phase_s) % s.period_s) / static_cast<double>(s.period_s);
+      bytes += static_cast<double>(s.base_bytes) * s.amplitude_fraction * cycle;
+      break;
+    }
+    case Behaviour::kCacheWarmup:
+      bytes *= 1 + s.amplitude_fraction * (1 - std::exp(-since_first / s.period_s));
+      break;
+    case Behaviour::kSlowPlateau:
+      bytes *= 1 + s.amplitude_fraction *
+                       (1 - std::exp(-static_cast<double>(t - s.event_s) / s.duration2_s));
+      break;
+    case Behaviour::kStepOnReload:
+      if (t >= s.event_s) bytes *= 1 + s.amplitude_fraction;
+      break;
+    case Behaviour::kSpikes: {
+      const int64_t slot = (t - spec_.start_s) / kHour;
+      const uint64_t sh = Hash(h, 80, slot);
+      if (Uniform(sh) < 0.35) {
+        const int64_t spike_start =
+            spec_.start_s + slot * kHour + static_cast<int64_t>(Between(Mix(sh), 0, 40 * 60));
+        const int64_t spike_len = static_cast<int64_t>(Between(Mix(sh ^ 1), 60, 20 * 60));
+        if (t >= spike_start && t < spike_start + spike_len) bytes *= 1 + s.amplitude_fraction;
+      }
+      break;
+    }
+    case Behaviour::kBatchRamp:
+    case Behaviour::kBatchRampLeak: {
+      // Ramp k starts about period × k after the phase, lasts about duration2_s, climbs
+      // about amplitude, and is released over minutes.
+      const int64_t k = (t - spec_.start_s + s.phase_s) / s.period_s;
+      for (int64_t cycle = k - 1; cycle <= k; ++cycle) {
+        if (cycle < 0) continue;
+        const uint64_t ch = Hash(h, 75, static_cast<uint64_t>(cycle));
+        const int64_t ramp_start = spec_.start_s - s.phase_s + cycle * s.period_s +
+                                   static_cast<int64_t>(Between(ch, -3600, 3600));
+        const auto ramp_len = static_cast<int64_t>(s.duration2_s * Between(Mix(ch), 0.8, 1.2));
+        const auto release = static_cast<int64_t>(Between(Mix(ch ^ 2), 60, 30 * 60));
+        const double height = s.amplitude_fraction * Between(Mix(ch ^ 3), 0.8, 1.2);
+        const int64_t into = t - ramp_start;
+        if (into >= 0 && into < ramp_len) {
+          bytes *= 1 + height * static_cast<double>(into) / ramp_len;
+        } else if (into >= ramp_len && into < ramp_len + release) {
+          bytes *= 1 + height * (1 - static_cast<double>(into - ramp_len) / release);
+        }
+      }
+      break;
+    }
+    case Behaviour::kSlabWarmup:
+    case Behaviour::kSlabLeakAfterWarmup:
+      bytes *= warm_up(s.level_fraction, t - s.first_sample_s, s.duration2_s);
+      break;
+    default:
+      break;
+  }
+
+  // Leaks.
+  if (s.leaking && t >= s.leak_start_s) {
+    const bool per_instance = s.behaviour == Behaviour::kLeakResetByRestarts ||
+                              s.behaviour == Behaviour::kLeakDailyRestarts;
+    const int64_t leaking_since =
+        per_instance ? std::max(instance_start, s.leak_start_s) : s.leak_start_s;
+    bytes += s.leak_bytes_per_hour * static_cast<double>(t - leaking_since) / kHour;
+  }
+  Finish(s, t, instance, instance_start, bytes, out);
   return true;
 }
 

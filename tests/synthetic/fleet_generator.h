@@ -5,6 +5,16 @@
 // 500 MB process, on a subset of hosts, starting mid-window with a rollout, under a
 // sawtooth, reset by periodic restarts, kernel slab caches) — and carries its label.
 //
+// Two profiles. The classic one is what the detector was first built against. The hard
+// one (docs/detector.md, "Evaluation") adds the hazards that fooled it on fleets it had
+// never seen — versions rolled out to most hosts that settle higher and flat, batch work
+// that ramps for hours and releases, strong daily load, growth that levels off after a
+// day, gappy series, slab caches that warm up — and leaks hidden by them (under a
+// sawtooth of hundreds of MB, reset by daily restarts, arriving with a rollout, under a
+// daily swing, on a batch host, in a slab after its warm-up), every parameter drawn from
+// a wide range per series. Detectors are tuned on development seeds only and reported on
+// held-out seeds (kDevelopmentSeeds, kHeldOutSeeds).
+//
 // Samples are a pure function of (seed, series, time): nothing is stored, so a suite of
 // any size streams in global time order (as a collector sees it) or series by series.
 #pragma once
@@ -34,8 +44,21 @@ enum class Behaviour : uint8_t {
   kLeakUnderSawtooth,
   kLeakResetByRestarts,
   kSlabLeak,
+  // Healthy, hard profile.
+  kRolloutFlat,  // a new version on most hosts: a restart, a warm-up, a higher flat level
+  kBatchRamp,    // batch work ramping for 4-12 h, then released, day after day
+  kSlowPlateau,  // growth that levels off after many hours (kernel caches, indexes)
+  kGappy,        // steady with several silences of minutes to hours
+  kSlabWarmup,   // a kernel slab cache filling after boot, then flat
+  // Leaks, hard profile.
+  kLeakUnderBigSawtooth,  // a GC sawtooth of 100-500 MB over a slow leak
+  kLeakDailyRestarts,     // restarted every day, leaking in every instance
+  kRolloutThatLeaks,      // the new version settles higher and leaks
+  kLeakUnderDiurnal,      // a daily load swing over a leak
+  kBatchRampLeak,         // batch ramps on a host that also leaks
+  kSlabLeakAfterWarmup,   // a slab cache that warms up, and leaks later
 };
-inline constexpr int kBehaviourCount = 14;
+inline constexpr int kBehaviourCount = 25;
 
 const char* BehaviourName(Behaviour behaviour);
 bool IsLeak(Behaviour behaviour);
@@ -53,12 +76,25 @@ struct SeriesSpec {
   double amplitude_fraction = 0;  // diurnal / sawtooth / step / warm-up size
   int64_t period_s = 0;           // diurnal day, GC cycle, restart interval
   int64_t phase_s = 0;
-  int64_t event_s = 0;  // step time (reload)
+  int64_t event_s = 0;  // step time (reload), rollout time
   uint64_t seed = 0;
+  // Hard profile: a second shape's size and time constant (ramp length, warm-up τ), and
+  // how many silences the series has.
+  double level_fraction = 0;  // a rollout's new level, relative to base
+  int64_t duration2_s = 0;    // batch ramp length; warm-up or plateau time constant
+  int gaps = 0;
 };
+
+enum class Profile : uint8_t { kClassic, kHard };
+
+// Seeds of the hard profile: tune on the first, report on the second, which no change may
+// be tuned against.
+inline constexpr uint64_t kDevelopmentSeeds[] = {11, 12, 13};
+inline constexpr uint64_t kHeldOutSeeds[] = {9001, 9002, 9003, 9004, 9005};
 
 struct FleetSpec {
   uint64_t seed = 1;
+  Profile profile = Profile::kClassic;
   int hosts = 40;
   // Healthy components every host runs, and leaking components (each leaks on all, some
   // or one of the hosts running it); each gets a behaviour in turn so all are covered.
@@ -94,8 +130,22 @@ class FleetGenerator {
   static FleetSpec TestSuite(uint64_t seed);
   // The benchmark's suite: hundreds of hosts over four days.
   static FleetSpec BenchmarkSuite(uint64_t seed);
+  // The hard profile: 150 hosts over five days at 60 s, every hazard.
+  static FleetSpec HardSuite(uint64_t seed);
+  // The hard profile small enough for a unit test.
+  static FleetSpec HardTestSuite(uint64_t seed);
 
  private:
+  void AddClassicComponents();
+  void AddHardComponents();
+  void Add(int host, const std::string& component, Behaviour behaviour, uint64_t h);
+  // The hard profile's parameters for a series (its SeriesSpec has the common ones).
+  void DrawHard(int host, SeriesSpec* s, uint64_t component_hash);
+  bool SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample* out);
+  // The instance name and the sample's skewed, jittered time, as every profile writes them.
+  void Finish(const SeriesSpec& s, int64_t t, int64_t instance, int64_t instance_start,
+              double bytes, SyntheticSample* out);
+
   FleetSpec spec_;
   std::vector<SeriesSpec> series_;
   std::string instance_;  // backing store of SyntheticSample::instance

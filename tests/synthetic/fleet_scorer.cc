@@ -39,7 +39,7 @@ FleetScore ScoreFleet(const std::vector<SeriesSpec>& series, const std::vector<F
   std::map<std::string, bool> component_flagged;
   std::map<std::string, bool> component_flagged_wrongly;
   auto mistake = [&](const std::string& text) {
-    if (score.mistakes.size() < 20) score.mistakes.push_back(text);
+    if (score.mistakes.size() < 400) score.mistakes.push_back(text);
   };
   for (const SeriesSpec& s : series) {
     auto it = flagged.find({s.host, s.component});

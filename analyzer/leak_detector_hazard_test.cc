@@ -1,0 +1,194 @@
+// The hazards that fooled the detector on fleets it had never seen (docs/detector.md,
+// "Evaluation"): each healthy one must not be flagged, and a leak hidden under it must be.
+// Every test runs the default config.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "analyzer/leak_detector.h"
+#include "analyzer/testing/series_feed.h"
+#include "fmt/format.h"
+
+namespace drip::analyzer {
+namespace {
+
+using testing::Feed;
+using testing::kDay;
+using testing::kHour;
+using testing::kMiB;
+using testing::kStart;
+using testing::Point;
+using testing::RunOneSeries;
+using testing::Shape;
+
+// From `from` of the level to all of it, with time constant tau.
+double WarmUp(double from, int64_t since, double tau) {
+  return 1 - (1 - from) * std::exp(-static_cast<double>(since) / tau);
+}
+
+// Batch work: from `phase` each day, a ramp of `length` climbing `height`, then released
+// within a quarter of an hour.
+double BatchRamp(int64_t t, int64_t phase, int64_t length, double height) {
+  const int64_t into = ((t - phase) % kDay + kDay) % kDay;
+  if (into < length) return 1 + height * static_cast<double>(into) / length;
+  if (into < length + 900) return 1 + height * (1 - static_cast<double>(into - length) / 900);
+  return 1;
+}
+
+// A component of `hosts` hosts fed together, as a collector sees them; its suspects.
+std::vector<Suspect> RunFleet(int hosts, double days, const std::function<Shape(int)>& shape_of) {
+  LeakDetector detector{DetectorConfig{}};
+  for (int h = 0; h < hosts; ++h) {
+    Feed(detector, fmt::format("host-{}", h), "svc:x.service", days, shape_of(h),
+         static_cast<uint32_t>(h + 1));
+  }
+  detector.AdvanceTo(kStart + static_cast<int64_t>(days * kDay) + kHour);
+  return detector.Suspects();
+}
+
+std::string Reasons(const std::vector<Suspect>& suspects) {
+  std::string text;
+  for (const Suspect& s : suspects) text += "\n  " + s.host + ": " + s.reason;
+  return text;
+}
+
+// ---- Healthy hazards.
+
+// A new version reaches every host within two hours; each restarts, warms up for an
+// hour and settles 20 % higher, flat.
+TEST(LeakDetectorHazardTest, VersionThatSettlesHigherOnEveryHostIsNotFlagged) {
+  auto suspects = RunFleet(12, 4, [](int h) -> Shape {
+    const int64_t rollout = 2 * kDay + h * 10 * 60;
+    return [rollout](int64_t t) {
+      if (t < rollout) return Point{"100@1", 600 * kMiB};
+      return Point{"200@2", 1.2 * 600 * kMiB * WarmUp(0.3, t - rollout, kHour)};
+    };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+TEST(LeakDetectorHazardTest, BatchRampsOfHoursThatReleaseAreNotFlagged) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        return Point{"100@1", 800 * kMiB * BatchRamp(t, 3 * kHour, 10 * kHour, 0.5)};
+      },
+      5);
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+TEST(LeakDetectorHazardTest, StrongDailyLoadIsNotFlagged) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        return Point{"100@1", 1000 * kMiB * (1 + 0.3 * std::sin(2 * M_PI * t / kDay))};
+      },
+      5);
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+// An index or a kernel cache filling towards its size over a day and more.
+TEST(LeakDetectorHazardTest, GrowthThatLevelsOffOverHalfADayIsNotFlagged) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        return Point{"100@1", 400 * kMiB * (1 + 0.6 * (1 - std::exp(-t / (12.0 * kHour))))};
+      },
+      5);
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+TEST(LeakDetectorHazardTest, SeriesWithSeveralSilencesIsNotFlagged) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        const bool silent = (t / kHour) % 29 < 3;  // three hours silent every 29
+        return Point{"100@1", 700 * kMiB, silent};
+      },
+      5);
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+TEST(LeakDetectorHazardTest, SlabCacheWarmingUpAfterBootIsNotFlagged) {
+  LeakDetector detector{DetectorConfig{}};
+  Feed(detector, "host-a", "kernel:slab:dentry", 4, [](int64_t t) {
+    return Point{"", 120 * kMiB * WarmUp(0.3, t, 4 * kHour)};
+  });
+  detector.AdvanceTo(kStart + 4 * kDay + kHour);
+  EXPECT_TRUE(detector.Suspects().empty()) << Reasons(detector.Suspects());
+}
+
+// ---- Leaks hidden under them.
+
+// A GC sawtooth of 300 MB on a 2 GB heap, over a leak of 20 MB/h.
+TEST(LeakDetectorHazardTest, LeakUnderASawtoothOfHundredsOfMegabytesIsFlagged) {
+  const int64_t leak_start = 2 * kDay;
+  auto suspects = RunOneSeries(
+      [&](int64_t t) {
+        const double sawtooth = 300 * kMiB * static_cast<double>(t % 600) / 600;
+        const double leak = t > leak_start ? 20 * kMiB * (t - leak_start) / kHour : 0;
+        return Point{"100@1", 2048 * kMiB + sawtooth + leak};
+      },
+      4);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
+  EXPECT_LT(suspects[0].first_flagged - kStart - leak_start, 12 * kHour);
+}
+
+// Restarted every day, and leaking 3 %/h in every instance.
+TEST(LeakDetectorHazardTest, LeakHiddenByDailyRestartsIsFlagged) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        const int64_t instance = t / kDay;
+        const int64_t since = t - instance * kDay;
+        return Point{fmt::format("{}@{}", 100 + instance, instance),
+                     600 * kMiB * WarmUp(0.5, since, 900) + 18 * kMiB * since / kHour};
+      },
+      5);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_LT(suspects[0].first_flagged - kStart, 2 * kDay);
+}
+
+// The new version settles 15 % higher and leaks 1 %/h from the start.
+TEST(LeakDetectorHazardTest, LeakThatArrivesWithANewVersionIsFlagged) {
+  const int64_t rollout = 2 * kDay;
+  auto suspects = RunOneSeries(
+      [&](int64_t t) {
+        if (t < rollout) return Point{"100@1", 500 * kMiB};
+        const double level = 1.15 * 500 * kMiB * WarmUp(0.3, t - rollout, kHour);
+        return Point{"200@2", level + 5 * kMiB * (t - rollout) / kHour};
+      },
+      4);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_LT(suspects[0].first_flagged - kStart - rollout, 18 * kHour);
+}
+
+// A slab cache warms up after boot, and starts leaking a day later: flagged, and not
+// before the leak.
+TEST(LeakDetectorHazardTest, SlabLeakAfterItsWarmUpIsFlaggedOnlyOnceItLeaks) {
+  const int64_t leak_start = 2 * kDay;
+  LeakDetector detector{DetectorConfig{}};
+  Feed(detector, "host-a", "kernel:slab:kmalloc-256", 4, [&](int64_t t) {
+    const double leak = t > leak_start ? 1.5 * kMiB * (t - leak_start) / kHour : 0;
+    return Point{"", 150 * kMiB * WarmUp(0.3, t, 4 * kHour) + leak};
+  });
+  detector.AdvanceTo(kStart + 4 * kDay + kHour);
+  auto suspects = detector.Suspects();
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
+  EXPECT_LT(suspects[0].first_flagged - kStart - leak_start, 12 * kHour);
+}
+
+// Batch ramps every day, and under them a leak of 1.5 %/h: the troughs rise.
+TEST(LeakDetectorHazardTest, LeakUnderDailyBatchRampsIsFlagged) {
+  const int64_t leak_start = 2 * kDay;
+  auto suspects = RunOneSeries(
+      [&](int64_t t) {
+        const double leak = t > leak_start ? 12 * kMiB * (t - leak_start) / kHour : 0;
+        return Point{"100@1", 800 * kMiB * BatchRamp(t, 3 * kHour, 8 * kHour, 0.4) + leak};
+      },
+      5);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
+}
+
+}  // namespace
+}  // namespace drip::analyzer
