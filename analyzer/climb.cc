@@ -78,7 +78,7 @@ double Climb::Steadiness(double log_step) const {
   if (whole <= 0 || duration() <= 0) return 0;
   const int64_t third = duration() / 3;
   double smallest = whole;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 1; i < 3; ++i) {
     const int64_t from = start_t_ + i * third;
     const int64_t to = i == 2 ? last_t_ : from + third;
     smallest = std::min(smallest, bytes_at(to) - bytes_at(from));

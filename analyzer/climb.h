@@ -32,10 +32,12 @@ class Climb {
   int records() const { return records_; }
   int64_t last_record_time() const { return last_record_t_; }
 
-  // Steadiness: the smallest rise in bytes over one third of the climb, as a fraction of
-  // a third of the whole rise. ~1 for a linear rise (a leak adds bytes at a constant
-  // rate, which in log buckets would look like slowing down), ~0 for a step or a
-  // warm-up that levelled off. `log_step` is ln(1 + bucket width).
+  // Steadiness: the smaller rise in bytes over the climb's second and last thirds, as a
+  // fraction of a third of the whole rise. ~1 for a linear rise (a leak adds bytes at a
+  // constant rate, which in log buckets would look like slowing down), above 1 for one
+  // that speeds up, ~0 for a step or a warm-up that levelled off. The first third is
+  // left out: a leak seen through a lagging floor (a trough over a cycle) starts slow.
+  // `log_step` is ln(1 + bucket width).
   double Steadiness(double log_step) const;
   // Not slowing down: the least-squares slope (in bytes) of the climb's second half over
   // that of its first half, from the checkpoints. ~1 for a leak, which adds bytes at a

@@ -97,6 +97,46 @@ TEST(LeakDetectorHazardTest, GrowthThatLevelsOffOverHalfADayIsNotFlagged) {
   EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
 }
 
+// The same, but taking a day and a half: for its first day it looks steady, and it is
+// learnt as normal on the way up. Its slowing down shows over the whole climb.
+TEST(LeakDetectorHazardTest, GrowthThatLevelsOffOverADayAndAHalfIsNotFlagged) {
+  for (const double tau_hours : {24.0, 30.0, 36.0}) {
+    auto suspects = RunOneSeries(
+        [&](int64_t t) {
+          return Point{"100@1", 900 * kMiB * (1 + 0.5 * (1 - std::exp(-t / (tau_hours * kHour))))};
+        },
+        5);
+    EXPECT_TRUE(suspects.empty()) << "tau " << tau_hours << " h" << Reasons(suspects);
+  }
+}
+
+// A new version whose warm-up outlasts the startup grace and the relearning after it:
+// three hours' time constant, so it still creeps up by a few percent half a day later.
+TEST(LeakDetectorHazardTest, VersionThatTakesHoursToSettleIsNotFlagged) {
+  auto suspects = RunFleet(12, 4, [](int h) -> Shape {
+    const int64_t rollout = 2 * kDay + h * 10 * 60;
+    return [rollout](int64_t t) {
+      if (t < rollout) return Point{"100@1", 400 * kMiB};
+      return Point{"200@2", 1.2 * 400 * kMiB * WarmUp(0.3, t - rollout, 3 * kHour)};
+    };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+// Restarted every two and a half hours, each time before its warm-up has finished: every
+// instance dies climbing, but slowing down, as no leak does.
+TEST(LeakDetectorHazardTest, ServiceRestartedDuringItsWarmUpIsNotARestartLeak) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        const int64_t period = 5 * kHour / 2;
+        const int64_t instance = t / period;
+        return Point{fmt::format("{}@{}", 100 + instance, instance),
+                     300 * kMiB * WarmUp(0.3, t - instance * period, 1.5 * kHour)};
+      },
+      4);
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
 TEST(LeakDetectorHazardTest, SeriesWithSeveralSilencesIsNotFlagged) {
   auto suspects = RunOneSeries(
       [](int64_t t) {
@@ -175,6 +215,21 @@ TEST(LeakDetectorHazardTest, SlabLeakAfterItsWarmUpIsFlaggedOnlyOnceItLeaks) {
   ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
   EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
   EXPECT_LT(suspects[0].first_flagged - kStart - leak_start, 12 * kHour);
+}
+
+// A cache fills for a day and a half; from day 3 a leak of 0.5 %/h grows under its tail:
+// flagged once the tail has faded, not on the tail.
+TEST(LeakDetectorHazardTest, LeakBehindASlowWarmUpIsFlaggedOnlyOnceItLeaks) {
+  const int64_t leak_start = 3 * kDay;
+  auto suspects = RunOneSeries(
+      [&](int64_t t) {
+        const double leak = t > leak_start ? 3 * kMiB * (t - leak_start) / kHour : 0;
+        return Point{"100@1", 600 * kMiB * (1 + 0.5 * (1 - std::exp(-t / (10.0 * kHour)))) + leak};
+      },
+      5);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
+  EXPECT_LT(suspects[0].first_flagged - kStart - leak_start, 24 * kHour);
 }
 
 // Batch ramps every day, and under them a leak of 1.5 %/h: the troughs rise.

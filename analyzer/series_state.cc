@@ -68,16 +68,25 @@ int32_t SeriesState::MinOverHours(int64_t now, int64_t seconds) const {
   return low;
 }
 
-void SeriesState::TrackReleases(const DetectorConfig& config, int64_t t, int32_t floor) {
+void SeriesState::TrackReleases(const DetectorConfig& config, int64_t t, int32_t epoch_floor,
+                                int32_t floor) {
   if (rise_.active()) {
-    const int32_t step = std::abs(floor - previous_floor_) * 16;
+    const int32_t step = std::abs(epoch_floor - previous_floor_) * 16;
     floor_noise_16_ += (step - floor_noise_16_) / 8;
   }
-  previous_floor_ = floor;
+  previous_floor_ = epoch_floor;
   if (pending_rise_s_ > 0) {
     if (floor <= pending_low_ + (pending_high_ - pending_low_) / 2) {
       // Back halfway down by itself: the series climbs and releases like that.
       longest_released_rise_s_ = std::max(longest_released_rise_s_, pending_rise_s_);
+      // The time from one release to the next is the cycle: twice the rise for a swing,
+      // about the rise for a ramp that drops at once.
+      if (last_release_t_ > 0) {
+        const int64_t interval =
+            std::clamp(t - last_release_t_, longest_released_rise_s_, 2 * longest_released_rise_s_);
+        own_period_s_ = std::max<int32_t>(own_period_s_, static_cast<int32_t>(interval));
+      }
+      last_release_t_ = t;
       pending_rise_s_ = 0;
     } else if (floor > pending_high_) {
       pending_rise_s_ = 0;  // it went on rising
@@ -178,8 +187,8 @@ bool SeriesState::JudgeClimb(const DetectorConfig& config, const BucketScale& sc
   // A rise of a few buckets has no shape to read (a slow leak moves one bucket every few
   // hours): its new highs, at different times, are its evidence of being gradual.
   const bool shape_readable = climb.rise() >= 2 * config.min_rise_buckets;
-  return climb.active() && climb.duration() >= min_seconds && climb.rise() >= min_rise &&
-         climb.records() >= min_records &&
+  return climb.active() && climb.last_time() >= fading_until_ && climb.duration() >= min_seconds &&
+         climb.rise() >= min_rise && climb.records() >= min_records &&
          (!shape_readable || climb.Steadiness(log_step) >= config.min_recent_slope_ratio) &&
          !SlowingDown(config, climb, config.min_recent_slope_ratio) &&
          climb.StillRising(climb.last_time(), config.level_off_seconds) &&
@@ -199,25 +208,43 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   ring_count_ = static_cast<uint8_t>(std::min(ring_count_ + 1, ring_size));
   const int32_t hour_floor = Floor();
   AddHourly(now, hour_floor);
-  TrackReleases(config, now, hour_floor);
+  TrackReleases(config, now, scale.BucketOf(epoch_min_), hour_floor);
   verdict.longest_released_rise_s = longest_released_rise_s_;
   // What repeats is normal: when the series (or another host of its component) climbs
   // and releases, the level judged is the floor over a whole such cycle — its trough —
-  // so a daily swing or a batch ramp is not a climb, and a leak under one raises it.
-  const int64_t cycle = std::max(longest_released_rise_s_, component_released_rise_s);
-  const int64_t window = std::min<int64_t>(2 * cycle + 3600, int64_t{kHours - 1} * 3600);
+  // so a daily swing or a batch ramp is not a climb, and a leak under one raises it. The
+  // component's cycle counts too: a host seen for less than a cycle has not shown its
+  // own, and noisy real machines release less cleanly than their fleet does.
+  const int64_t own_period = own_period_s_ > 0 ? own_period_s_ : 2 * longest_released_rise_s_;
+  const int64_t cycle = std::max(own_period, 2 * component_released_rise_s);
+  const int64_t window = std::min<int64_t>(cycle + 3600, int64_t{kHours - 1} * 3600);
+  const int64_t previous_window = cycle_window_s_;
   cycle_window_s_ = cycle > 0 ? window : 0;
+  const bool longer_cycle = cycle_window_s_ >= previous_window + 3600;
   const int32_t floor = cycle > 0 ? std::min(hour_floor, MinOverHours(now, window)) : hour_floor;
+  if (longer_cycle && hist_started_) {
+    // The cycle is new or longer: the normal range learnt from the swinging floor is the
+    // swing's, not the trough's. Keep the weight of what was learnt, at the trough.
+    const uint32_t weight = std::clamp<uint32_t>(hist_total_, 1, UINT16_MAX);
+    hist_.fill(0);
+    hist_total_ = 0;
+    hist_started_ = false;
+    AddToHistogram(floor, static_cast<uint16_t>(weight));
+    excursion_.Reset();
+  }
   const int tolerance = config.climb_tolerance_buckets;
   const bool past_grace = now >= instance_start_ + config.startup_grace_seconds;
   const bool is_established = established(config);
 
   // A new instance (a restart, a new version) is an event: the level it settles at,
   // over its first relearn_after past the startup grace, is its normal — learnt with
-  // weight, so a version that settles higher and flat is not an excursion.
+  // weight, so a version that settles higher and flat is not an excursion. So is the
+  // level a warm-up (a rise that slowed down) reaches while its tail fades: a cache
+  // filling to its size, a new version taking hours to settle.
   const bool settling =
-      instance_start_ > first_seen_ &&
-      now - instance_start_ < config.startup_grace_seconds + config.relearn_seconds;
+      (instance_start_ > first_seen_ &&
+       now - instance_start_ < config.startup_grace_seconds + config.relearn_seconds) ||
+      now < fading_until_;
 
   // Normal range and excursions above it.
   if (!is_established) {
@@ -262,6 +289,15 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   for (Climb* climb : {&instance_climb_, &excursion_}) {
     if (climb->active() && climb->duration() >= 2 * 3600 &&
         SlowingDown(config, *climb, config.min_recent_slope_ratio / 2)) {
+      // A rise that decays like exp(-t/tau) climbs, over a stretch of duration d, with a
+      // second half exp(-d/2tau) times as steep as its first: that gives tau. Its tail
+      // goes on for about tau more and looks steady over a few hours; a leak behind it
+      // stands out once the tail has faded.
+      const double ratio = std::max(climb->SlopeRatio(std::log1p(config.bucket_width)), 0.05);
+      const double tau = static_cast<double>(climb->duration()) / (2 * std::log(1 / ratio));
+      fading_until_ = std::max<int64_t>(
+          fading_until_,
+          now + std::min<int64_t>(static_cast<int64_t>(tau), int64_t{kHours} * 3600));
       climb->Start(now, floor);
     }
   }
@@ -275,14 +311,21 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
     // span: hosts that merely moved or warmed up together (a rollout) do not arm it, nor
     // does a host still settling into a new instance. The fleet shortens the wait, not
     // the evidence.
-    const bool fleet_shaped =
-        !settling && JudgeClimb(config, scale, excursion_, config.fleet_min_climb_seconds,
-                                config.min_rise_buckets, config.min_records);
+    // The excursion is judged in its context: when the instance has been climbing since
+    // before the range was learnt (a cache filling from startup, learnt as "normal" on
+    // the way up), the whole climb must not be slowing down either.
+    const bool context_slowing =
+        instance_climb_.active() && instance_climb_.start_time() < excursion_.start_time() &&
+        SlowingDown(config, instance_climb_, config.min_recent_slope_ratio);
+    const bool fleet_shaped = !settling && !context_slowing &&
+                              JudgeClimb(config, scale, excursion_, config.fleet_min_climb_seconds,
+                                         config.min_rise_buckets, config.min_records);
     verdict.climbing = fleet_shaped;
     const bool above_margin =
         excursion_.max_bucket() >= excursion_high_ + config.normal_high_margin_buckets;
-    if (above_margin && JudgeClimb(config, scale, excursion_, config.min_climb_seconds,
-                                   config.min_rise_buckets, config.min_records)) {
+    if (above_margin && !context_slowing &&
+        JudgeClimb(config, scale, excursion_, config.min_climb_seconds, config.min_rise_buckets,
+                   config.min_records)) {
       verdict.rule = SuspectRule::kClimbAboveNormal;
     } else if (fleet_armed && fleet_shaped) {
       verdict.rule = SuspectRule::kFleetDrift;
@@ -311,6 +354,7 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
       ended.rise() >= config.min_rise_buckets &&
       ended.records() >= std::max(2, config.min_records / 2) &&
       ended.Steadiness(std::log1p(config.bucket_width)) >= config.restart_min_recent_slope_ratio &&
+      !SlowingDown(config, ended, config.restart_min_recent_slope_ratio) &&
       ended.StillRising(last_sample_, config.level_off_seconds);
   if (died_climbing) {
     if (instances_died_climbing_ < UINT8_MAX) ++instances_died_climbing_;
@@ -332,6 +376,7 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
   instance_climb_.Reset();
   excursion_.Reset();
   rise_.Reset();
+  fading_until_ = 0;
   pending_rise_s_ = 0;
   hourly_.fill(kNoHour);
   ring_count_ = 0;

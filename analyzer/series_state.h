@@ -108,7 +108,9 @@ class SeriesState {
   void AddHourly(int64_t t, int32_t floor);
   int32_t MinOverHours(int64_t now, int64_t seconds) const;
   // Rises that fall back by themselves (no restart): what this series normally does.
-  void TrackReleases(const DetectorConfig& config, int64_t t, int32_t floor);
+  // Noise is read from the epochs' own minima, which move more than the hour's floor:
+  // a rise of the floor within that noise is chance, not a cycle.
+  void TrackReleases(const DetectorConfig& config, int64_t t, int32_t epoch_floor, int32_t floor);
   void AddToHistogram(int32_t floor, uint16_t weight);
   int32_t NormalHigh(const DetectorConfig& config) const;
   int32_t Pivot() const;
@@ -159,6 +161,11 @@ class SeriesState {
   int32_t pending_low_ = 0;
   int32_t pending_high_ = 0;
   int64_t longest_released_rise_s_ = 0;
+  int64_t last_release_t_ = 0;
+  int32_t own_period_s_ = 0;  // release to release (0: fewer than two releases)
+  // Until then the tail of the last warm-up (a climb that slowed down) is still fading:
+  // no climb is judged, and the level reached is learnt as normal.
+  int64_t fading_until_ = 0;
   int64_t cycle_window_s_ = 0;  // the window of the judged floor (0: the floor itself)
   // How much the floor moves from epoch to epoch on its own (EWMA, in 1/16 bucket):
   // a rise must stand well above it to count as released rather than noise.

@@ -456,6 +456,20 @@ int main(int argc, char** argv) {
       opt.seeds.push_back(value);
     }
   }
+  // Held-out seeds report what users get: never a tuned config.
+  if (!config_path.empty() && hard) {
+    for (const uint64_t seed : opt.seeds) {
+      if (std::find(std::begin(drip::synthetic::kHeldOutSeeds),
+                    std::end(drip::synthetic::kHeldOutSeeds),
+                    seed) != std::end(drip::synthetic::kHeldOutSeeds)) {
+        std::fprintf(stderr,
+                     "detector_bench: --config: seed %llu is held out; the defaults are what "
+                     "is reported there\n",
+                     static_cast<unsigned long long>(seed));
+        return 2;
+      }
+    }
+  }
   if (opt.tune_seed == 0) opt.tune_seed = hard ? drip::synthetic::kDevelopmentSeeds[0] : 7;
   if (opt.tune && std::find(opt.seeds.begin(), opt.seeds.end(), opt.tune_seed) != opt.seeds.end()) {
     std::fprintf(stderr, "detector_bench: --tune-seed must not be one of the scored seeds\n");
