@@ -40,6 +40,10 @@ function(drip_bpf_vmlinux)
     COMMAND sh -c "if [ -r /sys/kernel/btf/vmlinux ]; then ${DRIP_BPFTOOL} btf dump file /sys/kernel/btf/vmlinux format c > ${DRIP_VMLINUX_H}.tmp && mv ${DRIP_VMLINUX_H}.tmp ${DRIP_VMLINUX_H}; else cp ${DRIP_VMLINUX_FALLBACK} ${DRIP_VMLINUX_H}; fi"
     COMMENT "Generating vmlinux.h from kernel BTF"
     VERBATIM)
+  # One target owns the file and the skeletons wait for it: with Unix Makefiles, every
+  # target that lists a custom command's output would otherwise run the rule itself, and
+  # two of them at once race on vmlinux.h.tmp.
+  add_custom_target(drip_bpf_vmlinux DEPENDS ${DRIP_VMLINUX_H})
 endfunction()
 
 # drip_bpf_skeleton(NAME): agent/bpf/NAME.bpf.c -> NAME.bpf.o -> NAME.skel.h in the build
@@ -65,6 +69,7 @@ function(drip_bpf_skeleton name)
     COMMENT "Generating BPF skeleton ${name}.skel.h"
     VERBATIM)
   add_custom_target(drip_bpf_skel_${name} DEPENDS ${skel})
+  add_dependencies(drip_bpf_skel_${name} drip_bpf_vmlinux)
 
   set(fallback_dir ${DRIP_BPF_GEN_DIR}/fallback)
   set(fallback_obj ${DRIP_BPF_GEN_DIR}/${name}.fallback.bpf.o)

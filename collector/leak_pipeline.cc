@@ -17,8 +17,9 @@ absl::StatusOr<std::unique_ptr<LeakPipeline>> LeakPipeline::Open(const LeakPipel
   // restart; the caller serves agents only afterwards, so live batches never interleave
   // with the replay.
   const auto rebuild_start = std::chrono::steady_clock::now();
+  const int64_t now_ms = clock->NowMs();
   absl::StatusOr<uint64_t> replayed =
-      pipeline->detector_.Rebuild(store, clock->NowMs() - options.rebuild_window.count());
+      pipeline->detector_.Rebuild(store, now_ms - options.rebuild_window.count(), now_ms);
   if (!replayed.ok()) return WithContext(replayed.status(), "rebuilding the leak detector");
   metrics->detector_rebuild_seconds.Set(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuild_start).count());

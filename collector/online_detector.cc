@@ -82,34 +82,64 @@ void OnlineDetector::AdvanceTo(int64_t now_s) {
   detector_.AdvanceTo(now_s);
 }
 
-absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t since_ms) {
+absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t since_ms,
+                                                 int64_t now_ms) {
   absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store->ListHosts();
   if (!hosts.ok()) return hosts.status();
-  uint64_t replayed = 0;
+  std::vector<std::pair<std::string, std::string>> series;  // (host, component)
   for (const drip::v1::HostInfo& host : *hosts) {
     if (host.memory_total_bytes() > 0) SetHostMemory(host.host(), host.memory_total_bytes());
     absl::StatusOr<std::vector<std::string>> components = store->ListComponents(host.host());
     if (!components.ok()) return components.status();
-    for (const std::string& component : *components) {
-      absl::StatusOr<std::vector<drip::v1::Series>> series =
-          store->ReadSeries(host.host(), component, since_ms, 0);
-      if (!series.ok()) return series.status();
-      // Merge the component's instances back into passes, in time order, as they came.
-      drip::v1::SampleBatch batch;
-      for (const drip::v1::Series& one : *series) {
+    for (const std::string& component : *components) series.emplace_back(host.host(), component);
+  }
+  // In global time order, as the samples first came and as `dripctl analyze` replays a
+  // file: a component's hosts are judged together (its shared cycle, the fleet rule), so
+  // replaying host after host would judge the first hosts without the others. An hour is
+  // read at a time, so memory stays bounded whatever the window.
+  constexpr int64_t kWindowMs = 3600 * 1000;
+  uint64_t replayed = 0;
+  for (int64_t from = since_ms;; from += kWindowMs) {
+    const bool last = from + kWindowMs > now_ms;  // and whatever lies beyond now (clock skew)
+    std::vector<std::pair<uint32_t, drip::v1::Sample>> window;
+    for (uint32_t i = 0; i < series.size(); ++i) {
+      const auto& [host, component] = series[i];
+      absl::StatusOr<std::vector<drip::v1::Series>> read =
+          store->ReadSeries(host, component, from, last ? 0 : from + kWindowMs);
+      if (!read.ok()) return read.status();
+      for (const drip::v1::Series& one : *read) {
         for (const drip::v1::Sample& stored : one.samples()) {
-          drip::v1::Sample* sample = batch.add_samples();
-          *sample = stored;
-          sample->set_component(component);
-          sample->set_instance(one.instance());
+          drip::v1::Sample& sample = window.emplace_back(i, stored).second;
+          sample.set_component(component);
+          sample.set_instance(one.instance());
         }
       }
-      std::stable_sort(
-          batch.mutable_samples()->begin(), batch.mutable_samples()->end(),
-          [](const auto& a, const auto& b) { return a.timestamp_ms() < b.timestamp_ms(); });
-      replayed += static_cast<uint64_t>(batch.samples_size());
-      ObserveBatch(host.host(), batch);
     }
+    std::stable_sort(window.begin(), window.end(), [](const auto& a, const auto& b) {
+      if (a.second.timestamp_ms() != b.second.timestamp_ms()) {
+        return a.second.timestamp_ms() < b.second.timestamp_ms();
+      }
+      return a.first < b.first;
+    });
+    // One level per (host, component) per pass, as ObserveBatch groups a live batch.
+    std::vector<const drip::v1::Sample*> pass;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t begin = 0; begin < window.size();) {
+      size_t end = begin;
+      pass.clear();
+      while (end < window.size() && window[end].first == window[begin].first &&
+             window[end].second.timestamp_ms() == window[begin].second.timestamp_ms()) {
+        if (window[end].second.memory_case() != drip::v1::Sample::kProcessExit &&
+            window[end].second.memory_case() != drip::v1::Sample::MEMORY_NOT_SET) {
+          pass.push_back(&window[end].second);
+        }
+        ++end;
+      }
+      if (!pass.empty()) ObserveLocked(series[window[begin].first].first, pass.data(), pass.size());
+      begin = end;
+    }
+    replayed += window.size();
+    if (last) break;
   }
   return replayed;
 }

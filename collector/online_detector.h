@@ -36,9 +36,10 @@ class OnlineDetector {
   // Judges epochs that ended before `now_s` (called by the pipeline).
   void AdvanceTo(int64_t now_s);
 
-  // Replays every stored series with samples since `since_ms` (before serving). Returns
-  // how many samples it replayed.
-  absl::StatusOr<uint64_t> Rebuild(SeriesStore* store, int64_t since_ms);
+  // Replays every stored series with samples since `since_ms` (before serving), in time
+  // order across hosts, up to `now_ms` and whatever is stored beyond it. Returns how many
+  // samples it replayed.
+  absl::StatusOr<uint64_t> Rebuild(SeriesStore* store, int64_t since_ms, int64_t now_ms);
 
   // Suspects and suspected components; only those of `component` unless it is empty.
   FleetSuspects Suspects(const std::string& component = "") const;
