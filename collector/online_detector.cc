@@ -95,17 +95,28 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
   }
   // In global time order, as the samples first came and as `dripctl analyze` replays a
   // file: a component's hosts are judged together (its shared cycle, the fleet rule), so
-  // replaying host after host would judge the first hosts without the others. An hour is
-  // read at a time, so memory stays bounded whatever the window.
-  constexpr int64_t kWindowMs = 3600 * 1000;
+  // replaying host after host would judge the first hosts without the others. A window
+  // of time is read at a time, sized from the last one to hold about kWindowSamples, so
+  // memory stays bounded whatever the fleet and a small fleet is read in a few passes.
+  constexpr int64_t kHourMs = 3600 * 1000;
+  constexpr size_t kWindowSamples = 1 << 20;
+  int64_t window_ms = kHourMs;
+  size_t last_window_samples = 0;
   uint64_t replayed = 0;
-  for (int64_t from = since_ms;; from += kWindowMs) {
-    const bool last = from + kWindowMs > now_ms;  // and whatever lies beyond now (clock skew)
+  for (int64_t from = since_ms;; from += window_ms) {
+    if (last_window_samples > 0) {
+      // The previous window's density sets this one's length: an hour to a day, growing
+      // at most fourfold, so a quiet stretch does not open a window onto a busy one.
+      const double per_hour = static_cast<double>(last_window_samples) * kHourMs / window_ms;
+      window_ms = std::clamp<int64_t>(static_cast<int64_t>(kWindowSamples / per_hour) * kHourMs,
+                                      kHourMs, std::min<int64_t>(24 * kHourMs, 4 * window_ms));
+    }
+    const bool last = from + window_ms > now_ms;  // and whatever lies beyond now (clock skew)
     std::vector<std::pair<uint32_t, drip::v1::Sample>> window;
     for (uint32_t i = 0; i < series.size(); ++i) {
       const auto& [host, component] = series[i];
       absl::StatusOr<std::vector<drip::v1::Series>> read =
-          store->ReadSeries(host, component, from, last ? 0 : from + kWindowMs);
+          store->ReadSeries(host, component, from, last ? 0 : from + window_ms);
       if (!read.ok()) return read.status();
       for (const drip::v1::Series& one : *read) {
         for (const drip::v1::Sample& stored : one.samples()) {
@@ -139,6 +150,7 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
       begin = end;
     }
     replayed += window.size();
+    last_window_samples = window.size();
     if (last) break;
   }
   return replayed;

@@ -81,6 +81,12 @@ absl::StatusOr<std::unique_ptr<RocksDbSeriesStore>> RocksDbSeriesStore::Open(
   fold.interval = options.fold_interval;
   fold.fold_bytes = options.fold_bytes;
   store->folder_ = std::make_unique<StagingFolder>(store->db_.get(), fold);
+  // What the last run left staged is folded before anything reads: the detector's rebuild
+  // reads every series of the fleet window by window, and each read of a host also scans
+  // its whole staging area.
+  if (absl::StatusOr<FoldStats> folded = store->folder_->FoldAll(); !folded.ok()) {
+    return folded.status();
+  }
   store->folder_->Start();
   Logger("collector")
       ->info("store at {} open: chunk window {}, retention {}, sync writes {}", options.path,

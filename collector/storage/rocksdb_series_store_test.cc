@@ -197,7 +197,7 @@ TEST(RocksDbSeriesStoreTest, ReadsStagedAndFoldedSamplesAlike) {
   EXPECT_EQ(Timestamps(other[0]), expected);
 }
 
-TEST(RocksDbSeriesStoreTest, FoldsBatchesLeftStagedByAnEarlierRun) {
+TEST(RocksDbSeriesStoreTest, FoldsBatchesLeftStagedByAnEarlierRunWhenItOpens) {
   Harness h;
   {
     auto store = h.Open();
@@ -207,8 +207,7 @@ TEST(RocksDbSeriesStoreTest, FoldsBatchesLeftStagedByAnEarlierRun) {
   }
   auto store = h.Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(Read(*store, "h", "proc:a")[0].samples_size(), 2);
-  EXPECT_EQ(store->FoldStaged()->batches, 2u);
+  EXPECT_EQ(store->FoldStaged()->batches, 0u);  // folded before the store served anything
   auto series = Read(*store, "h", "proc:a");
   ASSERT_EQ(series.size(), 1u);
   EXPECT_EQ(Timestamps(series[0]), (std::vector<int64_t>{kNow, kNow + 1}));
@@ -289,11 +288,11 @@ TEST(RocksDbSeriesStoreTest, SurvivesAProcessCrashWithFoldsInFlight) {
     ASSERT_EQ(series.size(), 2u);
     for (const auto& s : series) EXPECT_EQ(Timestamps(s), expected) << s.instance();
   };
+  // What the crash undid was staged again and folded again, once, as the store opened.
   check();
-  // What the crash undid is staged again and folds again, once.
   absl::StatusOr<FoldStats> refolded = store->FoldStaged();
   ASSERT_TRUE(refolded.ok()) << refolded.status();
-  EXPECT_GE(refolded->batches, 10u);
+  EXPECT_EQ(refolded->batches, 0u);
   check();
 }
 

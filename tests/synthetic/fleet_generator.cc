@@ -22,6 +22,30 @@ uint64_t Mix(uint64_t x) {  // splitmix64
 uint64_t Hash(uint64_t a, uint64_t b, uint64_t c = 0) { return Mix(Mix(Mix(a) ^ b) ^ c); }
 double Uniform(uint64_t h) { return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0); }
 double Between(uint64_t h, double lo, double hi) { return lo + (hi - lo) * Uniform(h); }
+
+// OOM restarts: once a day (from `start_s`) a burst of work balloons the process until the
+// OOM killer ends it. By `t`: how many kills, when the last was, and the burst now.
+struct OomHistory {
+  int64_t kills = 0;
+  int64_t last_kill_s = 0;
+  double burst = 0;  // how far above its level the process is, 0 outside a burst
+};
+OomHistory OomBursts(uint64_t h, int64_t start_s, int64_t t) {
+  OomHistory history;
+  const int64_t day = (t - start_s) / kDay;
+  for (int64_t d = 0; d <= day; ++d) {
+    const int64_t burst_start =
+        start_s + d * kDay + static_cast<int64_t>(Between(Hash(h, 60, d), 0, 20 * kHour));
+    const int64_t burst_len = static_cast<int64_t>(Between(Hash(h, 61, d), 10 * 60, 40 * 60));
+    if (t >= burst_start + burst_len) {
+      ++history.kills;
+      history.last_kill_s = burst_start + burst_len;
+    } else if (t >= burst_start) {
+      history.burst = 1.5 * static_cast<double>(t - burst_start) / burst_len;
+    }
+  }
+  return history;
+}
 // Standard normal from two hashes (Box-Muller).
 double Normal(uint64_t h) {
   const double u1 = std::max(1e-12, Uniform(Mix(h)));
@@ -609,26 +633,13 @@ bool FleetGenerator::SampleAt(size_t index, int64_t t, SyntheticSample* out) {
       }
       break;
     case Behaviour::kOomRestarts: {
-      // Once a day a burst of work balloons the process until the OOM killer ends it.
-      const int64_t day = (t - spec_.start_s) / kDay;
-      int64_t kills = 0;
-      double burst = 0;
-      for (int64_t d = 0; d <= day; ++d) {
-        const int64_t burst_start =
-            spec_.start_s + d * kDay + static_cast<int64_t>(Between(Hash(h, 60, d), 0, 20 * kHour));
-        const int64_t burst_len = static_cast<int64_t>(Between(Hash(h, 61, d), 10 * 60, 40 * 60));
-        if (t >= burst_start + burst_len) {
-          ++kills;
-          instance_start = burst_start + burst_len;
-        } else if (t >= burst_start) {
-          burst = 1.5 * static_cast<double>(t - burst_start) / burst_len;
-        }
-      }
-      instance = kills;
-      if (kills > 0) {
+      const OomHistory oom = OomBursts(h, spec_.start_s, t);
+      instance = oom.kills;
+      if (oom.kills > 0) {
+        instance_start = oom.last_kill_s;
         warm = 1.0 - 0.7 * std::exp(-static_cast<double>(t - instance_start) / (15.0 * 60));
       }
-      bytes *= 1.0 + burst;
+      bytes *= 1.0 + oom.burst;
       break;
     }
     case Behaviour::kRolloutLeak:
@@ -738,23 +749,13 @@ bool FleetGenerator::SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample*
       if (instance > 0) bytes *= warm_up(0.3, t - instance_start, s.duration2_s);
       break;
     case Behaviour::kOomRestarts: {
-      const int64_t day = (t - spec_.start_s) / kDay;
-      int64_t kills = 0;
-      double burst = 0;
-      for (int64_t d = 0; d <= day; ++d) {
-        const int64_t burst_start =
-            spec_.start_s + d * kDay + static_cast<int64_t>(Between(Hash(h, 60, d), 0, 20 * kHour));
-        const int64_t burst_len = static_cast<int64_t>(Between(Hash(h, 61, d), 10 * 60, 40 * 60));
-        if (t >= burst_start + burst_len) {
-          ++kills;
-          instance_start = burst_start + burst_len;
-        } else if (t >= burst_start) {
-          burst = 1.5 * static_cast<double>(t - burst_start) / burst_len;
-        }
+      const OomHistory oom = OomBursts(h, spec_.start_s, t);
+      instance = oom.kills;
+      if (oom.kills > 0) {
+        instance_start = oom.last_kill_s;
+        bytes *= warm_up(0.3, t - instance_start, 15 * 60);
       }
-      instance = kills;
-      if (kills > 0) bytes *= warm_up(0.3, t - instance_start, 15 * 60);
-      bytes *= 1.0 + burst;
+      bytes *= 1.0 + oom.burst;
       break;
     }
     case Behaviour::kRolloutFlat:
