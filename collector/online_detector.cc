@@ -6,6 +6,16 @@
 #include "common/rpc/sample_figures.h"
 
 namespace drip::collector {
+namespace {
+
+// An exit carries no level (the next instance will say it restarted), nor does a sample
+// without memory figures.
+bool CarriesLevel(const drip::v1::Sample& sample) {
+  return sample.memory_case() != drip::v1::Sample::kProcessExit &&
+         sample.memory_case() != drip::v1::Sample::MEMORY_NOT_SET;
+}
+
+}  // namespace
 
 OnlineDetector::OnlineDetector(const analyzer::DetectorConfig& config) : detector_(config) {}
 
@@ -14,11 +24,7 @@ void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::Sampl
   std::vector<const drip::v1::Sample*> samples;
   samples.reserve(static_cast<size_t>(batch.samples_size()));
   for (const drip::v1::Sample& sample : batch.samples()) {
-    if (sample.memory_case() == drip::v1::Sample::kProcessExit ||
-        sample.memory_case() == drip::v1::Sample::MEMORY_NOT_SET) {
-      continue;  // an exit carries no level; the next instance will say it restarted
-    }
-    samples.push_back(&sample);
+    if (CarriesLevel(sample)) samples.push_back(&sample);
   }
   std::sort(samples.begin(), samples.end(), [](const auto* a, const auto* b) {
     if (a->component() != b->component()) return a->component() < b->component();
@@ -140,10 +146,7 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
       pass.clear();
       while (end < window.size() && window[end].first == window[begin].first &&
              window[end].second.timestamp_ms() == window[begin].second.timestamp_ms()) {
-        if (window[end].second.memory_case() != drip::v1::Sample::kProcessExit &&
-            window[end].second.memory_case() != drip::v1::Sample::MEMORY_NOT_SET) {
-          pass.push_back(&window[end].second);
-        }
+        if (CarriesLevel(window[end].second)) pass.push_back(&window[end].second);
         ++end;
       }
       if (!pass.empty()) ObserveLocked(series[window[begin].first].first, pass.data(), pass.size());
