@@ -82,6 +82,7 @@ Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hel
       sampler_(std::move(sampler)),
       metrics_(std::move(metrics)),
       buffer_(BufferOptions(config_)),
+      versions_(config_.proc_root),
       restarter_(restarter ? std::move(restarter) : std::make_unique<SdBusUnitRestarter>()),
       last_pass_end_(std::chrono::steady_clock::now().time_since_epoch().count()) {
   stream_ = std::make_unique<CollectorStream>(StreamOptions(config_), std::move(hello), &buffer_,
@@ -216,12 +217,19 @@ absl::StatusOr<size_t> Agent::RunOnePass() {
 
   const size_t total = samples->size();
   const size_t per_batch = static_cast<size_t>(config_.max_samples_per_batch);
+  // Read before the samples move into batches; in sample order.
+  std::vector<std::pair<size_t, drip::v1::InstanceVersion>> versions =
+      versions_.NewInstances(*samples);
+  auto next_version = versions.begin();
   for (size_t begin = 0; begin < total; begin += per_batch) {
     const size_t end = std::min(total, begin + per_batch);
     drip::v1::SampleBatch batch;
     batch.mutable_samples()->Reserve(static_cast<int>(end - begin));
     for (size_t i = begin; i < end; ++i) {
       *batch.add_samples() = std::move((*samples)[i]);
+    }
+    for (; next_version != versions.end() && next_version->first < end; ++next_version) {
+      *batch.add_versions() = std::move(next_version->second);
     }
     const uint64_t sequence = buffer_.Push(std::move(batch));
     Logger("agent")->trace("buffered batch {} ({} samples)", sequence, end - begin);

@@ -32,6 +32,7 @@
 #include "agent/command_guard.h"
 #include "agent/heap/snapshot_command_runner.h"
 #include "agent/host_facts.h"
+#include "agent/instance_version_reader.h"
 #include "agent/mitigation_executor.h"
 #include "agent/sampler.h"
 #include "agent/systemd_unit_restarter.h"
@@ -94,6 +95,8 @@ class Agent {
   const std::unique_ptr<Sampler> sampler_;
   const std::unique_ptr<AgentMetrics> metrics_;
   BatchBuffer buffer_;
+  // Only RunOnePass (the sampling thread) uses it.
+  InstanceVersionReader versions_;
   std::unique_ptr<CollectorStream> stream_;  // after buffer_: it holds a pointer to it
   // Checks every command before the runners see it.
   std::unique_ptr<CommandGuard> guard_;

@@ -203,6 +203,8 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   if (!verdict.rule && evidence.climb == nullptr) return;
   suspect.instance = d.instances[series];
   suspect.last_updated = now;
+  suspect.growth_since =
+      evidence.climb != nullptr ? evidence.climb->start_time() : s.instance_start();
   suspect.growth_bytes_per_hour = evidence.growth_bytes_per_hour;
   suspect.current_bytes = s.CurrentBytes(d.scale);
   suspect.normal_bytes = s.NormalBytes(d.scale);

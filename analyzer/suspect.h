@@ -24,6 +24,11 @@ struct Suspect {
   std::string instance;       // the instance flagged (latest one while it grows)
   int64_t first_flagged = 0;  // timestamp (s) of the sample that first flagged it
   int64_t last_updated = 0;   // timestamp (s) of the latest sample seen for it
+  // When the growth judged began (s): the first point of the climb the rule read (the
+  // floor leaving its normal range, or the instance's climb after its start-up), or the
+  // instance's start for the restart-reset rule. What the rollout correlation compares
+  // with a version change.
+  int64_t growth_since = 0;
   double growth_bytes_per_hour = 0;
   double score = 0;            // 0..1: how sure the detector is
   uint64_t current_bytes = 0;  // the floor level now

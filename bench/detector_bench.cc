@@ -28,6 +28,7 @@
 #include "CLI/CLI.hpp"
 #include "analyzer/detector_config.h"
 #include "analyzer/leak_detector.h"
+#include "analyzer/rollout_correlation.h"
 #include "bench/baselines/baseline_detector.h"
 #include "bench/baselines/baseline_grid.h"
 #include "common/base/config_reader.h"
@@ -167,6 +168,66 @@ std::vector<Flag> DripFlags(const drip::analyzer::LeakDetector& drip) {
   return flags;
 }
 
+// How the rollout correlation (analyzer/rollout_correlation.h) attributes the components
+// Drip flags, given the versions each series runs (FleetGenerator::Versions): "arrived
+// with a version" is right for a rollout's leak and wrong for any other flagged component.
+struct RolloutScore {
+  int tp = 0;  // rollout leaks said to have arrived with their version
+  int fp = 0;  // other flagged components said so
+  int fn = 0;  // rollout leaks not said so
+  int tn = 0;
+  int rollout_hosts = 0;  // leaking hosts of rollout leaks with a finding
+  int began = 0;          // of those, growth began at the change
+  double precision() const { return tp + fp == 0 ? 1.0 : static_cast<double>(tp) / (tp + fp); }
+  double recall() const { return tp + fn == 0 ? 1.0 : static_cast<double>(tp) / (tp + fn); }
+};
+
+bool IsRolloutLeak(Behaviour b) {
+  return b == Behaviour::kRolloutLeak || b == Behaviour::kRolloutThatLeaks;
+}
+
+RolloutScore ScoreRollout(const std::vector<SeriesSpec>& series,
+                          const drip::analyzer::LeakDetector& drip) {
+  std::map<std::string, std::vector<drip::analyzer::LeakingHost>> leaking;
+  for (const auto& s : drip.Suspects()) {
+    leaking[s.component].push_back({s.host, s.first_flagged, s.growth_since,
+                                    s.rule == drip::analyzer::SuspectRule::kRestartReset});
+  }
+  std::map<std::string, std::vector<drip::analyzer::HostVersions>> fleets;
+  std::map<std::string, bool> rollout_leak;
+  std::map<std::pair<std::string, std::string>, bool> truly_leaking;
+  for (const SeriesSpec& s : series) {
+    if (!leaking.contains(s.component)) continue;
+    drip::analyzer::HostVersions host{s.host, {}};
+    int n = 0;
+    for (auto& [since, version] : FleetGenerator::Versions(s)) {
+      drip::analyzer::AddVersionRun(&host.runs, {fmt::format("v{}", n++), version, since});
+    }
+    fleets[s.component].push_back(std::move(host));
+    rollout_leak[s.component] |= s.leaking && IsRolloutLeak(s.behaviour);
+    truly_leaking[{s.host, s.component}] = s.leaking;
+  }
+  RolloutScore score;
+  for (const auto& [component, hosts] : leaking) {
+    const drip::analyzer::RolloutFinding f =
+        drip::analyzer::CorrelateRollout(fleets[component], hosts);
+    const bool said = f.verdict == drip::analyzer::RolloutVerdict::kArrivedWithVersion;
+    const bool truth = rollout_leak[component];
+    (truth ? (said ? score.tp : score.fn) : (said ? score.fp : score.tn))++;
+    if (truth != said) {
+      std::printf("  rollout correlation %s on %s: %s\n", truth ? "missed" : "wrong",
+                  component.c_str(), f.summary.c_str());
+    }
+    if (!truth) continue;
+    for (const auto& h : f.hosts) {
+      if (!truly_leaking[{h.host, component}]) continue;
+      ++score.rollout_hosts;
+      score.began += h.began_at_change ? 1 : 0;
+    }
+  }
+  return score;
+}
+
 double MedianHours(const std::vector<double>& seconds) {
   if (seconds.empty()) return -1;
   return drip::synthetic::Median(seconds) / 3600.0;
@@ -301,7 +362,8 @@ std::vector<size_t> Tune(const std::vector<drip::bench::BaselineFamily>& familie
 // Scores one fleet: every detector fed its samples in one pass.
 std::vector<Scored> RunSeed(const Options& opt, uint64_t seed,
                             const std::vector<drip::bench::BaselineFamily>& families,
-                            const std::vector<size_t>& chosen, bool verbose) {
+                            const std::vector<size_t>& chosen, bool verbose,
+                            RolloutScore* rollout = nullptr) {
   FleetGenerator generator(SuiteSpec(opt, seed));
   const FleetSpec& spec = generator.spec();
   int leaking = 0;
@@ -334,9 +396,17 @@ std::vector<Scored> RunSeed(const Options& opt, uint64_t seed,
          drip::synthetic::ScoreFleet(generator.series(), ToFlags(generator.series(), b->Flags())),
          b->BytesPerSeries()});
   }
+  const RolloutScore versions = ScoreRollout(generator.series(), drip);
+  if (rollout != nullptr) *rollout = versions;
   if (verbose) {
     std::printf("\n");
     PrintQuality(rows);
+    std::printf(
+        "\nRollout correlation, over the %d components Drip flags: %d of %d rollout leaks said "
+        "to have arrived with their version, %d other components said so; growth began at "
+        "the change on %d of %d leaking hosts of rollout leaks\n",
+        versions.tp + versions.fp + versions.fn + versions.tn, versions.tp,
+        versions.tp + versions.fn, versions.fp, versions.began, versions.rollout_hosts);
     PrintByBehaviour(rows, /*false_positives=*/true);
     PrintByBehaviour(rows, /*false_positives=*/false);
     PrintDelays(rows);
@@ -351,6 +421,21 @@ std::vector<Scored> RunSeed(const Options& opt, uint64_t seed,
 }
 
 // Each detector's mean and worst over the seeds (worst: the lowest of each figure).
+void PrintRolloutSummary(const std::vector<RolloutScore>& per_seed) {
+  double p = 0, r = 0, worst_p = 1, worst_r = 1;
+  for (const RolloutScore& s : per_seed) {
+    p += s.precision();
+    r += s.recall();
+    worst_p = std::min(worst_p, s.precision());
+    worst_r = std::min(worst_r, s.recall());
+  }
+  const double n = static_cast<double>(per_seed.size());
+  std::printf(
+      "\nRollout correlation (\"arrived with a version\" among the components Drip flags), "
+      "mean (worst): precision %.3f (%.3f), recall %.3f (%.3f)\n",
+      p / n, worst_p, r / n, worst_r);
+}
+
 void PrintSummary(const std::vector<std::vector<Scored>>& per_seed) {
   std::printf(
       "\nOver %zu seeds, mean (worst):\n\n| detector | series P | series R | series F1 | "
@@ -484,9 +569,12 @@ int main(int argc, char** argv) {
     for (const auto& f : families) chosen.push_back(f.untuned);
   }
   std::vector<std::vector<Scored>> per_seed;
+  std::vector<RolloutScore> rollouts;
   for (uint64_t seed : opt.seeds) {
-    per_seed.push_back(RunSeed(opt, seed, families, chosen, /*verbose=*/true));
+    per_seed.push_back(
+        RunSeed(opt, seed, families, chosen, /*verbose=*/true, &rollouts.emplace_back()));
   }
   PrintSummary(per_seed);
+  PrintRolloutSummary(rollouts);
   return 0;
 }

@@ -1,10 +1,14 @@
 #include "cli/analyze_command.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "analyzer/format/rollout_format.h"
+#include "analyzer/rollout_correlation.h"
 #include "analyzer/suspect.h"
 #include "common/base/atomic_file.h"
 #include "common/base/config_reader.h"
@@ -26,6 +30,7 @@ nlohmann::ordered_json SuspectJson(const analyzer::Suspect& s) {
   j["reason"] = s.reason;
   j["rule"] = analyzer::SuspectRuleName(s.rule);
   j["last_updated"] = s.last_updated;
+  j["growth_since"] = s.growth_since;
   j["current_bytes"] = s.current_bytes;
   j["normal_bytes"] = s.normal_bytes;
   j["eta_to_oom_seconds"] =
@@ -41,6 +46,42 @@ nlohmann::ordered_json ComponentJson(const analyzer::ComponentSuspect& c) {
   j["hosts_seen"] = c.hosts_seen;
   j["max_growth_bytes_per_hour"] = c.max_growth_bytes_per_hour;
   return j;
+}
+
+// The rollout correlation of each suspected component, from the CSV's version column:
+// the same analysis the collector attaches to its leak reports.
+std::map<std::string, analyzer::RolloutFinding> CorrelateVersions(
+    const SampleTable& table, const std::vector<analyzer::Suspect>& suspects) {
+  std::map<std::string, analyzer::RolloutFinding> findings;
+  if (!table.has_versions) return findings;
+  std::map<std::string, std::vector<analyzer::LeakingHost>> leaking;
+  for (const analyzer::Suspect& s : suspects) {
+    leaking[s.component].push_back(
+        {s.host, s.first_flagged, s.growth_since, s.rule == analyzer::SuspectRule::kRestartReset});
+  }
+  // Each suspected component's instances with a version, by series, in start order.
+  std::map<uint32_t, std::vector<const SampleTrack*>> by_series;
+  for (const SampleTrack& t : table.tracks) {
+    const SampleSeries& series = table.series[t.series];
+    if (t.version.empty() || !leaking.contains(table.components[series.component])) continue;
+    by_series[t.series].push_back(&t);
+  }
+  std::map<std::string, std::vector<analyzer::HostVersions>> fleets;
+  for (auto& [series_id, tracks] : by_series) {
+    std::sort(tracks.begin(), tracks.end(), [](const SampleTrack* a, const SampleTrack* b) {
+      return a->first_timestamp < b->first_timestamp;
+    });
+    const SampleSeries& series = table.series[series_id];
+    analyzer::HostVersions host{table.hosts[series.host], {}};
+    for (const SampleTrack* t : tracks) {
+      analyzer::AddVersionRun(&host.runs, {t->instance, t->version, t->first_timestamp});
+    }
+    fleets[table.components[series.component]].push_back(std::move(host));
+  }
+  for (const auto& [component, hosts] : leaking) {
+    findings[component] = analyzer::CorrelateRollout(fleets[component], hosts);
+  }
+  return findings;
 }
 
 }  // namespace
@@ -87,10 +128,31 @@ void ReplaySamples(const SampleTable& table, analyzer::LeakDetector& detector) {
 nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
                                      const SampleTable& table, const std::string& input) {
   nlohmann::ordered_json report;
+  const std::vector<analyzer::Suspect> found = detector.Suspects();
+  const std::map<std::string, analyzer::RolloutFinding> rollouts = CorrelateVersions(table, found);
   auto& suspects = report["suspects"] = nlohmann::ordered_json::array();
-  for (const auto& s : detector.Suspects()) suspects.push_back(SuspectJson(s));
+  for (const auto& s : found) {
+    nlohmann::ordered_json j = SuspectJson(s);
+    if (auto it = rollouts.find(s.component); it != rollouts.end()) {
+      for (const analyzer::HostVersionFinding& f : it->second.hosts) {
+        if (f.host != s.host) continue;
+        j["version"] = f.version;
+        j["previous_version"] = f.previous_version;
+        j["began_at_version_change"] = f.began_at_change;
+      }
+    }
+    suspects.push_back(std::move(j));
+  }
   auto& components = report["components"] = nlohmann::ordered_json::array();
-  for (const auto& c : detector.ComponentSuspects()) components.push_back(ComponentJson(c));
+  for (const auto& c : detector.ComponentSuspects()) {
+    nlohmann::ordered_json j = ComponentJson(c);
+    if (auto it = rollouts.find(c.component); it != rollouts.end()) {
+      drip::v1::RolloutEvidence rollout;
+      analyzer::RolloutFindingToProto(it->second, &rollout);
+      j["rollout"] = analyzer::RolloutEvidenceToJson(rollout);
+    }
+    components.push_back(std::move(j));
+  }
 
   const analyzer::DetectorCounters& counters = detector.counters();
   nlohmann::ordered_json summary;

@@ -1,5 +1,6 @@
 #include "cli/leak_report_json.h"
 
+#include "analyzer/format/rollout_format.h"
 #include "cli/stack_printer.h"
 #include "diagnoser/format/diagnosis_json.h"
 
@@ -22,6 +23,9 @@ nlohmann::ordered_json HostJson(const drip::v1::LeakHost& h) {
   j["reason"] = h.reason();
   j["snapshot_state"] = h.snapshot_state();
   j["snapshot_error"] = h.snapshot_error();
+  j["version"] = h.version();
+  j["previous_version"] = h.previous_version();
+  j["began_at_version_change"] = h.began_at_version_change();
   return j;
 }
 
@@ -66,6 +70,7 @@ nlohmann::ordered_json LeakReportToJson(const drip::v1::LeakReport& r) {
   j["hosts"] = std::move(hosts);
   j["hosts_seen"] = r.hosts_seen();
   j["max_growth_bytes_per_hour"] = r.max_growth_bytes_per_hour();
+  j["rollout"] = analyzer::RolloutEvidenceToJson(r.rollout());
   j["min_eta_to_oom_seconds"] =
       r.has_min_eta_to_oom_seconds() ? nlohmann::ordered_json(r.min_eta_to_oom_seconds()) : nullptr;
   // Through the diagnoser's own JSON so that a report's stacks and `dripctl diagnose

@@ -217,6 +217,42 @@ TEST(LeaksShowTest, ReportNamesTheLeakingFrameAndTheRecommendedAction) {
   }
 }
 
+TEST(LeaksShowTest, VersionsSayTheLeakCameWithARolloutAndWhichHostsDoNotLeak) {
+  drip::v1::LeakReport r = SampleReport();
+  r.mutable_hosts(0)->set_version("1.1");
+  r.mutable_hosts(0)->set_previous_version("1.0");
+  r.mutable_hosts(0)->set_began_at_version_change(true);
+  r.mutable_hosts(1)->set_version("1.1");
+  drip::v1::RolloutEvidence* rollout = r.mutable_rollout();
+  rollout->set_verdict("arrived-with-version");
+  rollout->set_version("1.1");
+  rollout->set_summary("arrived with version 1.1: 2 of 2 leaking hosts run it");
+  auto* share = rollout->add_versions();
+  share->set_version("1.1");
+  share->set_leaking_hosts(2);
+  share->set_began_at_change(1);
+  share = rollout->add_versions();
+  share->set_version("1.0");
+  share->set_healthy_hosts(38);
+
+  std::ostringstream out;
+  RenderLeakReport(r, false, kNowMs, TerminalStyle(), out);
+  const std::string text = out.str();
+  for (const char* expected :
+       {"VERSION", "1.1 (was 1.0)", "\nVersions\narrived with version 1.1: 2 of 2 leaking hosts",
+        "HOSTS NOT LEAKING"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n---\n" << text;
+  }
+
+  std::ostringstream json;
+  RenderLeakReport(r, true, kNowMs, TerminalStyle(), json);
+  const nlohmann::json j = nlohmann::json::parse(json.str());
+  EXPECT_EQ(j["rollout"]["verdict"], "arrived-with-version");
+  EXPECT_EQ(j["rollout"]["versions"][1]["healthy_hosts"], 38);
+  EXPECT_EQ(j["hosts"][0]["previous_version"], "1.0");
+  EXPECT_EQ(j["hosts"][0]["began_at_version_change"], true);
+}
+
 TEST(LeaksShowTest, SaysWhenNothingIsDiagnosedYet) {
   drip::v1::LeakReport r = SampleReport();
   r.clear_top_stacks();

@@ -49,22 +49,40 @@ void RenderHosts(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalSt
     out << "none\n";
     return;
   }
-  TablePrinter table(
-      {"HOST", "INSTANCE", "GROWTH", "ETA", "CURRENT", "NORMAL", "SINCE", "ACTIVE", "SNAPSHOT"});
+  TablePrinter table({"HOST", "INSTANCE", "VERSION", "GROWTH", "ETA", "CURRENT", "NORMAL", "SINCE",
+                      "ACTIVE", "SNAPSHOT"});
   for (const auto& h : r.hosts()) {
     std::string snapshot = OrDash(h.snapshot_state());
     if (!h.snapshot_error().empty()) snapshot += ": " + h.snapshot_error();
-    table.AddRow({h.host(), OrDash(h.instance()), FormatByteRate(h.growth_bytes_per_hour()),
-                  FormatHostEta(h), FormatBytes(h.current_bytes()), FormatBytes(h.normal_bytes()),
-                  FormatAgo(SecondsToMs(h.first_flagged_s()), now_ms), h.active() ? "yes" : "no",
-                  snapshot});
-    if (h.snapshot_state() == "failed") table.AlertLastRowCell(8);
+    // "(was 1.0)": the growth began when this version replaced 1.0 on the host.
+    std::string version = OrDash(h.version());
+    if (h.began_at_version_change()) version += fmt::format(" (was {})", h.previous_version());
+    table.AddRow(
+        {h.host(), OrDash(h.instance()), version, FormatByteRate(h.growth_bytes_per_hour()),
+         FormatHostEta(h), FormatBytes(h.current_bytes()), FormatBytes(h.normal_bytes()),
+         FormatAgo(SecondsToMs(h.first_flagged_s()), now_ms), h.active() ? "yes" : "no", snapshot});
+    if (h.snapshot_state() == "failed") table.AlertLastRowCell(9);
   }
   table.Print(out, style);
   // The detector's reasons are sentences; they do not fit a column.
   for (const auto& h : r.hosts()) {
     if (!h.reason().empty()) out << fmt::format("  {}: {}\n", h.host(), h.reason());
   }
+}
+
+// Whether the leak came with a version, and the hosts on other versions that do not leak:
+// the evidence for (or against) rolling back.
+void RenderVersions(const drip::v1::LeakReport& r, const TerminalStyle& style, std::ostream& out) {
+  if (!r.has_rollout()) return;
+  const drip::v1::RolloutEvidence& rollout = r.rollout();
+  out << "\n" << style.Bold("Versions") << "\n" << rollout.summary() << "\n";
+  if (rollout.versions_size() == 0) return;
+  TablePrinter table({"VERSION", "LEAKING HOSTS", "HOSTS NOT LEAKING", "BEGAN AT CHANGE"});
+  for (const auto& v : rollout.versions()) {
+    table.AddRow({v.version(), std::to_string(v.leaking_hosts()), std::to_string(v.healthy_hosts()),
+                  std::to_string(v.began_at_change())});
+  }
+  table.Print(out, style);
 }
 
 void RenderStacks(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalStyle& style,
@@ -156,6 +174,7 @@ void RenderLeakReport(const drip::v1::LeakReport& report, bool json, int64_t now
   }
   RenderHeader(report, now_ms, style, out);
   RenderHosts(report, now_ms, style, out);
+  RenderVersions(report, style, out);
   RenderStacks(report, now_ms, style, out);
   RenderRecommendation(report, style, out);
   RenderMitigations(report, style, out);

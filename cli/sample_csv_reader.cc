@@ -22,9 +22,11 @@
 namespace drip::cli {
 namespace {
 
-enum Column : int { kTimestamp, kHost, kComponent, kInstance, kBytes, kNumColumns };
+// The contract's five columns, then the optional ones.
+enum Column : int { kTimestamp, kHost, kComponent, kInstance, kBytes, kVersion, kNumColumns };
+constexpr int kNumRequiredColumns = kVersion;
 constexpr std::array<std::string_view, kNumColumns> kColumnNames = {
-    "timestamp", "host", "component", "instance", "bytes"};
+    "timestamp", "host", "component", "instance", "bytes", "version"};
 constexpr std::string_view kHeaderHint = "timestamp,host,component,instance,bytes";
 
 constexpr uint32_t kNoTrack = UINT32_MAX;
@@ -159,7 +161,7 @@ absl::Status Parser::Header(std::string_view line) {
     }
   }
   std::string missing;
-  for (int c = 0; c < kNumColumns; ++c) {
+  for (int c = 0; c < kNumRequiredColumns; ++c) {
     if (col_of_[c] != kAbsent) continue;
     missing += fmt::format("{}'{}'", missing.empty() ? "" : ", ", kColumnNames[c]);
   }
@@ -170,7 +172,10 @@ absl::Status Parser::Header(std::string_view line) {
                     source_, line_, Quote(line), missing.find(',') == std::string::npos ? "" : "s",
                     missing, kHeaderHint));
   }
-  last_needed_ = *std::max_element(col_of_.begin(), col_of_.end());
+  last_needed_ = 0;
+  for (size_t col : col_of_) {
+    if (col != kAbsent) last_needed_ = std::max(last_needed_, col);
+  }
   have_header_ = true;
   return absl::OkStatus();
 }
@@ -256,6 +261,8 @@ bool Parser::Row(std::string_view line) {
   const std::string_view component = fields_[col_of_[kComponent]];
   const std::string_view instance = fields_[col_of_[kInstance]];
   const std::string_view bytes_text = fields_[col_of_[kBytes]];
+  const std::string_view version =
+      col_of_[kVersion] != SIZE_MAX ? fields_[col_of_[kVersion]] : std::string_view();
 
   uint64_t ts = 0;
   {
@@ -293,7 +300,14 @@ bool Parser::Row(std::string_view line) {
     t.min_timestamp = std::min(t.min_timestamp, timestamp);
     t.max_timestamp = std::max(t.max_timestamp, timestamp);
   }
-  t.rows.push_back(SampleRow{timestamp, Track(host, component, instance), bytes});
+  const uint32_t track_id = Track(host, component, instance);
+  SampleTrack& track = t.tracks[track_id];
+  track.first_timestamp = std::min(track.first_timestamp, timestamp);
+  if (!version.empty() && track.version.empty()) {
+    track.version = std::string(version);
+    t.has_versions = true;
+  }
+  t.rows.push_back(SampleRow{timestamp, track_id, bytes});
   return true;
 }
 
@@ -333,7 +347,7 @@ uint32_t Parser::NewTrack(std::string_view host, std::string_view component,
   auto [it, inserted] = series_ids_.try_emplace(uint64_t{host_id} << 32 | component_id,
                                                 static_cast<uint32_t>(t.series.size()));
   if (inserted) t.series.push_back(SampleSeries{host_id, component_id});
-  t.tracks.push_back(SampleTrack{it->second, std::string(instance)});
+  t.tracks.push_back(SampleTrack{it->second, std::string(instance), "", UINT32_MAX});
   return static_cast<uint32_t>(t.tracks.size() - 1);
 }
 

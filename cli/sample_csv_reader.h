@@ -1,5 +1,6 @@
 // SampleCsvReader: reads the `dripctl analyze` input, a CSV of memory samples
-// (timestamp,host,component,instance,bytes, rows in any order), into a compact in-memory
+// (timestamp,host,component,instance,bytes, rows in any order, and optionally a `version`
+// column naming what each instance runs), into a compact in-memory
 // SampleTable that can be sorted by time and replayed into the leak detector.
 //
 // Built for tens of millions of rows: the file is read in large chunks with read(2)
@@ -36,6 +37,9 @@ struct SampleSeries {
 struct SampleTrack {
   uint32_t series;  // index into SampleTable::series
   std::string instance;
+  // The optional `version` column: what the instance runs (its first non-empty value).
+  std::string version;
+  uint32_t first_timestamp = 0;  // the instance's earliest row
 };
 
 struct SampleTable {
@@ -50,7 +54,8 @@ struct SampleTable {
   std::string first_skipped;   // "FILE:LINE: what is wrong" of the first skipped row
   uint32_t min_timestamp = 0;  // meaningful only when rows is not empty
   uint32_t max_timestamp = 0;
-  bool sorted = true;  // rows are in non-decreasing timestamp order
+  bool sorted = true;         // rows are in non-decreasing timestamp order
+  bool has_versions = false;  // some row had a non-empty `version`
 
   // Orders rows by timestamp, rows with equal timestamps kept in input order, so that a
   // replay is the same whatever order the file came in. Needs a second row buffer for

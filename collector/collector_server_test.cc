@@ -162,6 +162,9 @@ class FlakyStore final : public SeriesStore {
                                                            int64_t until_ms) override {
     return real_->ReadSeries(host, component, since_ms, until_ms);
   }
+  absl::StatusOr<std::vector<drip::v1::InstanceVersion>> ReadInstanceVersions() override {
+    return real_->ReadInstanceVersions();
+  }
   absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) override {
     return real_->ReadGaps(host);
   }

@@ -23,6 +23,9 @@ absl::StatusOr<std::unique_ptr<LeakPipeline>> LeakPipeline::Open(const LeakPipel
   if (!replayed.ok()) return WithContext(replayed.status(), "rebuilding the leak detector");
   metrics->detector_rebuild_seconds.Set(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - rebuild_start).count());
+  if (absl::Status loaded = pipeline->versions_.Load(store); !loaded.ok()) {
+    return WithContext(loaded, "loading instance versions");
+  }
   if (absl::Status loaded = pipeline->reports_.Load(); !loaded.ok()) {
     return WithContext(loaded, "loading leak reports");
   }
@@ -40,7 +43,7 @@ LeakPipeline::LeakPipeline(const LeakPipelineOptions& options, SeriesStore* stor
       clock_(clock),
       detector_(options_.detector),
       snapshots_(options_.snapshots, options_.diagnoser, hosts),
-      reports_(options_.reports, &options_.mitigation, store->reports()),
+      reports_(options_.reports, &options_.mitigation, store->reports(), &versions_),
       mitigations_(options_.mitigation, &reports_, hosts, metrics),
       report_metrics_(metrics),
       loop_("drip-pipeline", [this] {
@@ -91,6 +94,10 @@ void LeakPipeline::RefreshMetrics(const FleetSuspects& suspects) {
 
 void LeakPipeline::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {
   detector_.ObserveBatch(host, batch);
+  for (drip::v1::InstanceVersion version : batch.versions()) {
+    version.set_host(host);
+    versions_.Add(version);
+  }
 }
 
 void LeakPipeline::SetHostMemory(const std::string& host, uint64_t bytes) {

@@ -92,6 +92,7 @@ class LeakPipeline {
   // `component` unless it is empty.
   FleetSuspects Suspects(const std::string& component) const;
   LeakReportBook& reports() { return reports_; }
+  const InstanceVersionBook& versions() const { return versions_; }
   MitigationCoordinator& mitigations() { return mitigations_; }
 
  private:
@@ -104,6 +105,7 @@ class LeakPipeline {
   CollectorMetrics* metrics_;
   const Clock* clock_;
   OnlineDetector detector_;
+  InstanceVersionBook versions_;  // before reports_, which reads it
   SnapshotScheduler snapshots_;
   LeakReportBook reports_;
   MitigationCoordinator mitigations_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "analyzer/format/rollout_format.h"
 #include "common/base/duration.h"
 #include "common/daemon/logging.h"
 #include "diagnoser/format/diagnosis_proto.h"
@@ -75,8 +76,8 @@ uint64_t ReportNumber(const std::string& id) {
 }
 
 LeakReportBook::LeakReportBook(const ReportPolicy& policy, const MitigationConfig* mitigation,
-                               ReportStore* store)
-    : policy_(policy), mitigation_(mitigation), store_(store) {}
+                               ReportStore* store, const InstanceVersionBook* versions)
+    : policy_(policy), mitigation_(mitigation), store_(store), versions_(versions) {}
 
 absl::Status LeakReportBook::Load() {
   absl::StatusOr<std::vector<drip::v1::LeakReport>> stored = store_->LoadReports();
@@ -181,6 +182,30 @@ void LeakReportBook::RefreshDerivedLocked(drip::v1::LeakReport* r, int64_t now_m
   (void)now_ms;
 }
 
+void LeakReportBook::CorrelateVersionsLocked(drip::v1::LeakReport* r) const {
+  if (versions_ == nullptr) return;
+  std::vector<analyzer::LeakingHost> leaking;
+  for (const drip::v1::LeakHost& h : r->hosts()) {
+    if (!h.active()) continue;
+    leaking.push_back(
+        {h.host(), h.first_flagged_s(), h.growth_since_s(),
+         h.rule() == analyzer::SuspectRuleName(analyzer::SuspectRule::kRestartReset)});
+  }
+  // A report whose hosts stopped leaking keeps the evidence it had.
+  if (leaking.empty()) return;
+  const analyzer::RolloutFinding finding =
+      analyzer::CorrelateRollout(versions_->Fleet(r->component()), leaking);
+  analyzer::RolloutFindingToProto(finding, r->mutable_rollout());
+  for (drip::v1::LeakHost& h : *r->mutable_hosts()) {
+    for (const analyzer::HostVersionFinding& f : finding.hosts) {
+      if (f.host != h.host()) continue;
+      h.set_version(f.version);
+      h.set_previous_version(f.previous_version);
+      h.set_began_at_version_change(f.began_at_change);
+    }
+  }
+}
+
 void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
   std::map<std::string, std::vector<const HostSuspect*>> by_component;
   for (const HostSuspect& s : suspects.hosts) by_component[s.suspect.component].push_back(&s);
@@ -238,6 +263,7 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
       h->set_normal_bytes(s.normal_bytes);
       h->set_first_flagged_s(std::min(h->first_flagged_s(), s.first_flagged));
       h->set_last_flagged_s(s.last_updated);
+      h->set_growth_since_s(s.growth_since);
       h->set_active(now_s - s.last_updated <= quiet_s);
       h->set_rule(analyzer::SuspectRuleName(s.rule));
       h->set_reason(s.reason);
@@ -263,6 +289,7 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
     for (const drip::v1::LeakHost& h : r->hosts()) {
       r->set_last_seen_s(std::max(r->last_seen_s(), h.last_flagged_s()));
     }
+    CorrelateVersionsLocked(r);
     RefreshDerivedLocked(r, now_ms);
     // Written through when anything changed (evidence moves once per detector epoch).
     if (r->SerializeAsString() != before) {

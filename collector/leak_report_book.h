@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collector/fleet_suspects.h"
+#include "collector/instance_version_book.h"
 #include "collector/mitigation_policy.h"
 #include "collector/storage/report_store.h"
 #include "drip/v1/query.pb.h"
@@ -57,9 +58,10 @@ inline constexpr std::string_view kResolved = "resolved";
 
 class LeakReportBook {
  public:
-  // `mitigation` (for recommendations) and `store` must outlive the book.
-  LeakReportBook(const ReportPolicy& policy, const MitigationConfig* mitigation,
-                 ReportStore* store);
+  // `mitigation` (for recommendations), `store` and `versions` (for the rollout evidence;
+  // may be null: reports then carry none) must outlive the book.
+  LeakReportBook(const ReportPolicy& policy, const MitigationConfig* mitigation, ReportStore* store,
+                 const InstanceVersionBook* versions = nullptr);
 
   // Reads every stored report; call once before use.
   absl::Status Load();
@@ -102,6 +104,8 @@ class LeakReportBook {
   drip::v1::LeakReport* OpenLocked(const std::string& component, int64_t now_ms,
                                    std::vector<drip::v1::AuditEntry>* audit);
   void RefreshDerivedLocked(drip::v1::LeakReport* report, int64_t now_ms) const;
+  // The report's rollout evidence and its hosts' versions, from its active hosts.
+  void CorrelateVersionsLocked(drip::v1::LeakReport* report) const;
   void ChangeStateLocked(drip::v1::LeakReport* report, std::string_view to,
                          const std::string& actor, const std::string& note, int64_t now_ms,
                          std::vector<drip::v1::AuditEntry>* audit);
@@ -111,6 +115,7 @@ class LeakReportBook {
   const ReportPolicy policy_;
   const MitigationConfig* mitigation_;
   ReportStore* store_;
+  const InstanceVersionBook* versions_;
   mutable std::mutex mu_;
   std::map<std::string, drip::v1::LeakReport> reports_;  // by id
   std::set<std::string> dirty_;                          // ids not yet written

@@ -11,16 +11,21 @@ namespace reject_reason {
 
 const std::vector<std::string_view>& All() {
   static const std::vector<std::string_view> all = {
-      kEmptyHost,      kHostMismatch,    kFutureTimestamp,      kExpiredTimestamp,
-      kEmptyComponent, kMissingMemory,   kTooManySamples,       kZeroSequence,
-      kInvalidGap,     kOversized,       kHelloMissing,         kDuplicateHello,
-      kEmptyMessage,   kUnauthenticated, kHostIdentityMismatch, kUserCertificate};
+      kEmptyHost,       kHostMismatch,   kFutureTimestamp, kExpiredTimestamp, kEmptyComponent,
+      kMissingMemory,   kTooManySamples, kZeroSequence,    kInvalidGap,       kOversized,
+      kHelloMissing,    kDuplicateHello, kEmptyMessage,    kUnauthenticated,  kHostIdentityMismatch,
+      kUserCertificate, kInvalidVersion};
   return all;
 }
 
 }  // namespace reject_reason
 
 namespace {
+
+// A GNU build-id is a 20-byte SHA-1 by default (ld --build-id=md5: 16, uuid: 16); 64
+// bytes is room for any scheme. The agent cuts labels at 128 bytes.
+constexpr size_t kMaxBuildIdHexChars = 128;
+constexpr size_t kMaxVersionLabelBytes = 128;
 
 // Year 9999's last millisecond: beyond it (and before the epoch) a calendar date says
 // less than the raw number does.
@@ -131,6 +136,48 @@ Verdict SampleValidator::ValidateBatch(const drip::v1::SampleBatch& batch,
   for (int i = 0; i < batch.samples_size(); ++i) {
     Verdict v = ValidateSample(batch, i, stream_host, now_ms);
     if (!v.ok()) return v;
+  }
+  // An agent names each instance once, in the batch of its first sample: more versions
+  // than samples is not what an agent sends.
+  if (batch.versions_size() > batch.samples_size()) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kInvalidVersion,
+                  fmt::format("batch {}: {} instance versions for {} samples; an agent sends "
+                              "one per instance it samples",
+                              batch.sequence(), batch.versions_size(), batch.samples_size()));
+  }
+  for (int i = 0; i < batch.versions_size(); ++i) {
+    if (!batch.versions(i).host().empty() && batch.versions(i).host() != stream_host) {
+      return Reject(absl::StatusCode::kPermissionDenied, reject_reason::kHostMismatch,
+                    fmt::format("batch {} version {}: host '{}' is not this stream's host '{}'",
+                                batch.sequence(), i, batch.versions(i).host(), stream_host));
+    }
+    Verdict v = ValidateVersion(batch, i);
+    if (!v.ok()) return v;
+  }
+  return Verdict::Accept();
+}
+
+Verdict SampleValidator::ValidateVersion(const drip::v1::SampleBatch& batch, int index) const {
+  const drip::v1::InstanceVersion& v = batch.versions(index);
+  auto refuse = [&](std::string_view what) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kInvalidVersion,
+                  fmt::format("batch {} version {} (component '{}', instance '{}'): {}",
+                              batch.sequence(), index, v.component(), v.instance(), what));
+  };
+  if (v.component().empty()) return refuse("component is empty");
+  if (v.instance().empty()) return refuse("instance is empty");
+  if (v.build_id().size() > kMaxBuildIdHexChars) {
+    return refuse(fmt::format("build_id has {} characters, more than {}", v.build_id().size(),
+                              kMaxBuildIdHexChars));
+  }
+  for (char c : v.build_id()) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return refuse("build_id is not lower-case hex");
+    }
+  }
+  if (v.label().size() > kMaxVersionLabelBytes) {
+    return refuse(
+        fmt::format("label has {} bytes, more than {}", v.label().size(), kMaxVersionLabelBytes));
   }
   return Verdict::Accept();
 }

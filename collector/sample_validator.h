@@ -6,7 +6,7 @@
 // Reasons and codes (docs/collector.md lists them for operators):
 //   INVALID_ARGUMENT    empty_host, empty_message, hello_missing, duplicate_hello,
 //                       zero_sequence, invalid_gap, empty_component, missing_memory,
-//                       future_timestamp, expired_timestamp
+//                       future_timestamp, expired_timestamp, invalid_version
 //   PERMISSION_DENIED   host_mismatch (a sample names a host other than the stream's),
 //                       host_identity_mismatch (the hello names a host the client
 //                       certificate does not), user_certificate (the certificate is a
@@ -45,6 +45,7 @@ inline constexpr std::string_view kOversized = "oversized";
 inline constexpr std::string_view kHelloMissing = "hello_missing";
 inline constexpr std::string_view kDuplicateHello = "duplicate_hello";
 inline constexpr std::string_view kEmptyMessage = "empty_message";
+inline constexpr std::string_view kInvalidVersion = "invalid_version";
 // Checked by CheckAgentIdentity (agent_identity.h).
 inline constexpr std::string_view kUnauthenticated = "unauthenticated";
 inline constexpr std::string_view kHostIdentityMismatch = "host_identity_mismatch";
@@ -93,6 +94,7 @@ class SampleValidator {
  private:
   Verdict ValidateSample(const drip::v1::SampleBatch& batch, int index,
                          const std::string& stream_host, int64_t now_ms) const;
+  Verdict ValidateVersion(const drip::v1::SampleBatch& batch, int index) const;
 
   SampleValidatorOptions options_;
   const Clock* clock_;

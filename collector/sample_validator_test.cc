@@ -62,6 +62,37 @@ TEST_F(SampleValidatorTest, SampleNamingTheStreamHostExplicitlyIsAccepted) {
   EXPECT_TRUE(Validate(batch).ok());
 }
 
+TEST_F(SampleValidatorTest, InstanceVersionsAreAcceptedAndMalformedOnesNamed) {
+  drip::v1::SampleBatch batch = GoodBatch(5);
+  drip::v1::InstanceVersion* version = batch.add_versions();
+  version->set_component("svc:nginx.service");
+  version->set_instance("100@1");
+  version->set_build_id("3fa9c0de");
+  version->set_label("1.25.3");
+  EXPECT_TRUE(Validate(batch).ok());
+
+  version->set_build_id("3FA9-zz");
+  Verdict v = Validate(batch);
+  EXPECT_EQ(v.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(v.reason, "invalid_version");
+  EXPECT_THAT(std::string(v.status.message()),
+              HasSubstr("batch 5 version 0 (component 'svc:nginx.service', instance '100@1'): "
+                        "build_id is not lower-case hex"));
+
+  version->set_build_id("");
+  version->set_label(std::string(129, 'x'));
+  EXPECT_THAT(std::string(Validate(batch).status.message()), HasSubstr("label has 129 bytes"));
+
+  version->set_label("1");
+  version->clear_instance();
+  EXPECT_THAT(std::string(Validate(batch).status.message()), HasSubstr("instance is empty"));
+
+  version->set_instance("100@1");
+  for (int i = 0; i < 4; ++i) *batch.add_versions() = *version;
+  EXPECT_THAT(std::string(Validate(batch).status.message()),
+              HasSubstr("5 instance versions for 4 samples"));
+}
+
 TEST_F(SampleValidatorTest, EmptyHostInHelloIsInvalidArgument) {
   Verdict v = validator_.ValidateHello(drip::v1::Hello());
   EXPECT_EQ(v.status.code(), absl::StatusCode::kInvalidArgument);

@@ -48,6 +48,9 @@ class ScriptedStore final : public SeriesStore {
                                                            int64_t, int64_t) override {
     return std::vector<drip::v1::Series>{};
   }
+  absl::StatusOr<std::vector<drip::v1::InstanceVersion>> ReadInstanceVersions() override {
+    return std::vector<drip::v1::InstanceVersion>();
+  }
   absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string&) override {
     return std::vector<GapRecord>();
   }

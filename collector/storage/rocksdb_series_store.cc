@@ -6,11 +6,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <system_error>
 #include <unordered_map>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "collector/storage/chunk_codec.h"
 #include "collector/storage/chunk_merge_operator.h"
 #include "collector/storage/key_range_iterator.h"
@@ -341,6 +343,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     rocksdb::Status s = write.Put(db->staging, StagingKey(host, sequence), staged);
     if (!s.ok()) status = StoreError(options_.path, "building a batch", s);
   }
+  if (status.ok() && batch.versions_size() > 0) status = VersionsLocked(*db, host, batch, &write);
 
   drip::v1::HostInfo record = state->record;
   if (status.ok()) {
@@ -408,6 +411,74 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
   result.stored = true;
   result.samples_stored = static_cast<uint64_t>(batch.samples_size());
   return result;
+}
+
+absl::Status RocksDbSeriesStore::VersionsLocked(const StoreHandles& db, const std::string& host,
+                                                const drip::v1::SampleBatch& batch,
+                                                rocksdb::WriteBatch* write) {
+  // Per component: what is stored (key -> instance) plus this batch's new instances; the
+  // newest kVersionsPerComponent by first sight stay.
+  std::map<std::string, std::vector<const drip::v1::InstanceVersion*>> by_component;
+  for (const drip::v1::InstanceVersion& v : batch.versions()) {
+    by_component[v.component()].push_back(&v);
+  }
+  for (const auto& [component, versions] : by_component) {
+    std::map<std::string, std::string> kept;  // key -> value (empty: already stored)
+    absl::flat_hash_set<std::string> instances;
+    const std::string prefix = VersionRecordPrefix(host, component);
+    KeyRangeIterator it = KeyRangeIterator::Prefix(db.db, db.meta, prefix);
+    for (it.SeekToStart(); it->Valid(); it->Next()) {
+      drip::v1::InstanceVersion stored;
+      if (stored.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+        instances.insert(stored.instance());
+      }
+      kept.emplace(it->key().ToString(), "");
+    }
+    if (!it->status().ok()) {
+      return StoreError(options_.path, fmt::format("reading versions of host {}", host),
+                        it->status());
+    }
+    for (const drip::v1::InstanceVersion* v : versions) {
+      // An agent that restarted names its running instances again: the first record,
+      // with the time the instance was first seen, stays.
+      if (!instances.insert(v->instance()).second) continue;
+      drip::v1::InstanceVersion record = *v;
+      record.set_host(host);
+      kept[VersionRecordKey(host, component, v->first_seen_ms(), v->instance())] =
+          record.SerializeAsString();
+    }
+    size_t excess = kept.size() > kVersionsPerComponent ? kept.size() - kVersionsPerComponent : 0;
+    for (const auto& [key, value] : kept) {
+      rocksdb::Status s;
+      if (excess > 0) {
+        --excess;
+        if (value.empty()) s = write->Delete(db.meta, key);
+      } else if (!value.empty()) {
+        s = write->Put(db.meta, key, value);
+      }
+      if (!s.ok()) return StoreError(options_.path, "building a batch", s);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<drip::v1::InstanceVersion>> RocksDbSeriesStore::ReadInstanceVersions() {
+  std::vector<drip::v1::InstanceVersion> versions;
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
+  KeyRangeIterator it = KeyRangeIterator::Prefix(db->db, db->meta, kVersionRecordPrefix);
+  for (it.SeekToStart(); it->Valid(); it->Next()) {
+    drip::v1::InstanceVersion& v = versions.emplace_back();
+    if (!v.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) ||
+        v.host().empty()) {
+      return absl::DataLossError(
+          fmt::format("store at {}: corrupt instance version record", options_.path));
+    }
+  }
+  if (!it->status().ok()) {
+    return StoreError(options_.path, "reading instance versions", it->status());
+  }
+  return versions;
 }
 
 absl::StatusOr<uint64_t> RocksDbSeriesStore::AckedSequence(const std::string& host) {

@@ -124,6 +124,7 @@ class RocksDbSeriesStore final : public SeriesStore {
 
   // Gaps recorded for `host`, oldest first. Thread-safe.
   absl::StatusOr<std::vector<GapRecord>> ReadGaps(const std::string& host) override;
+  absl::StatusOr<std::vector<drip::v1::InstanceVersion>> ReadInstanceVersions() override;
 
   // The chunk window in use (the one the store was created with).
   std::chrono::milliseconds chunk_window() const {
@@ -151,6 +152,11 @@ class RocksDbSeriesStore final : public SeriesStore {
                                           rocksdb::WriteBatch* batch,
                                           std::vector<const drip::v1::Sample*>* new_series,
                                           uint64_t* next_series_id);
+  // Adds `batch`'s instance versions for `host` to `write`, and removes what falls out of
+  // the kVersionsPerComponent kept per component. Requires the host's state->mu (one
+  // writer per host, so the scan below sees every earlier write of the host).
+  absl::Status VersionsLocked(const StoreHandles& db, const std::string& host,
+                              const drip::v1::SampleBatch& batch, rocksdb::WriteBatch* write);
   // What the last AppendBatch or PutHost write did, for WriteState().
   void NoteWrite(const absl::Status& status);
   // A small synced write that proves the store takes writes (Recover).

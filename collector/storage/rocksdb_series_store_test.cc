@@ -870,3 +870,57 @@ TEST(RocksDbSeriesStoreTest, OpeningAStoreInUseNamesThePath) {
 
 }  // namespace
 }  // namespace drip::collector
+
+namespace drip::collector {
+namespace {
+
+drip::v1::InstanceVersion Version(const std::string& component, const std::string& instance,
+                                  int64_t first_seen_ms, const std::string& label) {
+  drip::v1::InstanceVersion v;
+  v.set_component(component);
+  v.set_instance(instance);
+  v.set_first_seen_ms(first_seen_ms);
+  v.set_label(label);
+  v.set_build_id("ab12");
+  return v;
+}
+
+TEST(RocksDbSeriesStoreTest, KeepsTheLatestInstanceVersionsOfEachComponentAcrossReopen) {
+  Harness h;
+  {
+    auto store = h.Open();
+    for (int i = 0; i < 10; ++i) {
+      drip::v1::SampleBatch batch =
+          Batch(static_cast<uint64_t>(i + 1),
+                {ProcessSample("svc:a.service", fmt::format("{}@1", i), kNow + i * 1000, 100)});
+      *batch.add_versions() =
+          Version("svc:a.service", fmt::format("{}@1", i), kNow + i * 1000, fmt::format("v{}", i));
+      if (i == 0) {
+        *batch.add_versions() = Version("svc:b.service", "7@1", kNow, "b1");
+        batch.mutable_versions(1)->set_host("web-1");
+      }
+      ASSERT_TRUE(Append(*store, "web-1", batch).stored);
+    }
+    // An agent that restarted names instance 9 again, first seen later: the first stays.
+    drip::v1::SampleBatch again =
+        Batch(11, {ProcessSample("svc:a.service", "9@1", kNow + 60'000, 100)});
+    *again.add_versions() = Version("svc:a.service", "9@1", kNow + 60'000, "v9");
+    ASSERT_TRUE(Append(*store, "web-1", again).stored);
+  }
+  auto store = h.Open();
+  absl::StatusOr<std::vector<drip::v1::InstanceVersion>> versions = store->ReadInstanceVersions();
+  ASSERT_TRUE(versions.ok()) << versions.status();
+  ASSERT_EQ(versions->size(), SeriesStore::kVersionsPerComponent + 1);
+  for (size_t i = 0; i < SeriesStore::kVersionsPerComponent; ++i) {
+    const drip::v1::InstanceVersion& v = (*versions)[i];
+    EXPECT_EQ(v.host(), "web-1");
+    EXPECT_EQ(v.component(), "svc:a.service");
+    EXPECT_EQ(v.label(), fmt::format("v{}", i + 2));  // the two oldest fell out
+    EXPECT_EQ(v.first_seen_ms(), kNow + static_cast<int64_t>(i + 2) * 1000);
+  }
+  EXPECT_EQ(versions->back().component(), "svc:b.service");
+  EXPECT_EQ(versions->back().label(), "b1");
+}
+
+}  // namespace
+}  // namespace drip::collector

@@ -135,6 +135,21 @@ std::string HostRecordKey(std::string_view host) {
   return key;
 }
 
+std::string VersionRecordPrefix(std::string_view host, std::string_view component) {
+  std::string key(kVersionRecordPrefix);
+  AppendName(host, &key);
+  AppendName(component, &key);
+  return key;
+}
+
+std::string VersionRecordKey(std::string_view host, std::string_view component,
+                             int64_t first_seen_ms, std::string_view instance) {
+  std::string key = VersionRecordPrefix(host, component);
+  AppendBigEndian64(static_cast<uint64_t>(first_seen_ms) ^ (uint64_t{1} << 63), &key);
+  AppendName(instance, &key);
+  return key;
+}
+
 std::string GapRecordPrefix(std::string_view host) {
   std::string key(kGapRecordPrefix);
   AppendName(host, &key);

@@ -11,6 +11,8 @@
 //   "i/" be64(series_id)            -> SeriesNames                      reverse index
 //   "h/" host                       -> drip.v1.HostInfo                 host record + mark
 //   "g/" name(host) be64(from_seq)  -> GapValue                         missing batches
+//   "v/" name(host) name(component) be64(first_seen_ms ^ 2^63) name(instance)
+//                                   -> drip.v1.InstanceVersion          what an instance runs
 //   "c/..."                         -> store-wide counters and settings
 //
 // `staging` CF: one staged batch (staged_batch.h) per stored agent batch, until folded,
@@ -34,6 +36,7 @@ inline constexpr std::string_view kSeriesIndexPrefix = "s/";
 inline constexpr std::string_view kSeriesNamesPrefix = "i/";
 inline constexpr std::string_view kHostRecordPrefix = "h/";
 inline constexpr std::string_view kGapRecordPrefix = "g/";
+inline constexpr std::string_view kVersionRecordPrefix = "v/";
 // Next series id to allocate (be64). Written with every batch that allocates one.
 inline constexpr std::string_view kNextSeriesIdKey = "c/next_series_id";
 // The chunk window the store was created with (be64 milliseconds).
@@ -77,6 +80,11 @@ std::string GapRecordPrefix(std::string_view host);
 std::string GapRecordKey(std::string_view host, uint64_t from_sequence);
 // Reads from_sequence from a gap key that starts with GapRecordPrefix(host).
 bool ParseGapRecordKey(std::string_view key, std::string_view prefix, uint64_t* from_sequence);
+
+// A (host, component)'s instance versions sort by when each instance was first seen.
+std::string VersionRecordPrefix(std::string_view host, std::string_view component);
+std::string VersionRecordKey(std::string_view host, std::string_view component,
+                             int64_t first_seen_ms, std::string_view instance);
 
 // Staging keys are written once and removed with SingleDelete: a host's sequence is
 // stored at most once, which is what SingleDelete requires.

@@ -72,6 +72,14 @@ class SeriesStore {
   // sorted. Used to rebuild the online detector at start.
   virtual absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) = 0;
 
+  // Every instance version the store keeps, host filled in, in key order (host,
+  // component, first seen). Batches' versions (SampleBatch.versions) are stored with the
+  // batch; the store keeps the latest kVersionsPerComponent of each host's component and
+  // the first record of an instance reported again. Read by the collector at start.
+  virtual absl::StatusOr<std::vector<drip::v1::InstanceVersion>> ReadInstanceVersions() = 0;
+  // Enough for an instance and the few before it: a version change, and what ran before.
+  static constexpr size_t kVersionsPerComponent = 8;
+
   // Deletes samples older than the retention and returns how many chunks it removed.
   // Called periodically by the collector; also safe to call at any time.
   virtual absl::StatusOr<uint64_t> EnforceRetention() = 0;

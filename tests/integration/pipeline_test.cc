@@ -74,10 +74,11 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
       << drip.Logs();
   std::string host = fmt::format("it-suspect-{}", getpid());
   ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
-  // ~4 MiB/s: far above the 25 % a young series must rise within 40 s.
-  auto child =
-      ChildProcess::Start({LeakyExampleBinary(), "--leak-kib-per-s", "4096", "--seconds", "300"},
-                          drip.dir().File("leaky.log"));
+  // ~4 MiB/s: far above the 25 % a young series must rise within 40 s. The version its
+  // environment declares reaches the report (env execs it: same pid).
+  auto child = ChildProcess::Start({"/usr/bin/env", "DRIP_VERSION=2.4.1-it", LeakyExampleBinary(),
+                                    "--leak-kib-per-s", "4096", "--seconds", "300"},
+                                   drip.dir().File("leaky.log"));
   ASSERT_TRUE(child.ok());
   std::this_thread::sleep_for(milliseconds(500));
   auto component = ComponentOfPid((*child)->pid());
@@ -139,24 +140,33 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
   // The leak is one report, which carries the diagnosis once the next detector pass
   // has folded it in, and `dripctl leaks show` names the leaking function with its line.
   std::string id;
+  nlohmann::json report;
   for (int attempt = 0; attempt < 30; ++attempt) {
     CommandOutput list = drip.Dripctl({"leaks", "list", "--json"});
     ASSERT_EQ(list.exit_code, 0) << list.err;
     last = list.out;
     const nlohmann::json listed = nlohmann::json::parse(list.out);
     for (const auto& r : listed["reports"]) {
-      if (r["component"] == *component && !r["top_stacks"].empty()) id = r["id"];
+      if (r["component"] == *component && !r["top_stacks"].empty()) {
+        id = r["id"];
+        report = r;
+      }
     }
     if (!id.empty()) break;
     std::this_thread::sleep_for(seconds(1));
   }
   ASSERT_FALSE(id.empty()) << "no diagnosed leak report for " << *component << " in\n"
                            << last << drip.Logs();
+  // The agent read the version from the process's environment: one host, one version.
+  ASSERT_FALSE(report["hosts"].empty()) << report.dump(2);
+  EXPECT_EQ(report["hosts"][0]["version"], "2.4.1-it") << report.dump(2);
+  EXPECT_EQ(report["rollout"]["verdict"], "one-version") << report.dump(2);
   CommandOutput show = drip.Dripctl({"leaks", "show", id});
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("RememberSession"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("leaky_service.cc:"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find(host), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("\nVersions\nevery host runs 2.4.1-it"), std::string::npos) << show.out;
 }
 
 TEST(PipelineTest, DripctlSaysWhichCollectorItCannotReach) {

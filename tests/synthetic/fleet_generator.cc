@@ -154,6 +154,17 @@ bool IsLeak(Behaviour behaviour) {
   }
 }
 
+std::vector<std::pair<int64_t, std::string>> FleetGenerator::Versions(const SeriesSpec& s) {
+  std::vector<std::pair<int64_t, std::string>> versions = {{s.first_sample_s, "1.0"}};
+  const bool rollout = s.behaviour == Behaviour::kRolloutFlat ||
+                       s.behaviour == Behaviour::kRolloutLeak ||
+                       s.behaviour == Behaviour::kRolloutThatLeaks;
+  // The classic rollout leak starts its new instance when the leak starts.
+  const int64_t at = s.behaviour == Behaviour::kRolloutLeak ? s.leak_start_s : s.event_s;
+  if (rollout && at > s.first_sample_s) versions.emplace_back(at, "2.0");
+  return versions;
+}
+
 FleetSpec FleetGenerator::TestSuite(uint64_t seed) {
   FleetSpec spec;
   spec.seed = seed;

@@ -23,6 +23,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace drip::synthetic {
@@ -122,6 +123,11 @@ class FleetGenerator {
   // The sample of series `index` at `t` (a multiple of the interval), or false when the
   // series has no sample then (not started yet, or a gap).
   bool SampleAt(size_t index, int64_t t, SyntheticSample* out);
+
+  // What series `s` runs over the window, as (since, version) in time order: "1.0" from its
+  // first sample, and "2.0" from the rollout on a host a rollout reached. What its agent
+  // would report (drip.v1.InstanceVersion), for the rollout correlation.
+  static std::vector<std::pair<int64_t, std::string>> Versions(const SeriesSpec& s);
 
   // Every sample of the fleet in time order (all series at t, then t + interval, ...).
   void ForEachSample(const std::function<void(size_t series_index, const SyntheticSample&)>& fn);
