@@ -1,8 +1,8 @@
 // One library judges memory three ways: online, as agents stream to the collector; rebuilt
 // from the store when the collector restarts; and offline, from a file (`dripctl analyze`).
-// On the same data, with the default detector config, they must flag the same series —
-// otherwise a restart, or an operator replaying an export, would tell a different story
-// than the page they were sent.
+// On the same data, with the default detector config, they must flag the same series and
+// say the same about versions (docs/rollout.md) — otherwise a restart, or an operator
+// replaying an export, would tell a different story than the page they were sent.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -95,6 +95,27 @@ absl::StatusOr<std::set<SeriesKey>> CollectorSuspects(LocalDrip& drip) {
   return SuspectedSeries(listed["suspects"]);
 }
 
+// Each leak report's rollout verdict, by component, from `dripctl leaks list --json`.
+absl::StatusOr<std::map<std::string, std::string>> ReportVerdicts(LocalDrip& drip) {
+  CommandOutput out = drip.Dripctl({"leaks", "list", "--json"});
+  if (out.exit_code != 0) {
+    return absl::InternalError(
+        fmt::format("dripctl leaks list: exit {}: {}", out.exit_code, out.err));
+  }
+  const nlohmann::json listed = nlohmann::json::parse(out.out, nullptr, false);
+  if (listed.is_discarded()) return absl::InternalError("dripctl leaks list printed: " + out.out);
+  std::map<std::string, std::string> verdicts;
+  for (const auto& r : listed["reports"]) verdicts[r["component"]] = r["rollout"]["verdict"];
+  return verdicts;
+}
+
+std::string Describe(const std::map<std::string, std::string>& verdicts) {
+  std::string text;
+  for (const auto& [component, verdict] : verdicts)
+    text += fmt::format("\n  {} {}", component, verdict);
+  return text.empty() ? " (none)" : text;
+}
+
 std::string Describe(const std::set<SeriesKey>& series) {
   std::string text;
   for (const auto& [host, component] : series) text += fmt::format("\n  {} {}", host, component);
@@ -133,11 +154,13 @@ TEST(DetectorPathsTest, OnlineRebuiltAndOfflineJudgementsFlagTheSameSeries) {
 
   // Online: every host sends each epoch's samples as it would live, host after host, and
   // the same rows go to the file dripctl analyze reads.
+  // What each instance runs goes with its first sample, as an agent sends it.
   const std::string csv = drip.dir().File("fleet.csv");
   std::ofstream file(csv);
-  file << "timestamp,host,component,instance,bytes\n";
+  file << "timestamp,host,component,instance,bytes,version\n";
   synthetic::SyntheticSample sample;
   size_t rows = 0;
+  std::set<std::pair<size_t, std::string>> announced;  // (series, instance)
   const int64_t first_epoch =
       spec.start_s - ((spec.start_s % kEpochSeconds) + kEpochSeconds) % kEpochSeconds;
   for (int64_t epoch = first_epoch; epoch < spec.start_s + spec.duration_s;
@@ -155,8 +178,19 @@ TEST(DetectorPathsTest, OnlineRebuiltAndOfflineJudgementsFlagTheSameSeries) {
           s->set_instance(std::string(sample.instance));
           s->set_timestamp_ms(at * 1000);
           s->mutable_process()->set_anon_rss_bytes(sample.bytes);
+          std::string version;
+          for (const auto& [since, v] : synthetic::FleetGenerator::Versions(fleet.series()[i])) {
+            if (since <= t) version = v;
+          }
+          if (announced.emplace(i, std::string(sample.instance)).second) {
+            drip::v1::InstanceVersion* announce = batch.add_versions();
+            announce->set_component(component);
+            announce->set_instance(std::string(sample.instance));
+            announce->set_label(version);
+            announce->set_first_seen_ms(at * 1000);
+          }
           file << at << ',' << host << ',' << component << ',' << sample.instance << ','
-               << sample.bytes << '\n';
+               << sample.bytes << ',' << version << '\n';
           ++rows;
         }
       }
@@ -173,6 +207,8 @@ TEST(DetectorPathsTest, OnlineRebuiltAndOfflineJudgementsFlagTheSameSeries) {
   std::this_thread::sleep_for(std::chrono::seconds(12));
   absl::StatusOr<std::set<SeriesKey>> online = CollectorSuspects(drip);
   ASSERT_TRUE(online.ok()) << online.status() << drip.Logs();
+  absl::StatusOr<std::map<std::string, std::string>> online_verdicts = ReportVerdicts(drip);
+  ASSERT_TRUE(online_verdicts.ok()) << online_verdicts.status() << drip.Logs();
 
   CommandOutput analyzed =
       RunCommand({DripctlBinary(), "analyze", "--input", csv}, std::chrono::seconds(120));
@@ -181,11 +217,18 @@ TEST(DetectorPathsTest, OnlineRebuiltAndOfflineJudgementsFlagTheSameSeries) {
   ASSERT_FALSE(report.is_discarded()) << analyzed.out;
   EXPECT_EQ(report["summary"]["rows"], rows);
   const std::set<SeriesKey> offline = SuspectedSeries(report["suspects"]);
+  std::map<std::string, std::string> offline_verdicts;
+  for (const auto& c : report["components"])
+    offline_verdicts[c["component"]] = c["rollout"]["verdict"];
 
   drip.KillCollector(SIGTERM);
   ASSERT_TRUE(drip.StartCollector("detector:\n  rebuild_window: 120h\n").ok()) << drip.Logs();
   absl::StatusOr<std::set<SeriesKey>> rebuilt = CollectorSuspects(drip);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status() << drip.Logs();
+  // The restarted collector has judged once already (at start), with the versions it
+  // read back from the store.
+  absl::StatusOr<std::map<std::string, std::string>> rebuilt_verdicts = ReportVerdicts(drip);
+  ASSERT_TRUE(rebuilt_verdicts.ok()) << rebuilt_verdicts.status() << drip.Logs();
 
   // The fleet has leaks, so the comparison is not of three empty sets.
   size_t leaking_flagged = 0;
@@ -196,6 +239,34 @@ TEST(DetectorPathsTest, OnlineRebuiltAndOfflineJudgementsFlagTheSameSeries) {
                               << "\noffline:" << Describe(offline);
   EXPECT_EQ(*rebuilt, offline) << "rebuilt:" << Describe(*rebuilt)
                                << "\noffline:" << Describe(offline);
+
+  // The versions: a rollout's leak is told apart, and the three paths say the same.
+  bool rollout_leak_flagged = false;
+  for (const auto& s : fleet.series()) {
+    rollout_leak_flagged |= s.leaking && offline.count({s.host, s.component}) &&
+                            (s.behaviour == synthetic::Behaviour::kRolloutLeak ||
+                             s.behaviour == synthetic::Behaviour::kRolloutThatLeaks);
+  }
+  ASSERT_TRUE(rollout_leak_flagged) << "offline flagged" << Describe(offline);
+  size_t arrived = 0;
+  for (const auto& [component, verdict] : offline_verdicts)
+    arrived += verdict == "arrived-with-version";
+  EXPECT_GT(arrived, 0u) << "offline:" << Describe(offline_verdicts);
+  // A report opens only for a host still leaking in the last hour (the detector keeps a
+  // stopped suspect's figures); each report's verdict is the offline one.
+  for (const auto* paths : {&*online_verdicts, &*rebuilt_verdicts}) {
+    for (const auto& [component, verdict] : *paths) {
+      EXPECT_EQ(verdict, offline_verdicts[component])
+          << component << (paths == &*online_verdicts ? " online" : " rebuilt");
+    }
+  }
+  size_t arrived_online = 0;
+  for (const auto& [component, verdict] : *online_verdicts) {
+    arrived_online += verdict == "arrived-with-version";
+  }
+  EXPECT_GT(arrived_online, 0u) << "online:" << Describe(*online_verdicts);
+  EXPECT_GE(rebuilt_verdicts->size(), online_verdicts->size())
+      << "rebuilt:" << Describe(*rebuilt_verdicts);
 }
 
 }  // namespace
