@@ -161,7 +161,7 @@ TEST(SampleTableTest, SortByTimeMatchesAStableSortOverAWideRange) {
   // Timestamps spread over ~30 years: three radix passes, with many ties.
   std::mt19937 rng(7);
   SampleTable table;
-  table.tracks.push_back({0, ""});
+  table.tracks.push_back({0, "", "", 0});
   table.min_timestamp = UINT32_MAX;
   for (uint64_t i = 0; i < 200'000; ++i) {
     uint32_t ts = 1'000'000'000u + static_cast<uint32_t>(rng() % 1'000'000'000u) / 1000 * 1000;
@@ -189,6 +189,27 @@ TEST_F(SampleCsvReaderTest, IgnoresExtraColumnsAndTakesColumnsInAnyOrder) {
   ASSERT_TRUE(table.ok()) << table.status();
   ASSERT_EQ(table->rows.size(), 1u);
   EXPECT_EQ(Flatten(*table)[0], (FlatRow{1700000000, "db-3", "svc:x.service", "77@5", 4096}));
+}
+
+TEST_F(SampleCsvReaderTest, OptionalVersionColumnNamesWhatEachInstanceRunsFromItsFirstValue) {
+  auto table = Read(
+      "timestamp,host,component,instance,bytes,version\n"
+      "160,web-1,svc:a.service,1@1,1100,\n"
+      "100,web-1,svc:a.service,1@1,1000,\n"
+      "220,web-1,svc:a.service,1@1,1200,2.4.0\n"
+      "280,web-1,svc:a.service,1@1,1200,2.4.9\n"
+      "300,web-1,svc:a.service,2@300,500,2.4.1\n");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_TRUE(table->has_versions);
+  ASSERT_EQ(table->tracks.size(), 2u);
+  EXPECT_EQ(table->tracks[0].version, "2.4.0");  // empty values skipped, later ones ignored
+  EXPECT_EQ(table->tracks[0].first_timestamp, 100u);
+  EXPECT_EQ(table->tracks[1].version, "2.4.1");
+  EXPECT_EQ(table->tracks[1].first_timestamp, 300u);
+
+  auto without = Read(std::string(kHeader) + "100,web-1,svc:a.service,1@1,1000\n");
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_FALSE(without->has_versions);
 }
 
 TEST_F(SampleCsvReaderTest, HandlesQuotedFieldsWithCommas) {
