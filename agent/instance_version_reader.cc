@@ -112,9 +112,9 @@ bool InstanceVersionReader::ReadVersion(int pid, drip::v1::InstanceVersion* vers
   const std::string exe = fmt::format("{}/{}/exe", proc_root_, pid);
   struct stat st {};
   if (stat(exe.c_str(), &st) == 0) {
-    const FileIdentity identity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-                                static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
-                                    st.st_mtim.tv_nsec};
+    const FileIdentity identity{
+        static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+        static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
     if (auto it = build_ids_.find(identity); it != build_ids_.end()) {
       version->set_build_id(it->second);
     } else if (absl::StatusOr<std::string> id = ReadBuildId(exe); id.ok()) {

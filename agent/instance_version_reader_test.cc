@@ -49,8 +49,7 @@ std::string OwnBuildIdFromMemory() {
 
 std::string SelfExe() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
-drip::v1::Sample Process(const std::string& component, const std::string& instance,
-                         uint64_t anon) {
+drip::v1::Sample Process(const std::string& component, const std::string& instance, uint64_t anon) {
   drip::v1::Sample s;
   s.set_component(component);
   s.set_instance(instance);

@@ -54,7 +54,8 @@ HostVersionFinding FindingFor(const HostVersions& host, const LeakingHost& leak)
 std::string HostCount(int n) { return fmt::format("{} host{}", n, n == 1 ? "" : "s"); }
 
 // "2.4.0 (30), 2.3.9 (2)": versions with a count, most first.
-std::string CountList(const std::vector<VersionShare>& shares, bool leaking, const std::string& skip) {
+std::string CountList(const std::vector<VersionShare>& shares, bool leaking,
+                      const std::string& skip) {
   std::string out;
   for (const VersionShare& s : shares) {
     const int n = leaking ? s.leaking_hosts : s.healthy_hosts;
@@ -130,8 +131,9 @@ RolloutFinding CorrelateRollout(const std::vector<HostVersions>& fleet,
 
   const int known = static_cast<int>(out.hosts.size());
   if (known == 0) {
-    out.summary = "no version is known for the leaking hosts (their agents report none: "
-                  "the executable has no build-id and DRIP_VERSION is not set)";
+    out.summary =
+        "no version is known for the leaking hosts (their agents report none: "
+        "the executable has no build-id and DRIP_VERSION is not set)";
     return out;
   }
   const VersionShare& top = out.versions.front();
@@ -168,13 +170,13 @@ RolloutFinding CorrelateRollout(const std::vector<HostVersions>& fleet,
                                HostCount(top.began_at_change));
   }
   if (healthy_elsewhere > 0) {
-    out.summary += fmt::format("; {} on other versions do not leak ({})",
-                               HostCount(healthy_elsewhere), CountList(out.versions, false,
-                                                                       top.version));
+    out.summary +=
+        fmt::format("; {} on other versions do not leak ({})", HostCount(healthy_elsewhere),
+                    CountList(out.versions, false, top.version));
   }
   if (top.healthy_hosts > 0) {
-    out.summary += fmt::format("; {} on {} do not leak yet", HostCount(top.healthy_hosts),
-                               top.version);
+    out.summary +=
+        fmt::format("; {} on {} do not leak yet", HostCount(top.healthy_hosts), top.version);
   }
   return out;
 }

@@ -78,8 +78,8 @@ TEST(RolloutCorrelationTest, GrowthThatWentOnAcrossAnUpgradeBelongsToTheVersionB
   // Growing since half a day before the upgrade, flagged only after it: the old version
   // leaks too, on this host and on the one not upgraded.
   std::vector<HostVersions> fleet = {Host("a", "1.0", "1.1", kDay), Host("b", "1.0", "", 0)};
-  RolloutFinding f = CorrelateRollout(
-      fleet, {Leak("a", kDay / 2, kDay + 5 * kHour), Leak("b", kDay / 3, kDay)});
+  RolloutFinding f =
+      CorrelateRollout(fleet, {Leak("a", kDay / 2, kDay + 5 * kHour), Leak("b", kDay / 3, kDay)});
   ASSERT_EQ(f.hosts.size(), 2u);
   EXPECT_EQ(f.hosts[0].version, "1.0");
   EXPECT_FALSE(f.hosts[0].began_at_change);
@@ -119,8 +119,11 @@ TEST(RolloutCorrelationTest, NoVersionsIsUnknownAndSaysWhy) {
 TEST(RolloutCorrelationTest, DailyRestartsKeepTheVersionsEraAndEveryInstanceLeaks) {
   // Restarted every day; the leak grows in each instance of 3.1 only.
   HostVersions host{"a",
-                    {{"i0", "3.0", 0}, {"i1", "3.0", kDay}, {"i2", "3.1", 2 * kDay},
-                     {"i3", "3.1", 3 * kDay}, {"i4", "3.1", 4 * kDay}}};
+                    {{"i0", "3.0", 0},
+                     {"i1", "3.0", kDay},
+                     {"i2", "3.1", 2 * kDay},
+                     {"i3", "3.1", 3 * kDay},
+                     {"i4", "3.1", 4 * kDay}}};
   RolloutFinding f = CorrelateRollout(
       {host, Host("b", "3.0", "", 0)},
       {LeakingHost{"a", 4 * kDay + 2 * kHour, 4 * kDay + kHour, /*grows_every_instance=*/true}});

@@ -52,8 +52,7 @@ TEST(InstanceVersionBookTest, KeepsTheLatestErasAndDropsWhatArrivesOutOfOrder) {
 
 TEST(InstanceVersionBookTest, AVersionIsItsLabelElseItsBuildIdPrefix) {
   EXPECT_EQ(InstanceVersionBook::VersionName(Version("h", "i", 0, "2.4.1", "ab")), "2.4.1");
-  EXPECT_EQ(InstanceVersionBook::VersionName(
-                Version("h", "i", 0, "", "3fa9c0de1234567890abcdef")),
+  EXPECT_EQ(InstanceVersionBook::VersionName(Version("h", "i", 0, "", "3fa9c0de1234567890abcdef")),
             "build 3fa9c0de1234");
   InstanceVersionBook book;
   book.Add(Version("h", "i", 0, ""));  // nothing known: not a version
