@@ -1,18 +1,15 @@
 #include "agent/instance_version_reader.h"
 
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "agent/component_namer.h"
+#include "agent/elf_file.h"
 #include "agent/proc_files.h"
 #include "common/base/process_instance.h"
 #include "common/rpc/sample_figures.h"
@@ -65,19 +62,9 @@ InstanceVersionReader::InstanceVersionReader(std::string proc_root)
     : proc_root_(std::move(proc_root)) {}
 
 absl::StatusOr<std::string> InstanceVersionReader::ReadBuildId(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) {
-    return absl::InternalError("libelf: version mismatch");
-  }
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(fmt::format("{}: {}", path, std::strerror(errno)));
-  }
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
-    if (elf != nullptr) elf_end(elf);
-    close(fd);
-    return absl::InvalidArgumentError(fmt::format("{}: not an ELF file", path));
-  }
+  absl::StatusOr<ElfFile> file = ElfFile::Open(path);
+  if (!file.ok()) return file.status();
+  Elf* elf = file->elf();
   std::string build_id;
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) == 0) {
@@ -87,8 +74,6 @@ absl::StatusOr<std::string> InstanceVersionReader::ReadBuildId(const std::string
       if (phdr.p_type == PT_NOTE) build_id = BuildIdInNotes(elf, phdr);
     }
   }
-  elf_end(elf);
-  close(fd);
   return build_id;
 }
 

@@ -1,15 +1,10 @@
 #include "agent/heap/elf_function_index.h"
 
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <vector>
 
-#include "fmt/format.h"
+#include "agent/elf_file.h"
 
 namespace drip::agent {
 namespace {
@@ -23,19 +18,9 @@ struct LoadSegment {
 }  // namespace
 
 absl::StatusOr<ElfFunctionIndex> ElfFunctionIndex::Read(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) {
-    return absl::InternalError("libelf: version mismatch");
-  }
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(fmt::format("{}: {}", path, std::strerror(errno)));
-  }
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
-    if (elf != nullptr) elf_end(elf);
-    close(fd);
-    return absl::InvalidArgumentError(fmt::format("{}: not an ELF file", path));
-  }
+  absl::StatusOr<ElfFile> file = ElfFile::Open(path);
+  if (!file.ok()) return file.status();
+  Elf* elf = file->elf();
   // uprobes are placed by file offset, symbols are given as virtual addresses: the
   // PT_LOAD segment holding a symbol converts one into the other.
   std::vector<LoadSegment> segments;
@@ -78,8 +63,6 @@ absl::StatusOr<ElfFunctionIndex> ElfFunctionIndex::Read(const std::string& path)
       }
     }
   }
-  elf_end(elf);
-  close(fd);
   return index;
 }
 
