@@ -24,6 +24,12 @@ struct ComponentDrift {
   // Hosts that have released a rise at all: the component's cycle counts for every host
   // only when it is what a share of them do, not one odd host.
   int32_t hosts_releasing = 0;
+  // The longest warm-up any host of the component went through and finished: a climb
+  // that slowed down and then held level once its tail had faded (a cache filling, an
+  // index building). Another host's climb no longer than this is what the component's
+  // hosts do before they level off.
+  int64_t longest_warmup_s = 0;
+  int32_t hosts_warmed = 0;  // hosts that have finished a warm-up
 
   void Merge(const ComponentDrift& other) {
     for (int i = 0; i < kBands; ++i) hosts_by_band[i] += other.hosts_by_band[i];
@@ -31,11 +37,18 @@ struct ComponentDrift {
     hosts_seen += other.hosts_seen;
     longest_released_rise_s = std::max(longest_released_rise_s, other.longest_released_rise_s);
     hosts_releasing += other.hosts_releasing;
+    longest_warmup_s = std::max(longest_warmup_s, other.longest_warmup_s);
+    hosts_warmed += other.hosts_warmed;
   }
   // The cycle every host of the component is judged over: the longest released rise,
   // once at least a fifth of the hosts (and two) release rises.
   int64_t SharedCycleSeconds() const {
     return hosts_releasing >= std::max(2, hosts_seen / 5) ? longest_released_rise_s : 0;
+  }
+  // How long a climb of any host may go on and still be the component's warm-up: the
+  // longest finished warm-up, once at least a fifth of the hosts (and two) finished one.
+  int64_t SharedWarmupSeconds() const {
+    return hosts_warmed >= std::max(2, hosts_seen / 5) ? longest_warmup_s : 0;
   }
   static int BandOf(int buckets_above_normal_high);
   bool operator==(const ComponentDrift&) const = default;

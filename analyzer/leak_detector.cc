@@ -161,8 +161,8 @@ void LeakDetector::CloseEpoch(SeriesId series) {
   const uint32_t component = d.series_component[series];
   const ComponentDrift& view =
       d.fleet_drift[component] ? *d.fleet_drift[component] : d.local_drift[component];
-  const EpochVerdict verdict =
-      s.CloseEpoch(config_, d.scale, FleetArmed(config_, view), view.SharedCycleSeconds());
+  const EpochVerdict verdict = s.CloseEpoch(config_, d.scale, FleetArmed(config_, view),
+                                            view.SharedCycleSeconds(), view.SharedWarmupSeconds());
   ++counters_.epochs_closed;
 
   ComponentDrift& drift = d.local_drift[component];
@@ -171,6 +171,11 @@ void LeakDetector::CloseEpoch(SeriesId series) {
   if (verdict.longest_released_rise_s > 0 && !s.releasing) {
     s.releasing = true;
     ++drift.hosts_releasing;
+  }
+  drift.longest_warmup_s = std::max(drift.longest_warmup_s, verdict.longest_warmup_s);
+  if (verdict.longest_warmup_s > 0 && !s.warmed) {
+    s.warmed = true;
+    ++drift.hosts_warmed;
   }
   if (verdict.band != s.band) {
     --drift.hosts_by_band[s.band];

@@ -110,6 +110,19 @@ TEST(LeakDetectorHazardTest, GrowthThatLevelsOffOverADayAndAHalfIsNotFlagged) {
   }
 }
 
+// A component whose hosts all fill a cache towards its size, some within hours, the
+// slowest over a day and a half: what the others did before they levelled off is normal
+// for the slow ones too.
+TEST(LeakDetectorHazardTest, HostsFillingACacheAtDifferentPacesAreNotFlagged) {
+  auto suspects = RunFleet(12, 5, [](int h) -> Shape {
+    const double tau = 4.0 * kHour * std::pow(9.0, h / 11.0);  // 4 h to 36 h
+    return [tau](int64_t t) {
+      return Point{"100@1", 500 * kMiB * (1 + 0.8 * (1 - std::exp(-t / tau)))};
+    };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
 // A new version whose warm-up outlasts the startup grace and the relearning after it:
 // three hours' time constant, so it still creeps up by a few percent half a day later.
 TEST(LeakDetectorHazardTest, VersionThatTakesHoursToSettleIsNotFlagged) {
@@ -233,6 +246,21 @@ TEST(LeakDetectorHazardTest, LeakBehindASlowWarmUpIsFlaggedOnlyOnceItLeaks) {
 }
 
 // Batch ramps every day, and under them a leak of 1.5 %/h: the troughs rise.
+// The same component, with one host that also leaks: flagged once it is older than the
+// longest warm-up the others finished.
+TEST(LeakDetectorHazardTest, LeakOnAHostOfAComponentThatWarmsUpIsFlagged) {
+  auto suspects = RunFleet(12, 5, [](int h) -> Shape {
+    const double tau = 4.0 * kHour * std::pow(9.0, h / 11.0);
+    const double leak = h == 3 ? 4 * kMiB : 0;  // per hour
+    return [tau, leak](int64_t t) {
+      return Point{"100@1", 500 * kMiB * (1 + 0.8 * (1 - std::exp(-t / tau))) +
+                                leak * static_cast<double>(t) / kHour};
+    };
+  });
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_EQ(suspects[0].host, "host-3");
+}
+
 TEST(LeakDetectorHazardTest, LeakUnderDailyBatchRampsIsFlagged) {
   const int64_t leak_start = 2 * kDay;
   auto suspects = RunOneSeries(

@@ -196,7 +196,8 @@ bool SeriesState::JudgeClimb(const DetectorConfig& config, const BucketScale& sc
 }
 
 EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketScale& scale,
-                                     bool fleet_armed, int64_t component_released_rise_s) {
+                                     bool fleet_armed, int64_t component_released_rise_s,
+                                     int64_t component_warmup_s) {
   EpochVerdict verdict;
   if (epoch_samples_ == 0) return verdict;
   const int64_t now = epoch_last_sample_;
@@ -298,9 +299,25 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
       fading_until_ = std::max<int64_t>(
           fading_until_,
           now + std::min<int64_t>(static_cast<int64_t>(tau), int64_t{kHours} * 3600));
+      if (warmup_start_ < 0) warmup_start_ = climb->start_time();
       climb->Start(now, floor);
     }
   }
+
+  // A warm-up is finished when its tail has faded and the floor has held level since it
+  // was recognised (a leak behind it keeps the instance climbing).
+  if (warmup_start_ >= 0 && now >= fading_until_) {
+    if (!instance_climb_.active() || instance_climb_.rise() <= tolerance) {
+      longest_warmup_s_ = std::max(longest_warmup_s_, fading_until_ - warmup_start_);
+    }
+    warmup_start_ = -1;
+  }
+  verdict.longest_warmup_s = longest_warmup_s_;
+  // What the component's hosts do after they start, before they level off, is normal for
+  // each of them: an instance is judged once it is older than the longest warm-up a share
+  // of them finished (a cache or an index that takes a day to fill fills slower on some
+  // hosts than on others; a leak climbs on past it).
+  const bool within_fleet_warmup = now - instance_start_ < component_warmup_s;
 
   if (is_established) {
     verdict.band = ComponentDrift::BandOf(floor - NormalHigh(config));
@@ -317,20 +334,20 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
     const bool context_slowing =
         instance_climb_.active() && instance_climb_.start_time() < excursion_.start_time() &&
         SlowingDown(config, instance_climb_, config.min_recent_slope_ratio);
-    const bool fleet_shaped = !settling && !context_slowing &&
+    const bool fleet_shaped = !settling && !context_slowing && !within_fleet_warmup &&
                               JudgeClimb(config, scale, excursion_, config.fleet_min_climb_seconds,
                                          config.min_rise_buckets, config.min_records);
     verdict.climbing = fleet_shaped;
     const bool above_margin =
         excursion_.max_bucket() >= excursion_high_ + config.normal_high_margin_buckets;
-    if (above_margin && !context_slowing &&
+    if (above_margin && !context_slowing && !within_fleet_warmup &&
         JudgeClimb(config, scale, excursion_, config.min_climb_seconds, config.min_rise_buckets,
                    config.min_records)) {
       verdict.rule = SuspectRule::kClimbAboveNormal;
     } else if (fleet_armed && fleet_shaped) {
       verdict.rule = SuspectRule::kFleetDrift;
     }
-  } else if (!is_established && instance_climb_.active()) {
+  } else if (!is_established && instance_climb_.active() && !within_fleet_warmup) {
     const double start = scale.BytesAt(instance_climb_.start_bucket());
     const double rise_fraction =
         start > 0 ? scale.BytesAt(instance_climb_.max_bucket()) / start - 1 : 0;
@@ -377,6 +394,7 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
   excursion_.Reset();
   rise_.Reset();
   fading_until_ = 0;
+  warmup_start_ = -1;
   pending_rise_s_ = 0;
   hourly_.fill(kNoHour);
   ring_count_ = 0;

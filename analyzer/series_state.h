@@ -43,6 +43,7 @@ struct EpochVerdict {
   int band = 0;                     // ComponentDrift band of the floor
   bool instance_ended_climbing = false;
   int64_t longest_released_rise_s = 0;  // the series' own, for ComponentDrift
+  int64_t longest_warmup_s = 0;         // the series' own finished warm-up, likewise
 };
 
 // Evidence behind a verdict, for the suspect's growth, score and reason.
@@ -74,9 +75,10 @@ class SeriesState {
   void ForgetInstanceClimb() { instance_climb_.Reset(); }
   // Closes the open epoch and judges the series. `fleet_armed`: the component's fleet
   // rule is armed (enough hosts climbing together). `component_released_rise_s`: the
-  // longest rise any of the component's hosts released by itself.
+  // longest rise any of the component's hosts released by itself; `component_warmup_s`:
+  // the longest warm-up its hosts finished (ComponentDrift::SharedWarmupSeconds).
   EpochVerdict CloseEpoch(const DetectorConfig& config, const BucketScale& scale, bool fleet_armed,
-                          int64_t component_released_rise_s);
+                          int64_t component_released_rise_s, int64_t component_warmup_s);
   // A new instance (restart) from time t: judges the instance that ended.
   EpochVerdict Restart(const DetectorConfig& config, int64_t t, uint64_t instance_hash);
 
@@ -95,6 +97,7 @@ class SeriesState {
   bool climbing = false;       // last reported climbing state
   bool spans_gap = false;      // a silence longer than max_gap_seconds was seen
   bool releasing = false;      // counted in ComponentDrift::hosts_releasing
+  bool warmed = false;         // counted in ComponentDrift::hosts_warmed
 
  private:
   static constexpr int kRing = 16;
@@ -166,6 +169,10 @@ class SeriesState {
   // Until then the tail of the last warm-up (a climb that slowed down) is still fading:
   // no climb is judged, and the level reached is learnt as normal.
   int64_t fading_until_ = 0;
+  // The warm-up whose tail is fading began here (-1: none); once the tail has faded with
+  // the floor level, it is a finished warm-up of this length.
+  int64_t warmup_start_ = -1;
+  int64_t longest_warmup_s_ = 0;
   int64_t cycle_window_s_ = 0;  // the window of the judged floor (0: the floor itself)
   // How much the floor moves from epoch to epoch on its own (EWMA, in 1/16 bucket):
   // a rise must stand well above it to count as released rather than noise.
