@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
@@ -118,7 +119,7 @@ bool InstanceVersionReader::ReadVersion(int pid, drip::v1::InstanceVersion* vers
 std::vector<std::pair<size_t, drip::v1::InstanceVersion>> InstanceVersionReader::NewInstances(
     const std::vector<drip::v1::Sample>& samples) {
   std::vector<std::pair<size_t, drip::v1::InstanceVersion>> found;
-  absl::flat_hash_set<std::pair<std::string, std::string>> seen;
+  absl::flat_hash_set<uint64_t> seen;
   seen.reserve(samples.size());
   // Each unit's largest process of the pass: what its cgroup instance runs.
   absl::flat_hash_map<std::string, std::pair<uint64_t, int>> largest_process;
@@ -140,7 +141,7 @@ std::vector<std::pair<size_t, drip::v1::InstanceVersion>> InstanceVersionReader:
       if (it != largest_process.end()) pid = it->second.second;
     }
     if (pid <= 0) continue;
-    std::pair<std::string, std::string> key{sample.component(), sample.instance()};
+    const uint64_t key = absl::HashOf(sample.component(), sample.instance());
     if (!seen.insert(key).second) continue;
     if (known_.contains(key)) continue;
     drip::v1::InstanceVersion version;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "agent/bpf_sampler.h"
+#include "agent/instance_version_reader.h"
 #include "agent/proc_files.h"
 #include "agent/proc_sampler.h"
 #include "common/base/clock.h"
@@ -93,6 +94,31 @@ ProcessCost CostOf(pid_t pid) {
   return cost;
 }
 
+struct VersionCost {
+  size_t samples = 0;
+  size_t instances = 0;  // with a version read in the first pass
+  double all_new_us = 0;
+  double none_new_us = 0;
+  double bpf_us = 0;
+};
+
+VersionCost BenchVersions(drip::agent::Sampler& sampler, int passes) {
+  VersionCost cost;
+  std::vector<double> all_new, none_new, bpf;
+  for (int i = 0; i < passes; ++i) {
+    std::vector<drip::v1::Sample> samples;
+    bpf.push_back(TimeUs([&] { samples = *sampler.SampleOnce(); }));
+    drip::agent::InstanceVersionReader reader("/proc");
+    all_new.push_back(TimeUs([&] { cost.instances = reader.NewInstances(samples).size(); }));
+    none_new.push_back(TimeUs([&] { (void)reader.NewInstances(samples); }));
+    cost.samples = samples.size();
+  }
+  cost.all_new_us = Median(all_new);
+  cost.none_new_us = Median(none_new);
+  cost.bpf_us = Median(bpf);
+  return cost;
+}
+
 void BenchPasses(const std::vector<int>& counts, int passes) {
   auto bpf = drip::agent::BpfSampler::Create({}, drip::SystemClock::Get());
   if (!bpf.ok()) {
@@ -104,6 +130,7 @@ void BenchPasses(const std::vector<int>& counts, int passes) {
               passes);
   std::printf("%10s %10s %12s %12s %12s %12s %8s\n", "spawned", "seen", "bpf_us", "proc_us",
               "bpf_us/proc", "proc_us/proc", "ratio");
+  std::vector<VersionCost> versions;
   for (int n : counts) {
     IdleProcesses idle(n);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -120,7 +147,19 @@ void BenchPasses(const std::vector<int>& counts, int passes) {
     const double b = Median(bpf_us), p = Median(proc_us);
     std::printf("%10zu %10zu %12.0f %12.0f %12.2f %12.2f %7.1fx\n", idle.size(), seen, b, p,
                 b / static_cast<double>(seen), p / static_cast<double>(seen), p / b);
+    versions.push_back(BenchVersions(**bpf, passes));
     std::fflush(stdout);
+  }
+  // What the agent adds to a pass for the versions it reports (docs/rollout.md): every
+  // instance is new in a fresh reader's first pass (the agent's start, or a host where
+  // every process just started); later passes have none new.
+  std::printf("\n== versions read per pass, next to the BPF pass (median of %d) ==\n", passes);
+  std::printf("%10s %14s %14s %16s %16s\n", "samples", "all_new_us", "us/instance", "none_new_us",
+              "none_new/bpf");
+  for (const VersionCost& v : versions) {
+    std::printf("%10zu %14.0f %14.2f %16.0f %15.1f%%\n", v.samples, v.all_new_us,
+                v.all_new_us / static_cast<double>(v.instances), v.none_new_us,
+                100 * v.none_new_us / v.bpf_us);
   }
 }
 
