@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -48,9 +50,23 @@ std::vector<Suspect> RunFleet(int hosts, double days, const std::function<Shape(
   return detector.Suspects();
 }
 
+// Per-sample noise of relative size `sd` on top of a shape, as busy real services show
+// (Feed's own is ±0.2 %).
+Shape Noisy(Shape shape, double sd, uint32_t seed) {
+  auto rng = std::make_shared<std::mt19937_64>(seed);
+  return [shape = std::move(shape), sd, rng](int64_t t) {
+    Point p = shape(t);
+    p.bytes *= 1 + std::normal_distribution<double>(0, sd)(*rng);
+    return p;
+  };
+}
+
 std::string Reasons(const std::vector<Suspect>& suspects) {
   std::string text;
-  for (const Suspect& s : suspects) text += "\n  " + s.host + ": " + s.reason;
+  for (const Suspect& s : suspects) {
+    text += fmt::format("\n  {} at +{:.1f} h: {}", s.host,
+                        static_cast<double>(s.first_flagged - kStart) / kHour, s.reason);
+  }
   return text;
 }
 
@@ -123,6 +139,22 @@ TEST(LeakDetectorHazardTest, HostsFillingACacheAtDifferentPacesAreNotFlagged) {
   EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
 }
 
+// Caches, indexes and kernel slabs that fill for a day or more on noisy hosts. Over the
+// last half day such growth can look steady; over the instance's life it slows down.
+TEST(LeakDetectorHazardTest, NoisyCachesFillingOverADayOrMoreAreNotFlagged) {
+  for (const double tau_hours : {20.0, 26.0}) {
+    auto suspects = RunFleet(12, 5, [tau_hours](int h) -> Shape {
+      return Noisy(
+          [tau_hours](int64_t t) {
+            return Point{"100@1",
+                         400 * kMiB * (1 + 0.5 * (1 - std::exp(-t / (tau_hours * kHour))))};
+          },
+          0.004, static_cast<uint32_t>(1000 + h));
+    });
+    EXPECT_TRUE(suspects.empty()) << "tau " << tau_hours << " h" << Reasons(suspects);
+  }
+}
+
 // A new version whose warm-up outlasts the startup grace and the relearning after it:
 // three hours' time constant, so it still creeps up by a few percent half a day later.
 TEST(LeakDetectorHazardTest, VersionThatTakesHoursToSettleIsNotFlagged) {
@@ -147,6 +179,37 @@ TEST(LeakDetectorHazardTest, ServiceRestartedDuringItsWarmUpIsNotARestartLeak) {
                      300 * kMiB * WarmUp(0.3, t - instance * period, 1.5 * kHour)};
       },
       4);
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+// Killed for memory once a day by a burst of load, on noisy hosts: between the kills the
+// floor only wanders by its noise, which is no evidence of a leak however often it ends
+// a little higher than it started.
+TEST(LeakDetectorHazardTest, DailyOutOfMemoryKillsOnNoisyHostsAreNotARestartLeak) {
+  auto suspects = RunFleet(30, 5, [](int h) -> Shape {
+    // Day d's burst: from 5 h to 20 h into the day, 10 to 40 minutes long.
+    auto burst_start = [h](int64_t d) { return d * kDay + (5 + (h * 7 + d * 5) % 15) * kHour; };
+    auto burst_length = [h](int64_t d) { return (10 + (h * 3 + d) % 30) * int64_t{60}; };
+    return Noisy(
+        [=](int64_t t) {
+          int64_t kills = 0;
+          int64_t since = t;
+          double bytes = 1;
+          for (int64_t d = 0; d <= t / kDay; ++d) {
+            const int64_t from = burst_start(d);
+            const int64_t to = from + burst_length(d);
+            if (t >= to) {
+              ++kills;
+              since = t - to;
+            } else if (t >= from) {
+              bytes += 1.5 * static_cast<double>(t - from) / static_cast<double>(to - from);
+            }
+          }
+          bytes *= 60 * kMiB * (kills > 0 ? WarmUp(0.3, since, 900) : 1);
+          return Point{fmt::format("{}@{}", 100 + kills, kills), bytes};
+        },
+        0.0075, static_cast<uint32_t>(2000 + h));
+  });
   EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
 }
 

@@ -161,7 +161,12 @@ bool SeriesState::KeepsItsPace(const DetectorConfig& config, const BucketScale& 
                                int64_t span) const {
   // The judged floor at three times `span` apart, from the hourly minima.
   const int64_t window = std::max<int64_t>(cycle_window_s_, 3600);
-  if (2 * span + window > int64_t{kHours} * 3600) return true;
+  // Over the instance's whole life past its grace when that is longer: a cache that takes
+  // days to fill slows down over days. The oldest hour of the ring may be partial.
+  const int64_t lived = now - (instance_start_ + config.startup_grace_seconds) - window;
+  span = std::max(span, lived / 2);
+  span = std::min<int64_t>(span, (int64_t{kHours - 1} * 3600 - window) / 2);
+  if (span < 3600) return true;
   const int32_t at_now = MinOverHours(now, window);
   const int32_t at_middle = MinOverHours(now - span, window);
   const int32_t at_start = MinOverHours(now - 2 * span, window);
@@ -368,7 +373,7 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
   const Climb& ended = instance_climb_;
   const bool died_climbing =
       ended.active() && ended.duration() >= config.restart_min_climb_seconds &&
-      ended.rise() >= config.min_rise_buckets &&
+      ended.rise() >= 2 * config.min_rise_buckets &&
       ended.records() >= std::max(2, config.min_records / 2) &&
       ended.Steadiness(std::log1p(config.bucket_width)) >= config.restart_min_recent_slope_ratio &&
       !SlowingDown(config, ended, config.restart_min_recent_slope_ratio) &&
