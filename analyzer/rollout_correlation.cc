@@ -82,6 +82,11 @@ const char* RolloutVerdictName(RolloutVerdict verdict) {
   return "unknown";
 }
 
+LeakingHost LeakingHostOf(const Suspect& suspect) {
+  return {suspect.host, suspect.first_flagged, suspect.growth_since,
+          suspect.rule == SuspectRule::kRestartReset};
+}
+
 bool AddVersionRun(std::vector<VersionRun>* runs, VersionRun run) {
   if (!runs->empty()) {
     VersionRun& latest = runs->back();

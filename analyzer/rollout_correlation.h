@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/suspect.h"
+
 namespace drip::analyzer {
 
 // One instance of the component on a host, and the version it ran from `since_s`.
@@ -42,6 +44,9 @@ struct LeakingHost {
   int64_t growth_since_s = 0;         // Suspect::growth_since
   bool grows_every_instance = false;  // the restart-reset rule: each instance climbs anew
 };
+
+// What a suspect of the detector says about its host's growth.
+LeakingHost LeakingHostOf(const Suspect& suspect);
 
 struct HostVersionFinding {
   std::string host;

@@ -133,5 +133,22 @@ TEST(RolloutCorrelationTest, DailyRestartsKeepTheVersionsEraAndEveryInstanceLeak
   EXPECT_EQ(f.verdict, RolloutVerdict::kArrivedWithVersion);
 }
 
+// A suspect of the restart-reset rule grows anew in every instance: its growth did not
+// begin at one change, whatever its climb's start says.
+TEST(RolloutCorrelationTest, LeakingHostOfASuspectCarriesWhenAndHowItGrew) {
+  Suspect suspect;
+  suspect.host = "host-1";
+  suspect.first_flagged = 5000;
+  suspect.growth_since = 4000;
+  suspect.rule = SuspectRule::kRestartReset;
+  const LeakingHost host = LeakingHostOf(suspect);
+  EXPECT_EQ(host.host, "host-1");
+  EXPECT_EQ(host.first_flagged_s, 5000);
+  EXPECT_EQ(host.growth_since_s, 4000);
+  EXPECT_TRUE(host.grows_every_instance);
+  suspect.rule = SuspectRule::kClimbAboveNormal;
+  EXPECT_FALSE(LeakingHostOf(suspect).grows_every_instance);
+}
+
 }  // namespace
 }  // namespace drip::analyzer

@@ -190,8 +190,7 @@ RolloutScore ScoreRollout(const std::vector<SeriesSpec>& series,
                           const drip::analyzer::LeakDetector& drip) {
   std::map<std::string, std::vector<drip::analyzer::LeakingHost>> leaking;
   for (const auto& s : drip.Suspects()) {
-    leaking[s.component].push_back({s.host, s.first_flagged, s.growth_since,
-                                    s.rule == drip::analyzer::SuspectRule::kRestartReset});
+    leaking[s.component].push_back(drip::analyzer::LeakingHostOf(s));
   }
   std::map<std::string, std::vector<drip::analyzer::HostVersions>> fleets;
   std::map<std::string, bool> rollout_leak;

@@ -56,8 +56,7 @@ std::map<std::string, analyzer::RolloutFinding> CorrelateVersions(
   if (!table.has_versions) return findings;
   std::map<std::string, std::vector<analyzer::LeakingHost>> leaking;
   for (const analyzer::Suspect& s : suspects) {
-    leaking[s.component].push_back(
-        {s.host, s.first_flagged, s.growth_since, s.rule == analyzer::SuspectRule::kRestartReset});
+    leaking[s.component].push_back(analyzer::LeakingHostOf(s));
   }
   // Each suspected component's instances with a version, by series, in start order.
   std::map<uint32_t, std::vector<const SampleTrack*>> by_series;
