@@ -204,12 +204,13 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   Suspect& suspect = d.suspects[s.suspect_index];
   // Only a rule firing, or the flagged climb going on, updates the evidence; once the
   // growth stops the suspect keeps its last figures (reports resolve it elsewhere).
-  const ClimbEvidence evidence = s.Evidence(suspect.rule, d.scale);
+  const ClimbEvidence evidence = s.Evidence(config_, suspect.rule, d.scale);
   if (!verdict.rule && evidence.climb == nullptr) return;
   suspect.instance = d.instances[series];
   suspect.last_updated = now;
-  suspect.growth_since =
-      evidence.climb != nullptr ? evidence.climb->start_time() : s.instance_start();
+  suspect.growth_since = evidence.climb != nullptr ? evidence.climb->start_time()
+                         : evidence.daily          ? evidence.daily->since
+                                                   : s.instance_start();
   suspect.growth_bytes_per_hour = evidence.growth_bytes_per_hour;
   suspect.current_bytes = s.CurrentBytes(d.scale);
   suspect.normal_bytes = s.NormalBytes(d.scale);
@@ -228,6 +229,9 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
     score += 0.2 * std::min(1.0, climb->rise() / (4.0 * config_.min_rise_buckets)) +
              0.15 * std::min(1.0, climb->Steadiness(std::log1p(config_.bucket_width))) +
              0.15 * std::min(1.0, static_cast<double>(climb->duration()) / (24 * 3600));
+  } else if (evidence.daily) {
+    // The share of the day's hours that sat higher, and how long the stairs are.
+    score += 0.3 * evidence.daily->higher / std::max(1, evidence.daily->hours) + 0.15;
   } else {
     score += 0.1 * std::min(4, s.instances_died_climbing()) + 0.05;
   }
@@ -264,6 +268,19 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
           FormatBytes(evidence.to_bytes), Hours(climb ? climb->duration() : 0),
           climb ? climb->records() : 0, Rate(suspect.growth_bytes_per_hour));
       break;
+    case SuspectRule::kDailyClimb: {
+      const DayOverDay daily = evidence.daily.value_or(DayOverDay{});
+      suspect.reason = fmt::format(
+          "each hour of its daily cycle sat higher than the same hour a day earlier, two days "
+          "running ({} of {}), by {} and then {} a day; its daily trough rose from {} to {}: "
+          "it grows under its daily swing; growing {}",
+          daily.higher, daily.hours,
+          FormatBytes(static_cast<uint64_t>(std::max(0.0, daily.older_bytes_per_day))),
+          FormatBytes(static_cast<uint64_t>(std::max(0.0, daily.newer_bytes_per_day))),
+          FormatBytes(daily.from_bytes), FormatBytes(daily.to_bytes),
+          Rate(suspect.growth_bytes_per_hour));
+      break;
+    }
     case SuspectRule::kRestartReset:
       suspect.reason = fmt::format(
           "grew in each of its last {} instances until they were restarted (the last rose {} "

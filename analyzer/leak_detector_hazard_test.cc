@@ -94,6 +94,15 @@ TEST(LeakDetectorHazardTest, BatchRampsOfHoursThatReleaseAreNotFlagged) {
   EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
 }
 
+// Daily load whose size wanders from day to day (±15 %), with a second harmonic: on some
+// days every trough sits higher than the day before, on others lower.
+double DailyLoad(int64_t t, double amplitude, int host) {
+  const int64_t day = t / kDay;
+  const double wander = 1 + 0.15 * std::sin(static_cast<double>(day * 7 + host * 3));
+  const double phase = 2 * M_PI * static_cast<double>(t % kDay) / kDay;
+  return 1 + amplitude * wander * (std::sin(phase) + 0.2 * std::sin(2 * phase + host));
+}
+
 TEST(LeakDetectorHazardTest, StrongDailyLoadIsNotFlagged) {
   auto suspects = RunOneSeries(
       [](int64_t t) {
@@ -104,6 +113,25 @@ TEST(LeakDetectorHazardTest, StrongDailyLoadIsNotFlagged) {
 }
 
 // An index or a kernel cache filling towards its size over a day and more.
+TEST(LeakDetectorHazardTest, DailyLoadOfWanderingSizeIsNotFlagged) {
+  auto suspects = RunFleet(12, 6, [](int h) -> Shape {
+    return [h](int64_t t) { return Point{"100@1", 900 * kMiB * DailyLoad(t, 0.3, h)}; };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+// A reload that steps the level up by 8 % under a daily swing: for a day every hour sits
+// higher than the day before, then none does.
+TEST(LeakDetectorHazardTest, StepUnderADailySwingIsNotFlagged) {
+  auto suspects = RunFleet(12, 6, [](int h) -> Shape {
+    return [h](int64_t t) {
+      const double step = h == 3 && t > 3 * kDay ? 1.08 : 1;
+      return Point{"100@1", 900 * kMiB * step * DailyLoad(t, 0.3, h)};
+    };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
 TEST(LeakDetectorHazardTest, GrowthThatLevelsOffOverHalfADayIsNotFlagged) {
   auto suspects = RunOneSeries(
       [](int64_t t) {
@@ -322,6 +350,22 @@ TEST(LeakDetectorHazardTest, LeakOnAHostOfAComponentThatWarmsUpIsFlagged) {
   });
   ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
   EXPECT_EQ(suspects[0].host, "host-3");
+}
+
+// A component swinging ±30 % a day, the swing's size wandering; on one host a leak of
+// 0.4 %/h from day 2 (10 % a day, a third of the swing). Its trough rises once a day, a
+// staircase; hour by hour against the day before, it grows all day.
+TEST(LeakDetectorHazardTest, SlowLeakUnderAStrongDailySwingIsFlagged) {
+  const int64_t leak_start = 2 * kDay;
+  auto suspects = RunFleet(12, 6, [&](int h) -> Shape {
+    return [h, leak_start](int64_t t) {
+      const double leak = h == 3 && t > leak_start ? 3.6 * kMiB * (t - leak_start) / kHour : 0;
+      return Point{"100@1", 900 * kMiB * DailyLoad(t, 0.3, h) + leak};
+    };
+  });
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_EQ(suspects[0].host, "host-3");
+  EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
 }
 
 TEST(LeakDetectorHazardTest, LeakUnderDailyBatchRampsIsFlagged) {

@@ -165,7 +165,7 @@ bool SeriesState::KeepsItsPace(const DetectorConfig& config, const BucketScale& 
   // days to fill slows down over days. The oldest hour of the ring may be partial.
   const int64_t lived = now - (instance_start_ + config.startup_grace_seconds) - window;
   span = std::max(span, lived / 2);
-  span = std::min<int64_t>(span, (int64_t{kHours - 1} * 3600 - window) / 2);
+  span = std::min<int64_t>(span, (int64_t{kJudgedHours - 1} * 3600 - window) / 2);
   if (span < 3600) return true;
   const int32_t at_now = MinOverHours(now, window);
   const int32_t at_middle = MinOverHours(now - span, window);
@@ -174,6 +174,77 @@ bool SeriesState::KeepsItsPace(const DetectorConfig& config, const BucketScale& 
   const double recent = scale.BytesAt(at_now) - scale.BytesAt(at_middle);
   const double before = scale.BytesAt(at_middle) - scale.BytesAt(at_start);
   return before <= 0 || recent >= config.min_recent_slope_ratio * before;
+}
+
+std::optional<DayOverDay> SeriesState::ReadDayOverDay(const DetectorConfig& config,
+                                                      const BucketScale& scale, int64_t now,
+                                                      bool rising_only) const {
+  constexpr int64_t kDay = 24;  // hours
+  // Full hours only: the one under way holds the minimum of part of an hour. Each hour of
+  // the last day is read against the same hour a day and two days earlier.
+  const int64_t last = now / 3600 - 1;
+  const int64_t first = last - (kDay - 2);  // 23 hours: the ring holds 72
+  if (last > hourly_newest_ || first - 2 * kDay < hourly_newest_ - kHours + 1 ||
+      (first - 2 * kDay) * 3600 < instance_start_ + config.startup_grace_seconds) {
+    return std::nullopt;
+  }
+  DayOverDay read;
+  read.since = (first - 2 * kDay) * 3600;
+  // The pairs in buckets first: a series that did not rise at (nearly) every hour is
+  // answered without converting a bucket to bytes.
+  std::array<std::array<int16_t, 3>, 2 * kDay> pairs{};  // later, earlier, day
+  int count = 0;
+  for (int64_t hour = first; hour <= last; ++hour) {
+    for (int16_t day = 0; day < 2; ++day) {  // 0: the day before against the one before it
+      const int16_t later = hourly_[(hour - (1 - day) * kDay) % kHours];
+      const int16_t earlier = hourly_[(hour - (2 - day) * kDay) % kHours];
+      if (later == kNoHour || earlier == kNoHour) continue;
+      pairs[count++] = {later, earlier, day};
+      if (later > earlier) ++read.higher;
+    }
+  }
+  read.hours = count;
+  if (rising_only && read.higher + kNoisyHours < read.hours) return std::nullopt;
+  std::array<double, 2 * kDay> rises{};
+  double growth[2] = {0, 0};
+  int hours[2] = {0, 0};
+  for (int i = 0; i < count; ++i) {
+    const auto [later, earlier, day] = pairs[i];
+    rises[i] = scale.BytesAt(later) - scale.BytesAt(earlier);
+    growth[day] += rises[i];
+    ++hours[day];
+  }
+  if (hours[0] == 0 || hours[1] == 0) return std::nullopt;
+  read.older_bytes_per_day = growth[0] / hours[0];
+  read.newer_bytes_per_day = growth[1] / hours[1];
+  // The least rise but for the lowest few: a few hours may be off by noise.
+  const int kept = std::min(kNoisyHours, read.hours - 1);
+  std::nth_element(rises.begin(), rises.begin() + kept, rises.begin() + read.hours);
+  read.least_rise_bytes = rises[kept];
+  std::nth_element(rises.begin(), rises.begin() + read.hours / 2, rises.begin() + read.hours);
+  read.median_rise_bytes = rises[read.hours / 2];
+  read.from_bytes =
+      static_cast<uint64_t>(scale.BytesAt(MinOverHours((first - kDay) * 3600, kDay * 3600)));
+  read.to_bytes = static_cast<uint64_t>(scale.BytesAt(MinOverHours(last * 3600, kDay * 3600)));
+  return read;
+}
+
+bool SeriesState::GrowsDayOverDay(const DetectorConfig& config, const BucketScale& scale,
+                                  int64_t now) const {
+  const std::optional<DayOverDay> read = ReadDayOverDay(config, scale, now, true);
+  // At most two hours missing (a gap).
+  if (!read || read->hours < 42) return false;
+  // Each hour must have risen by what the detector would read as a rise (min_rise_buckets
+  // of the floor), on both days, and evenly: by at least half what the typical hour rose.
+  // A leak adds the same bytes at every hour. A daily swing whose size wanders from day
+  // to day adds at some hours and takes at others; a step (a reload) adds to each hour on
+  // one of the two days only. And the second day must keep the first's pace: a warm-up
+  // under a daily swing rises day over day too, by less each day.
+  const double meaningful = static_cast<double>(read->to_bytes) *
+                            (std::pow(1 + config.bucket_width, config.min_rise_buckets) - 1);
+  return read->least_rise_bytes >= meaningful &&
+         read->least_rise_bytes >= 0.5 * read->median_rise_bytes &&
+         read->newer_bytes_per_day >= config.min_recent_slope_ratio * read->older_bytes_per_day;
 }
 
 bool SeriesState::SlowingDown(const DetectorConfig& config, const Climb& climb, double ratio) {
@@ -213,6 +284,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   ring_pos_ = static_cast<uint8_t>((ring_pos_ + 1) % ring_size);
   ring_count_ = static_cast<uint8_t>(std::min(ring_count_ + 1, ring_size));
   const int32_t hour_floor = Floor();
+  const int64_t hour_before = hourly_newest_;
   AddHourly(now, hour_floor);
   TrackReleases(config, now, scale.BucketOf(epoch_min_), hour_floor);
   verdict.longest_released_rise_s = longest_released_rise_s_;
@@ -223,7 +295,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   // own, and noisy real machines release less cleanly than their fleet does.
   const int64_t own_period = own_period_s_ > 0 ? own_period_s_ : 2 * longest_released_rise_s_;
   const int64_t cycle = std::max(own_period, 2 * component_released_rise_s);
-  const int64_t window = std::min<int64_t>(cycle + 3600, int64_t{kHours - 1} * 3600);
+  const int64_t window = std::min<int64_t>(cycle + 3600, int64_t{kJudgedHours - 1} * 3600);
   const int64_t previous_window = cycle_window_s_;
   cycle_window_s_ = cycle > 0 ? window : 0;
   const bool longer_cycle = cycle_window_s_ >= previous_window + 3600;
@@ -303,7 +375,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
       const double tau = static_cast<double>(climb->duration()) / (2 * std::log(1 / ratio));
       fading_until_ = std::max<int64_t>(
           fading_until_,
-          now + std::min<int64_t>(static_cast<int64_t>(tau), int64_t{kHours} * 3600));
+          now + std::min<int64_t>(static_cast<int64_t>(tau), int64_t{kJudgedHours} * 3600));
       if (warmup_start_ < 0) warmup_start_ = climb->start_time();
       climb->Start(now, floor);
     }
@@ -365,6 +437,15 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
       verdict.rule = SuspectRule::kYoungClimb;
     }
   }
+  // A series that cycles (or whose component does) is judged against its own day as
+  // well: the trough over a cycle rises once a day, a staircase whose stairs read as steps
+  // or as warm-ups that levelled off, so a slow leak under a strong daily swing escapes
+  // the climbs. Hour by hour against the day before, it does not.
+  // It reads full hours only, so once an hour is enough (the first epoch of each hour).
+  if (!verdict.rule && hourly_newest_ != hour_before && is_established && cycle_window_s_ > 0 &&
+      !settling && !within_fleet_warmup && GrowsDayOverDay(config, scale, now)) {
+    verdict.rule = SuspectRule::kDailyClimb;
+  }
   return verdict;
 }
 
@@ -407,9 +488,19 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
   return verdict;
 }
 
-ClimbEvidence SeriesState::Evidence(SuspectRule rule, const BucketScale& scale) const {
+ClimbEvidence SeriesState::Evidence(const DetectorConfig& config, SuspectRule rule,
+                                    const BucketScale& scale) const {
   ClimbEvidence evidence;
   const Climb* climb = nullptr;
+  if (rule == SuspectRule::kDailyClimb) {
+    evidence.daily = ReadDayOverDay(config, scale, last_sample_, false);
+    if (evidence.daily) {
+      evidence.growth_bytes_per_hour = std::max(0.0, evidence.daily->newer_bytes_per_day / 24);
+      evidence.from_bytes = evidence.daily->from_bytes;
+      evidence.to_bytes = evidence.daily->to_bytes;
+    }
+    return evidence;
+  }
   if (rule == SuspectRule::kClimbAboveNormal || rule == SuspectRule::kFleetDrift) {
     climb = &excursion_;
     evidence.normal_high_bytes = static_cast<uint64_t>(scale.BytesAt(excursion_high_));

@@ -46,8 +46,23 @@ struct EpochVerdict {
   int64_t longest_warmup_s = 0;         // the series' own finished warm-up, likewise
 };
 
+// The daily cycle read hour by hour: each hour of the last day against the same hour a
+// day earlier, and that one against the day before it.
+struct DayOverDay {
+  int hours = 0;                   // hour pairs compared (up to 2 × 23)
+  int higher = 0;                  // ... in which the later floor sat higher
+  double least_rise_bytes = 0;     // the least rise of a pair, but for the lowest few
+  double median_rise_bytes = 0;    // the median rise of a pair
+  double older_bytes_per_day = 0;  // mean rise, the day before against the one before it
+  double newer_bytes_per_day = 0;  // ... the last day against the day before
+  int64_t since = 0;               // the first hour read (s)
+  uint64_t from_bytes = 0;         // the floor's trough over the day before the two
+  uint64_t to_bytes = 0;           // ... and over the last day
+};
+
 // Evidence behind a verdict, for the suspect's growth, score and reason.
 struct ClimbEvidence {
+  std::optional<DayOverDay> daily;  // SuspectRule::kDailyClimb
   const Climb* climb = nullptr;
   double growth_bytes_per_hour = 0;
   uint64_t from_bytes = 0;
@@ -84,7 +99,8 @@ class SeriesState {
 
   // --- Evidence for suspects.
   bool established(const DetectorConfig& config) const;
-  ClimbEvidence Evidence(SuspectRule rule, const BucketScale& scale) const;
+  ClimbEvidence Evidence(const DetectorConfig& config, SuspectRule rule,
+                         const BucketScale& scale) const;
   uint64_t CurrentBytes(const BucketScale& scale) const;
   uint64_t NormalBytes(const BucketScale& scale) const;
   int instances_died_climbing() const { return instances_died_climbing_; }
@@ -101,7 +117,8 @@ class SeriesState {
 
  private:
   static constexpr int kRing = 16;
-  static constexpr int kHours = 48;
+  static constexpr int kHours = 72;        // hourly floors kept: three days
+  static constexpr int kJudgedHours = 48;  // the longest span a climb's pace is read over
   static constexpr int16_t kNoHour = INT16_MAX;
   static constexpr int kBins = 48;
   static constexpr int kBinWidth = 2;  // fine buckets per histogram bin
@@ -127,6 +144,17 @@ class SeriesState {
   // than the climb itself). True when there is not enough history to tell.
   bool KeepsItsPace(const DetectorConfig& config, const BucketScale& scale, int64_t now,
                     int64_t span) const;
+  // The last day's hours against the two days before, once the instance has lived three
+  // days past its startup grace; nullopt before. `rising_only`: nullopt too when more
+  // than kNoisyHours pairs did not rise (the rule cannot hold), read from buckets alone.
+  static constexpr int kNoisyHours = 3;
+  std::optional<DayOverDay> ReadDayOverDay(const DetectorConfig& config, const BucketScale& scale,
+                                           int64_t now, bool rising_only) const;
+  // Every hour of the last day (but for a few hours' noise) sat higher than a day
+  // earlier, which sat higher than the day before, by a rise that means something and
+  // without slowing down: a leak under a daily swing, whose troughs rise as a staircase
+  // the climbs cannot read.
+  bool GrowsDayOverDay(const DetectorConfig& config, const BucketScale& scale, int64_t now) const;
 
   int64_t epoch_start_ = -1;
   int64_t epoch_last_sample_ = 0;

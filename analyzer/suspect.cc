@@ -12,6 +12,8 @@ const char* SuspectRuleName(SuspectRule rule) {
       return "fleet_drift";
     case SuspectRule::kRestartReset:
       return "restart_reset";
+    case SuspectRule::kDailyClimb:
+      return "daily_climb";
   }
   return "unknown";
 }

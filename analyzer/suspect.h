@@ -14,6 +14,7 @@ enum class SuspectRule {
   kYoungClimb,        // no trusted range yet, but a long or large linear climb
   kFleetDrift,        // climbing with many hosts of the same component at once
   kRestartReset,      // grows in every instance until it is restarted
+  kDailyClimb,        // every hour of its daily cycle higher than the day before, two days
 };
 
 const char* SuspectRuleName(SuspectRule rule);
