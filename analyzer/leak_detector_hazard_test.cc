@@ -241,6 +241,22 @@ TEST(LeakDetectorHazardTest, DailyOutOfMemoryKillsOnNoisyHostsAreNotARestartLeak
   EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
 }
 
+// A reload steps the level up by 5–20 % on noisy hosts, then it holds. After the step the
+// floor wanders by its noise: a climb that starts again from a dip and merely gets back to
+// where the floor already was is no new growth.
+TEST(LeakDetectorHazardTest, StepsOnReloadOnNoisyHostsAreNotFlagged) {
+  auto suspects = RunFleet(30, 5, [](int h) -> Shape {
+    const int64_t reload = 2 * kDay + (h % 5) * 6 * kHour;
+    const double step = 1.05 + 0.15 * (h % 4) / 3.0;
+    return Noisy(
+        [reload, step](int64_t t) {
+          return Point{"100@1", 600 * kMiB * (t >= reload ? step : 1.0)};
+        },
+        0.006, static_cast<uint32_t>(3000 + h));
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
 TEST(LeakDetectorHazardTest, SeriesWithSeveralSilencesIsNotFlagged) {
   auto suspects = RunOneSeries(
       [](int64_t t) {

@@ -337,6 +337,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
     if (past_grace && floor > high) {
       excursion_.Start(now, floor);
       excursion_high_ = high;
+      excursion_prior_high_ = floor;
       plateau_bucket_ = floor;
       plateau_since_ = now;
     } else {
@@ -347,7 +348,10 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
     AddToHistogram(floor, 1);
   } else {
     // A fall inside the excursion (still above normal) restarts its climb there.
-    if (!excursion_.Add(now, floor, tolerance)) excursion_.Start(now, floor);
+    if (!excursion_.Add(now, floor, tolerance)) {
+      excursion_prior_high_ = std::max(excursion_prior_high_, excursion_.max_bucket());
+      excursion_.Start(now, floor);
+    }
     if (std::abs(floor - plateau_bucket_) > tolerance) {
       plateau_bucket_ = floor;
       plateau_since_ = now;
@@ -416,7 +420,8 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
                                          config.min_rise_buckets, config.min_records);
     verdict.climbing = fleet_shaped;
     const bool above_margin =
-        excursion_.max_bucket() >= excursion_high_ + config.normal_high_margin_buckets;
+        excursion_.max_bucket() >= excursion_high_ + config.normal_high_margin_buckets &&
+        excursion_.max_bucket() >= excursion_prior_high_ + config.min_rise_buckets;
     if (above_margin && !context_slowing && !within_fleet_warmup &&
         JudgeClimb(config, scale, excursion_, config.min_climb_seconds, config.min_rise_buckets,
                    config.min_records)) {

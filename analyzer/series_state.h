@@ -170,6 +170,9 @@ class SeriesState {
   uint32_t epoch_samples_ = 0;
   int32_t hist_anchor_ = 0;
   int32_t excursion_high_ = 0;
+  // The highest the excursion reached before its climb last restarted (after a fall): the
+  // climb's new highs count from there.
+  int32_t excursion_prior_high_ = 0;
   int32_t plateau_bucket_ = 0;
   int32_t last_instance_rise_ = 0;
   uint32_t hist_total_ = 0;
