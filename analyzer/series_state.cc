@@ -442,6 +442,14 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
       verdict.rule = SuspectRule::kYoungClimb;
     }
   }
+  // A climb rule flags only when its verdict is read twice within an hour: the shape
+  // tests are read every epoch, and one near its threshold passes by chance on some epoch
+  // sooner or later; a leak passes them again.
+  if (verdict.rule) {
+    const bool confirmed = last_rule_pass_ >= 0 && now - last_rule_pass_ <= 3600;
+    last_rule_pass_ = now;
+    if (!confirmed) verdict.rule.reset();
+  }
   // A series that cycles (or whose component does) is judged against its own day as
   // well: the trough over a cycle rises once a day, a staircase whose stairs read as steps
   // or as warm-ups that levelled off, so a slow leak under a strong daily swing escapes
@@ -486,6 +494,7 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
   rise_.Reset();
   fading_until_ = 0;
   warmup_start_ = -1;
+  last_rule_pass_ = -1;
   pending_rise_s_ = 0;
   hourly_.fill(kNoHour);
   ring_count_ = 0;

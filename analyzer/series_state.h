@@ -200,6 +200,9 @@ class SeriesState {
   // Until then the tail of the last warm-up (a climb that slowed down) is still fading:
   // no climb is judged, and the level reached is learnt as normal.
   int64_t fading_until_ = 0;
+  // When a climb rule last passed (-1: not in this instance): a pass confirms another
+  // within the hour.
+  int64_t last_rule_pass_ = -1;
   // The warm-up whose tail is fading began here (-1: none); once the tail has faded with
   // the floor level, it is a finished warm-up of this length.
   int64_t warmup_start_ = -1;
