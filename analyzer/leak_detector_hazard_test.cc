@@ -388,16 +388,16 @@ TEST(LeakDetectorHazardTest, LeakOnAHostOfAComponentThatWarmsUpIsFlagged) {
 // 0.4 %/h from day 2 (10 % a day, a third of the swing). Its trough rises once a day, a
 // staircase; hour by hour against the day before, it grows all day.
 TEST(LeakDetectorHazardTest, SlowLeakUnderAStrongDailySwingIsFlagged) {
-  const int64_t leak_start = 2 * kDay;
-  auto suspects = RunFleet(12, 6, [&](int h) -> Shape {
-    return [h, leak_start](int64_t t) {
-      const double leak = h == 3 && t > leak_start ? 3.6 * kMiB * (t - leak_start) / kHour : 0;
+  constexpr int64_t kLeakStart = 2 * kDay;
+  auto suspects = RunFleet(12, 6, [](int h) -> Shape {
+    return [h](int64_t t) {
+      const double leak = h == 3 && t > kLeakStart ? 3.6 * kMiB * (t - kLeakStart) / kHour : 0;
       return Point{"100@1", 900 * kMiB * DailyLoad(t, 0.3, h) + leak};
     };
   });
   ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
   EXPECT_EQ(suspects[0].host, "host-3");
-  EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
+  EXPECT_GT(suspects[0].first_flagged - kStart, kLeakStart);
 }
 
 TEST(LeakDetectorHazardTest, LeakUnderDailyBatchRampsIsFlagged) {
