@@ -25,6 +25,8 @@ PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   prometheus systemd procps iproute2 openssl python3 curl
+  # other allocators the preload shim must keep working (runtime libraries only)
+  libjemalloc2 libtcmalloc-minimal4
 )
 
 missing=()

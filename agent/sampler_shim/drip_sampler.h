@@ -28,6 +28,11 @@ DRIP_SAMPLER_API uint64_t drip_sampler_sampled_total(void);
 // live addresses had no room for them.
 DRIP_SAMPLER_API uint64_t drip_sampler_dropped_full(void);
 
+// The file of the allocator the shim forwards to: the one after it in the process's
+// lookup order ("/lib/x86_64-linux-gnu/libc.so.6", or libjemalloc.so.2 and the like
+// when the program links one). Never NULL.
+DRIP_SAMPLER_API const char* drip_sampler_allocator(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

@@ -1,7 +1,7 @@
 // The interposed malloc family of libdrip_sampler.so and its USDT probes. Each function
-// calls glibc's real allocator through its __libc_* entry point (not dlsym, which may
-// allocate and so recurse while we bootstrap), asks the byte sampler whether the block
-// is sampled, and fires:
+// calls the allocator that follows the shim in the process's lookup order (glibc's, or
+// jemalloc's or tcmalloc's when the program links one), asks the byte sampler whether
+// the block is sampled, and fires:
 //   drip:alloc(uint64 ptr, uint64 size, uint64 sampling_mean_bytes)
 //       after the real allocation succeeded, for a sampled block (size as requested);
 //   drip:free(uint64 ptr)
@@ -9,11 +9,20 @@
 // The probes sit in the interposed functions themselves (AllocateAndSample and
 // UntrackFreedBlock are always inlined), so that a tracer sees the stack
 // <interposed function> -> application. Without a tracer a probe is a nop.
+//
+// Why the next allocator and not glibc's own: a program linked with jemalloc also calls
+// jemalloc's malloc_usable_size, mallctl or nallocx on the blocks malloc gave it. Had the
+// shim's malloc handed out glibc blocks, jemalloc would read them as its own and crash
+// the program (redis-server did, at its first allocation).
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/sdt.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "agent/sampler_shim/byte_sampler.h"
@@ -22,22 +31,166 @@
 
 #define DRIP_INTERPOSE __attribute__((visibility("default")))
 
-// glibc's allocator under its own names (exported by libc.so.6 since 2.2.5). They never
-// call back into the malloc we export.
 extern "C" {
-void* __libc_malloc(size_t size) noexcept;
-void __libc_free(void* p) noexcept;
-void* __libc_calloc(size_t n, size_t size) noexcept;
-void* __libc_realloc(void* p, size_t size) noexcept;
-void* __libc_memalign(size_t alignment, size_t size) noexcept;
-void* __libc_valloc(size_t size) noexcept;
-void* __libc_pvalloc(size_t size) noexcept;
 // Removed from glibc's headers in 2.26 (binaries built earlier still call it).
 DRIP_INTERPOSE void cfree(void* p) noexcept;
 }
 
 namespace drip::sampler_shim {
 namespace {
+
+// The allocator after the shim, resolved once with dlsym(RTLD_NEXT). Functions it does
+// not have fall back to its malloc (memalign and valloc are served by posix_memalign when
+// an allocator has only that).
+struct NextAllocator {
+  void* (*malloc)(size_t) = nullptr;
+  void (*free)(void*) = nullptr;
+  void* (*calloc)(size_t, size_t) = nullptr;
+  void* (*realloc)(void*, size_t) = nullptr;
+  int (*posix_memalign)(void**, size_t, size_t) = nullptr;
+  void* (*memalign)(size_t, size_t) = nullptr;
+  void* (*aligned_alloc)(size_t, size_t) = nullptr;
+  void* (*valloc)(size_t) = nullptr;
+  void* (*pvalloc)(size_t) = nullptr;
+};
+
+NextAllocator g_next;
+const char* g_allocator_name = "";  // the file of the next allocator's malloc
+
+// The hot four, called through these: until the allocator is resolved they point at
+// stand-ins that resolve it (or serve the bootstrap arena while it is being resolved),
+// so that the fast paths need no check of their own.
+void* MallocWhileResolving(size_t size);
+void FreeWhileResolving(void* p);
+void* CallocWhileResolving(size_t n, size_t size);
+void* ReallocWhileResolving(void* old, size_t size);
+std::atomic<void* (*)(size_t)> g_malloc{&MallocWhileResolving};
+std::atomic<void (*)(void*)> g_free{&FreeWhileResolving};
+std::atomic<void* (*)(size_t, size_t)> g_calloc{&CallocWhileResolving};
+std::atomic<void* (*)(void*, size_t)> g_realloc{&ReallocWhileResolving};
+// 0: not resolved, 1: resolving (dlsym may allocate: served from the bootstrap arena),
+// 2: ready.
+std::atomic<int> g_state{0};
+
+// What dlsym and anything else allocate while the shim resolves the next allocator (none
+// is known to: glibc's dlsym allocates only on error). Its blocks are never freed (free
+// ignores them); realloc moves them to the real allocator.
+constexpr size_t kBootstrapBytes = 64 * 1024;
+alignas(64) unsigned char g_bootstrap[kBootstrapBytes];
+std::atomic<size_t> g_bootstrap_used{0};
+constexpr size_t kBootstrapHeader = 16;  // the block's size, keeping 16-byte alignment
+
+bool InBootstrap(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(g_bootstrap) <
+         kBootstrapBytes;
+}
+
+void* BootstrapAllocate(size_t size, size_t alignment = 16) {
+  if (alignment < 16) alignment = 16;
+  const size_t need = size + kBootstrapHeader + alignment;
+  const size_t start = g_bootstrap_used.fetch_add(need, std::memory_order_relaxed);
+  if (start + need > kBootstrapBytes) return nullptr;
+  uintptr_t p = reinterpret_cast<uintptr_t>(g_bootstrap + start + kBootstrapHeader);
+  p = (p + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  *reinterpret_cast<size_t*>(p - kBootstrapHeader) = size;
+  // Pinned (a stuck counter never comes down): free looks further only past the filter.
+  g_filter[FilterIndex(reinterpret_cast<void*>(p))].store(255, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(p);
+}
+
+template <typename Function>
+Function Next(const char* name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_NEXT, name));
+}
+
+__attribute__((noinline)) void Resolve() {
+  int expected = 0;
+  if (!g_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    // Another thread is resolving: wait for it (a few dlsym calls).
+    while (g_state.load(std::memory_order_acquire) != 2) {
+    }
+    return;
+  }
+  NextAllocator next;
+  next.malloc = Next<decltype(next.malloc)>("malloc");
+  next.free = Next<decltype(next.free)>("free");
+  next.calloc = Next<decltype(next.calloc)>("calloc");
+  next.realloc = Next<decltype(next.realloc)>("realloc");
+  next.posix_memalign = Next<decltype(next.posix_memalign)>("posix_memalign");
+  next.memalign = Next<decltype(next.memalign)>("memalign");
+  next.aligned_alloc = Next<decltype(next.aligned_alloc)>("aligned_alloc");
+  next.valloc = Next<decltype(next.valloc)>("valloc");
+  next.pvalloc = Next<decltype(next.pvalloc)>("pvalloc");
+  if (next.malloc == nullptr || next.free == nullptr || next.calloc == nullptr ||
+      next.realloc == nullptr) {
+    abort();  // no allocator after the shim: nothing could run
+  }
+  // A function the allocator lacks resolves to glibc's further down the lookup order;
+  // its blocks would be freed by the other allocator. Only the allocator's own count.
+  Dl_info owner{};
+  if (dladdr(reinterpret_cast<void*>(next.malloc), &owner) != 0) {
+    g_allocator_name = owner.dli_fname != nullptr ? owner.dli_fname : "";
+    auto own = [&](auto function) -> decltype(function) {
+      Dl_info info{};
+      return function != nullptr && dladdr(reinterpret_cast<void*>(function), &info) != 0 &&
+                     info.dli_fbase == owner.dli_fbase
+                 ? function
+                 : nullptr;
+    };
+    next.posix_memalign = own(next.posix_memalign);
+    next.memalign = own(next.memalign);
+    next.aligned_alloc = own(next.aligned_alloc);
+    next.valloc = own(next.valloc);
+    next.pvalloc = own(next.pvalloc);
+  }
+  g_next = next;
+  g_malloc.store(next.malloc, std::memory_order_release);
+  g_free.store(next.free, std::memory_order_release);
+  g_calloc.store(next.calloc, std::memory_order_release);
+  g_realloc.store(next.realloc, std::memory_order_release);
+  g_state.store(2, std::memory_order_release);
+}
+
+__attribute__((always_inline)) inline bool Ready() {
+  if (__builtin_expect(g_state.load(std::memory_order_acquire) == 2, 1)) return true;
+  if (g_state.load(std::memory_order_acquire) == 1) return false;  // resolving: bootstrap
+  Resolve();
+  return g_state.load(std::memory_order_acquire) == 2;
+}
+
+// Resolved when the shim is loaded, before the program's own code runs.
+__attribute__((constructor)) void ResolveAtLoad() { Ready(); }
+
+void* MallocWhileResolving(size_t size) {
+  return Ready() ? g_next.malloc(size) : BootstrapAllocate(size);
+}
+
+void FreeWhileResolving(void* p) {
+  if (Ready()) g_next.free(p);
+}
+
+void* CallocWhileResolving(size_t n, size_t size) {
+  return Ready() ? g_next.calloc(n, size) : BootstrapAllocate(n * size);  // the arena is zeroed
+}
+
+void* ReallocWhileResolving(void* old, size_t size) {
+  return Ready() ? g_next.realloc(old, size) : BootstrapAllocate(size);  // old: null here
+}
+
+// memalign's semantics (a non-power-of-two alignment rounded up) from what the allocator
+// has; every allocator has one of the two.
+void* NextMemalign(size_t alignment, size_t size) {
+  if (g_next.memalign != nullptr) return g_next.memalign(alignment, size);
+  size_t rounded = sizeof(void*);
+  while (rounded < alignment) rounded <<= 1;
+  void* p = nullptr;
+  return g_next.posix_memalign != nullptr && g_next.posix_memalign(&p, rounded, size) == 0
+             ? p
+             : nullptr;
+}
+
+// (Not a function-local static: its guard would need libstdc++.)
+size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
 // The slow path of AllocateAndSample, for a request the countdown reached: a sampled
 // block, and its size if it is now tracked (else 0; a sampled request is never of 0
@@ -73,10 +226,16 @@ __attribute__((always_inline)) inline void* AllocateAndSample(size_t size, Alloc
 }
 
 // Call before the real allocator frees (or may free) p.
-__attribute__((always_inline)) inline void UntrackFreedBlock(void* p) {
-  if (__builtin_expect(MaybeSampled(p), 0) && RemoveSampled(p)) {
-    DTRACE_PROBE1(drip, free, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)));
+// Returns false for a block of the bootstrap arena, which must not reach the real
+// allocator. Its filter byte is pinned, so that check costs nothing on the fast path.
+__attribute__((always_inline)) inline bool UntrackFreedBlock(void* p) {
+  if (__builtin_expect(MaybeSampled(p), 0)) {
+    if (InBootstrap(p)) return false;
+    if (RemoveSampled(p)) {
+      DTRACE_PROBE1(drip, free, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)));
+    }
   }
+  return true;
 }
 
 // realloc's contract for the probes: a sampled old block is freed (drip:free fires before
@@ -84,9 +243,22 @@ __attribute__((always_inline)) inline void UntrackFreedBlock(void* p) {
 // block), and the result is a new allocation of `size` bytes, sampled like any other.
 // If the real realloc fails, the old block stays allocated but is no longer tracked.
 // realloc(p, 0) frees p in glibc and returns NULL: nothing new is sampled.
+// A block of the bootstrap arena (or a first block while resolving) moves to the real
+// allocator once there is one.
+__attribute__((noinline)) void* ReallocateBootstrap(void* old, size_t size) {
+  void* moved = Ready() ? g_next.malloc(size) : BootstrapAllocate(size);
+  if (moved != nullptr && old != nullptr && InBootstrap(old)) {
+    const size_t old_size =
+        *reinterpret_cast<const size_t*>(static_cast<const unsigned char*>(old) - kBootstrapHeader);
+    memcpy(moved, old, old_size < size ? old_size : size);
+  }
+  return moved;
+}
+
 __attribute__((always_inline)) inline void* Reallocate(void* old, size_t size) {
-  if (old != nullptr) UntrackFreedBlock(old);
-  return AllocateAndSample(size, [=] { return __libc_realloc(old, size); });
+  if (old != nullptr && !UntrackFreedBlock(old)) return ReallocateBootstrap(old, size);
+  return AllocateAndSample(size,
+                           [=] { return g_realloc.load(std::memory_order_relaxed)(old, size); });
 }
 
 bool IsPowerOfTwo(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
@@ -95,31 +267,40 @@ bool IsPowerOfTwo(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
 }  // namespace drip::sampler_shim
 
 using drip::sampler_shim::AllocateAndSample;
+using drip::sampler_shim::BootstrapAllocate;
+using drip::sampler_shim::g_calloc;
+using drip::sampler_shim::g_free;
+using drip::sampler_shim::g_malloc;
+using drip::sampler_shim::g_next;
+using drip::sampler_shim::InBootstrap;
 using drip::sampler_shim::IsPowerOfTwo;
+using drip::sampler_shim::NextMemalign;
+using drip::sampler_shim::PageSize;
+using drip::sampler_shim::Ready;
 using drip::sampler_shim::Reallocate;
 using drip::sampler_shim::UntrackFreedBlock;
 
 extern "C" {
 
 DRIP_INTERPOSE void* malloc(size_t size) noexcept {
-  return AllocateAndSample(size, [=] { return __libc_malloc(size); });
+  return AllocateAndSample(size, [=] { return g_malloc.load(std::memory_order_relaxed)(size); });
 }
 
 DRIP_INTERPOSE void free(void* p) noexcept {
-  UntrackFreedBlock(p);
-  __libc_free(p);
+  if (UntrackFreedBlock(p)) g_free.load(std::memory_order_relaxed)(p);
 }
 
-DRIP_INTERPOSE void cfree(void* p) noexcept {
-  UntrackFreedBlock(p);
-  __libc_free(p);
-}
+DRIP_INTERPOSE void cfree(void* p) noexcept { free(p); }
 
 DRIP_INTERPOSE void* calloc(size_t n, size_t size) noexcept {
   size_t bytes = 0;
-  // On overflow glibc's calloc fails with ENOMEM; there is nothing to sample.
-  if (__builtin_mul_overflow(n, size, &bytes)) return __libc_calloc(n, size);
-  return AllocateAndSample(bytes, [=] { return __libc_calloc(n, size); });
+  // On overflow calloc fails with ENOMEM; there is nothing to sample.
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return AllocateAndSample(bytes,
+                           [=] { return g_calloc.load(std::memory_order_relaxed)(n, size); });
 }
 
 DRIP_INTERPOSE void* realloc(void* old, size_t size) noexcept { return Reallocate(old, size); }
@@ -140,7 +321,8 @@ DRIP_INTERPOSE void* reallocarray(void* old, size_t n, size_t size) noexcept {
 DRIP_INTERPOSE int posix_memalign(void** memptr, size_t alignment, size_t size) noexcept {
   if (alignment % sizeof(void*) != 0 || !IsPowerOfTwo(alignment)) return EINVAL;
   const int saved_errno = errno;
-  void* p = AllocateAndSample(size, [=] { return __libc_memalign(alignment, size); });
+  void* p = Ready() ? AllocateAndSample(size, [=] { return NextMemalign(alignment, size); })
+                    : BootstrapAllocate(size, alignment);
   errno = saved_errno;
   if (p == nullptr) return ENOMEM;
   *memptr = p;
@@ -156,21 +338,36 @@ DRIP_INTERPOSE void* aligned_alloc(size_t alignment, size_t size) noexcept {
     errno = EINVAL;
     return nullptr;
   }
-  return AllocateAndSample(size, [=] { return __libc_memalign(alignment, size); });
+  if (__builtin_expect(!Ready(), 0)) return BootstrapAllocate(size, alignment);
+  return AllocateAndSample(size, [=] { return NextMemalign(alignment, size); });
 }
 
 // The obsolete ones keep glibc's semantics exactly (memalign rounds a non-power-of-two
 // alignment up); they are sampled by the size requested.
 DRIP_INTERPOSE void* memalign(size_t alignment, size_t size) noexcept {
-  return AllocateAndSample(size, [=] { return __libc_memalign(alignment, size); });
+  if (__builtin_expect(!Ready(), 0)) return BootstrapAllocate(size, alignment);
+  return AllocateAndSample(size, [=] { return NextMemalign(alignment, size); });
 }
 
 DRIP_INTERPOSE void* valloc(size_t size) noexcept {
-  return AllocateAndSample(size, [=] { return __libc_valloc(size); });
+  if (__builtin_expect(!Ready(), 0)) return BootstrapAllocate(size, PageSize());
+  return AllocateAndSample(size, [=] {
+    return g_next.valloc != nullptr ? g_next.valloc(size) : NextMemalign(PageSize(), size);
+  });
 }
 
 DRIP_INTERPOSE void* pvalloc(size_t size) noexcept {
-  return AllocateAndSample(size, [=] { return __libc_pvalloc(size); });
+  const size_t page = PageSize();
+  if (__builtin_expect(!Ready(), 0)) return BootstrapAllocate(size, page);
+  return AllocateAndSample(size, [=] {
+    if (g_next.pvalloc != nullptr) return g_next.pvalloc(size);
+    const size_t rounded = size == 0 ? page : (size + page - 1) / page * page;
+    return rounded < size ? nullptr : NextMemalign(page, rounded);
+  });
+}
+
+const char* drip_sampler_allocator(void) {
+  return Ready() ? drip::sampler_shim::g_allocator_name : "";
 }
 
 uint64_t drip_sampler_mean_bytes(void) { return drip::sampler_shim::MeanBytes(); }

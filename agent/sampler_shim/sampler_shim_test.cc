@@ -51,11 +51,13 @@ struct ProbeRun {
 };
 
 // Runs shim_probe_program with the shim preloaded and DRIP_SAMPLE_BYTES set to
-// `sample_bytes` (unset when nullopt).
-ProbeRun RunProbe(const std::string& args, std::optional<std::string> sample_bytes) {
+// `sample_bytes` (unset when nullopt). `after_shim`: a library preloaded after the shim,
+// as a program's own allocator comes after LD_PRELOAD in the lookup order.
+ProbeRun RunProbe(const std::string& args, std::optional<std::string> sample_bytes,
+                  const std::string& after_shim = "") {
   std::string command = "env -u DRIP_SAMPLE_BYTES -u LD_PRELOAD ";
   if (sample_bytes) command += fmt::format("DRIP_SAMPLE_BYTES='{}' ", *sample_bytes);
-  command += fmt::format("LD_PRELOAD='{}' '{}' {} 2>&1", kShim, kProgram, args);
+  command += fmt::format("LD_PRELOAD='{} {}' '{}' {} 2>&1", kShim, after_shim, kProgram, args);
   ProbeRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -165,6 +167,34 @@ TEST(SamplerShimTest, AllocatorsKeepTheirContractsWhenEveryBlockIsSampled) {
 
 TEST(SamplerShimTest, AllocatorsKeepTheirContractsAtTheDefaultMean) {
   ExpectAllChecksPass(RunProbe("standards", std::nullopt));
+}
+
+// A program linked with jemalloc or tcmalloc: the shim forwards to that allocator, so
+// the allocator's own calls on the blocks work (redis-server, linked with jemalloc, calls
+// jemalloc's malloc_usable_size at its first allocation, and crashed when the shim gave
+// it glibc's blocks), and every block is still sampled.
+TEST(SamplerShimTest, ProgramsWithJemallocOrTcmallocRunAndAreSampled) {
+  for (const std::string library : {DRIP_JEMALLOC_SO, DRIP_TCMALLOC_SO}) {
+    SCOPED_TRACE(library);
+    ASSERT_TRUE(std::ifstream(library).good())
+        << "not installed (scripts/install-deps.sh installs libjemalloc2 and "
+           "libtcmalloc-minimal4)";
+    const ProbeRun run = RunProbe("foreign", "1", library);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(run.values.at("allocator"), library) << run.output;
+    EXPECT_EQ(run.Number("short_blocks"), 0) << run.output;
+    EXPECT_EQ(run.Number("sampled_delta"), 700) << run.output;  // every allocating call
+    EXPECT_EQ(run.Number("live_delta"), 0) << run.output;
+  }
+}
+
+TEST(SamplerShimTest, ProgramWithGlibcAllocatorForwardsToGlibc) {
+  const ProbeRun run = RunProbe("foreign", "1");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(run.values.at("allocator").ends_with("/libc.so.6")) << run.output;
+  EXPECT_EQ(run.Number("short_blocks"), 0) << run.output;
+  EXPECT_EQ(run.Number("sampled_delta"), 700) << run.output;
+  EXPECT_EQ(run.Number("live_delta"), 0) << run.output;
 }
 
 TEST(SamplerShimTest, ThreadStormEndsWithNothingSampledLive) {
@@ -387,8 +417,9 @@ TEST(SamplerShimElfTest, ExportsTheMallocFamilyAndTheCApiOnly) {
   std::set<std::string> expected = kAllocating;
   expected.insert(kMayFree.begin(), kMayFree.end());
   expected.insert({"drip_sampler_mean_bytes", "drip_sampler_live_sampled",
-                   "drip_sampler_sampled_total", "drip_sampler_dropped_full"});
-  // Not malloc_usable_size: glibc's works on our blocks, which are glibc's.
+                   "drip_sampler_sampled_total", "drip_sampler_dropped_full",
+                   "drip_sampler_allocator"});
+  // Not malloc_usable_size: the next allocator's works on our blocks, which are its own.
   EXPECT_EQ(functions, expected);
 }
 

@@ -468,6 +468,45 @@ int Fork() {
   return 0;
 }
 
+// `foreign` (DRIP_SAMPLE_BYTES=1): what a program linked with its own allocator
+// (jemalloc, tcmalloc) does with the shim preloaded: the malloc family, and that
+// allocator's malloc_usable_size on every block. It reads the allocator's own metadata,
+// so a block from another allocator would crash it.
+int Foreign() {
+  using Name = const char* (*)();
+  const auto allocator = reinterpret_cast<Name>(dlsym(RTLD_DEFAULT, "drip_sampler_allocator"));
+  std::printf("allocator=%s\n", allocator != nullptr ? allocator() : "?");
+  const uint64_t live_before = g_api.live_sampled();
+  const uint64_t sampled_before = g_api.sampled_total();
+  constexpr int kRounds = 100;
+  static void* blocks[6 * kRounds];
+  static size_t sizes[6 * kRounds];
+  int count = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    const size_t size = 16 + static_cast<size_t>(i) * 37;
+    auto keep = [&](void* p, size_t bytes) {
+      sizes[count] = bytes;
+      blocks[count++] = p;
+    };
+    keep(std::malloc(size), size);
+    keep(std::calloc(3, size), 3 * size);
+    keep(std::realloc(std::malloc(size), 3 * size), 3 * size);
+    void* aligned = nullptr;
+    keep(posix_memalign(&aligned, 64, size) == 0 ? aligned : nullptr, size);
+    keep(aligned_alloc(128, size), size);
+    keep(memalign(256, size), size);
+  }
+  uint64_t short_blocks = 0;
+  for (int i = 0; i < count; ++i) {
+    if (blocks[i] == nullptr || malloc_usable_size(blocks[i]) < sizes[i]) ++short_blocks;
+  }
+  for (int i = 0; i < count; ++i) std::free(blocks[i]);
+  Print("short_blocks", short_blocks);
+  Print("sampled_delta", g_api.sampled_total() - sampled_before);
+  Print("live_delta", LiveDelta(live_before));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -495,8 +534,9 @@ int main(int argc, char** argv) {
   if (mode == "storm") return Storm(std::atoi(arg2), std::atoi(arg3));
   if (mode == "fill") return Fill(std::strtoull(arg2, nullptr, 10));
   if (mode == "fork") return Fork();
+  if (mode == "foreign") return Foreign();
   std::fprintf(stderr,
                "usage: shim_probe_program counters|sampling uniform|sampling mixed|bignew|"
-               "standards|storm THREADS OPS|fill COUNT|fork\n");
+               "standards|storm THREADS OPS|fill COUNT|fork|foreign\n");
   return 2;
 }
