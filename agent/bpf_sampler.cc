@@ -55,6 +55,7 @@ BpfSampler::BpfSampler(Options options, const Clock* clock, std::unique_ptr<BpfT
       monitor_(std::move(monitor)),
       boot_time_s_(boot_time_s),
       proc_fallback_(options_.proc_root, clock),
+      namer_(options_.proc_root),
       page_size_(sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096) {
   // Hybrid hosts name processes by the v2 tree too: systemd mirrors its units there.
   if (cgroup2) cgroup_tree_.emplace(cgroup2->path);
@@ -76,9 +77,9 @@ void BpfSampler::HandleEvent(const drip_task_event& event, int64_t now_ms, int64
                              std::vector<drip::v1::Sample>* out) {
   const InstanceKey key{event.tgid, event.start_boottime_ns};
   if (event.kind == DRIP_EVENT_FORK || event.kind == DRIP_EVENT_EXEC) {
-    component_next_[key] = ComponentNamer::ComponentFromNames(
-        CgroupPathOf(event.cgroup_id), CString(event.exe, sizeof(event.exe)),
-        CString(event.comm, sizeof(event.comm)));
+    component_next_[key] = namer_.ComponentOfTask(
+        static_cast<int>(event.tgid), CgroupPathOf(event.cgroup_id),
+        CString(event.exe, sizeof(event.exe)), CString(event.comm, sizeof(event.comm)));
     return;
   }
   if (event.kind != DRIP_EVENT_EXIT) return;
@@ -126,8 +127,9 @@ absl::StatusOr<std::vector<drip::v1::Sample>> BpfSampler::SampleOnce() {
     saw_init |= r.tgid == 1;
     drip::v1::Sample& sample = samples.emplace_back();
     const InstanceKey key{r.tgid, r.start_boottime_ns};
-    std::string component = ComponentNamer::ComponentFromNames(
-        CgroupPathOf(r.cgroup_id), CString(r.exe, sizeof(r.exe)), CString(r.comm, sizeof(r.comm)));
+    std::string component =
+        namer_.ComponentOfTask(static_cast<int>(r.tgid), CgroupPathOf(r.cgroup_id),
+                               CString(r.exe, sizeof(r.exe)), CString(r.comm, sizeof(r.comm)));
     component_next_[key] = component;
     sample.set_component(std::move(component));
     sample.set_instance(InstanceOf(r.tgid, r.start_boottime_ns));

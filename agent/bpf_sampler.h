@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "agent/bpf_task_monitor.h"
 #include "agent/cgroup_tree.h"
+#include "agent/component_namer.h"
 #include "agent/proc_sampler.h"
 #include "agent/sampler.h"
 #include "common/base/clock.h"
@@ -80,6 +81,7 @@ class BpfSampler final : public Sampler {
   const int64_t boot_time_s_;
   std::optional<CgroupTree> cgroup_tree_;  // the v2 (default) hierarchy, when mounted
   ProcSampler proc_fallback_;              // for pid 1
+  const ComponentNamer namer_;
   const int64_t page_size_;
   uint64_t generation_ = 0;
   // The component of each instance seen by the last pass or named by an event, to name

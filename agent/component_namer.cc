@@ -1,6 +1,7 @@
 #include "agent/component_namer.h"
 
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -99,8 +100,49 @@ std::string ComponentNamer::ComponentOf(int pid, std::string_view cgroup_path,
   char target[PATH_MAX];
   std::string link = fmt::format("{}/{}/exe", proc_root_, pid);
   ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
-  if (n > 0) name = ExecutableName(std::string_view(target, static_cast<size_t>(n)));
+  if (n > 0) name = ProgramName(pid, std::string_view(target, static_cast<size_t>(n)), comm);
   return ComponentFromNames(cgroup_path, name, comm);
+}
+
+std::string ComponentNamer::ComponentOfTask(int pid, std::string_view cgroup_path,
+                                            std::string_view exe_name,
+                                            std::string_view comm) const {
+  // comm is the first 15 bytes of the name the program was started by: the start of the
+  // executable's name unless that was another name.
+  if (exe_name.empty() || comm.empty() || exe_name.starts_with(comm) ||
+      !ServiceUnitOf(cgroup_path).empty()) {
+    return ComponentFromNames(cgroup_path, exe_name, comm);
+  }
+  char target[PATH_MAX];
+  std::string link = fmt::format("{}/{}/exe", proc_root_, pid);
+  ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+  if (n <= 0) return ComponentFromNames(cgroup_path, exe_name, comm);  // it has exited
+  return ComponentFromNames(
+      cgroup_path, ProgramName(pid, std::string_view(target, static_cast<size_t>(n)), comm), comm);
+}
+
+std::string ComponentNamer::ProgramName(int pid, std::string_view exe_target,
+                                        std::string_view comm) const {
+  std::string name = ExecutableName(exe_target);
+  if (comm.empty() || name.empty() || name.starts_with(comm)) return name;
+  if (comm.find('/') != std::string_view::npos || comm == "." || comm == "..") return name;
+  std::string_view path = exe_target;
+  if (EndsWith(path, kDeletedSuffix)) return name;  // replaced: nothing to compare with
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos || path.front() != '/') return name;
+  // Both looked up under the process's root, so a container's /usr/bin is its own.
+  const std::string root = fmt::format("{}/{}/root", proc_root_, pid);
+  const std::string by_comm = fmt::format("{}{}/{}", root, path.substr(0, slash), comm);
+  const std::string executable = fmt::format("{}{}", root, path);
+  struct stat by_comm_stat {};
+  struct stat executable_stat {};
+  if (stat(by_comm.c_str(), &by_comm_stat) != 0 ||
+      stat(executable.c_str(), &executable_stat) != 0 ||
+      by_comm_stat.st_dev != executable_stat.st_dev ||
+      by_comm_stat.st_ino != executable_stat.st_ino) {
+    return name;
+  }
+  return std::string(comm);
 }
 
 std::string ComponentNamer::ComponentFromNames(std::string_view cgroup_path,

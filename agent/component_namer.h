@@ -3,7 +3,9 @@
 //   - a process in a systemd service's cgroup is "svc:<unit>.service", so that every
 //     host's nginx is one component whatever its PIDs and helper processes;
 //   - anything else (sessions, containers, *.scope units, no systemd) is
-//     "proc:<executable name>", from /proc/PID/exe, or comm when exe is unreadable.
+//     "proc:<program name>": the executable's name from /proc/PID/exe, or the name it
+//     was started by when that is a link to it (redis-server -> redis-check-rdb), or
+//     comm when exe is unreadable.
 // Stateless apart from the proc root; thread-safe.
 #pragma once
 
@@ -23,9 +25,23 @@ class ComponentNamer {
   std::string ComponentOf(int pid, std::string_view cgroup_path, std::string_view comm) const;
 
   // The same naming from names already read (the BPF sampler gets them from the
-  // kernel): `exe_name` is the executable's basename, empty when unknown.
+  // kernel): `exe_name` is the executable's basename, empty when unknown. Reads
+  // /proc/PID/exe only when comm is not the start of `exe_name`, to see whether the
+  // program was started through a link of that name (ProgramName).
+  std::string ComponentOfTask(int pid, std::string_view cgroup_path, std::string_view exe_name,
+                              std::string_view comm) const;
+
+  // The same from names alone, with no process to look at (it has exited).
   static std::string ComponentFromNames(std::string_view cgroup_path, std::string_view exe_name,
                                         std::string_view comm);
+
+  // What process `pid` runs as, given its /proc/PID/exe target: the executable's name,
+  // or comm when the program was started through another name for the same file (a
+  // link or a hard link beside the executable: redis-server -> redis-check-rdb, busybox
+  // applets). The kernel sets comm from the name a program is started by; a process may
+  // rename itself too, so comm counts only when it names the same file, looked up in the
+  // process's own root.
+  std::string ProgramName(int pid, std::string_view exe_target, std::string_view comm) const;
 
   // The systemd service unit a cgroup path belongs to ("nginx.service"), or "" when the
   // innermost unit on the path is a scope, a slice only, or absent. Nested units (user

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "agent/testing/fake_proc_tree.h"
 
 namespace drip::agent {
@@ -118,6 +120,42 @@ TEST(ComponentNamerTest, UnreadableExecutableFallsBackToComm) {
   ComponentNamer namer(tree.root());
   EXPECT_EQ(namer.ComponentOf(77, "/", "my worker"), "proc:my worker");
   EXPECT_EQ(namer.ComponentOf(78, "", ""), "proc:unknown");
+}
+
+// Debian's redis-server is a link to redis-check-rdb: the program runs as (and comm, ps
+// and the unit say) redis-server. A link of that name beside the executable, to the same
+// file, is what makes comm the name.
+TEST(ComponentNamerTest, ProgramStartedThroughALinkIsNamedByTheLink) {
+  FakeProcTree tree;
+  tree.AddProcess({.pid = 4343, .comm = "redis-server", .exe = "/usr/bin/redis-check-rdb"});
+  tree.WriteFile("4343/root/usr/bin/redis-check-rdb", "ELF");
+  std::filesystem::create_symlink("redis-check-rdb",
+                                  tree.root() + "/4343/root/usr/bin/redis-server");
+  ComponentNamer namer(tree.root());
+  const char* session = "/user.slice/user-1000.slice/session-3.scope";
+  EXPECT_EQ(namer.ComponentOf(4343, session, "redis-server"), "proc:redis-server");
+  // The BPF sampler's names: the kernel gives the executable's basename.
+  EXPECT_EQ(namer.ComponentOfTask(4343, session, "redis-check-rdb", "redis-server"),
+            "proc:redis-server");
+  // Exited before it could be looked at: the executable's name.
+  EXPECT_EQ(namer.ComponentOfTask(4344, session, "redis-check-rdb", "redis-server"),
+            "proc:redis-check-rdb");
+}
+
+// A process that renamed itself (prctl, setproctitle) keeps its executable's name: a
+// worker's own name would split one program into as many components as it has names.
+TEST(ComponentNamerTest, ProcessThatRenamedItselfKeepsItsExecutableName) {
+  FakeProcTree tree;
+  tree.AddProcess({.pid = 500, .comm = "worker-3", .exe = "/usr/bin/python3.11"});
+  tree.WriteFile("500/root/usr/bin/python3.11", "ELF");
+  tree.AddProcess({.pid = 501, .comm = "python3", .exe = "/usr/bin/python3.11"});
+  tree.WriteFile("501/root/usr/bin/python3.11", "ELF");
+  std::filesystem::create_symlink("python3.11", tree.root() + "/501/root/usr/bin/python3");
+  ComponentNamer namer(tree.root());
+  EXPECT_EQ(namer.ComponentOf(500, "/", "worker-3"), "proc:python3.11");
+  EXPECT_EQ(namer.ComponentOfTask(500, "/", "python3.11", "worker-3"), "proc:python3.11");
+  // comm the start of the executable's name: the executable's full name, as before.
+  EXPECT_EQ(namer.ComponentOf(501, "/", "python3"), "proc:python3.11");
 }
 
 }  // namespace
