@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -96,11 +97,7 @@ std::string ComponentNamer::ComponentOf(int pid, std::string_view cgroup_path,
 
   // Unreadable for other users' processes when not root, and for some processes in
   // other mount namespaces; comm stands in then.
-  std::string name;
-  char target[PATH_MAX];
-  std::string link = fmt::format("{}/{}/exe", proc_root_, pid);
-  ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
-  if (n > 0) name = ProgramName(pid, std::string_view(target, static_cast<size_t>(n)), comm);
+  const std::string name = ProgramNameOf(pid, comm).value_or("");
   return ComponentFromNames(cgroup_path, name, comm);
 }
 
@@ -113,12 +110,17 @@ std::string ComponentNamer::ComponentOfTask(int pid, std::string_view cgroup_pat
       !ServiceUnitOf(cgroup_path).empty()) {
     return ComponentFromNames(cgroup_path, exe_name, comm);
   }
+  // Unreadable once it has exited: the executable's name then.
+  const std::string name = ProgramNameOf(pid, comm).value_or(std::string(exe_name));
+  return ComponentFromNames(cgroup_path, name, comm);
+}
+
+std::optional<std::string> ComponentNamer::ProgramNameOf(int pid, std::string_view comm) const {
   char target[PATH_MAX];
-  std::string link = fmt::format("{}/{}/exe", proc_root_, pid);
-  ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
-  if (n <= 0) return ComponentFromNames(cgroup_path, exe_name, comm);  // it has exited
-  return ComponentFromNames(
-      cgroup_path, ProgramName(pid, std::string_view(target, static_cast<size_t>(n)), comm), comm);
+  const std::string link = fmt::format("{}/{}/exe", proc_root_, pid);
+  const ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+  if (n <= 0) return std::nullopt;
+  return ProgramName(pid, std::string_view(target, static_cast<size_t>(n)), comm);
 }
 
 std::string ComponentNamer::ProgramName(int pid, std::string_view exe_target,

@@ -9,6 +9,7 @@
 // Stateless apart from the proc root; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -58,6 +59,9 @@ class ComponentNamer {
   static std::string ToValidUtf8(std::string_view name);
 
  private:
+  // ProgramName of process `pid` from its /proc/PID/exe link; nullopt when unreadable.
+  std::optional<std::string> ProgramNameOf(int pid, std::string_view comm) const;
+
   std::string proc_root_;
 };
 
