@@ -103,7 +103,7 @@ absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(r.ReadString("proc_root", &c->proc_root));
   RETURN_IF_ERROR(r.ReadBool("snapshots.enabled", &c->snapshots.enabled));
   RETURN_IF_ERROR(r.ReadDouble("snapshots.cpu_budget", &c->snapshots.cpu_budget, 0.001, 1.0));
-  RETURN_IF_ERROR(r.ReadByteSize("snapshots.sample_bytes", &c->snapshots.sample_bytes, 1));
+  RETURN_IF_ERROR(r.ReadByteSize("snapshots.sample_bytes", &c->snapshots.sample_bytes, 0));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.max_duration", &c->snapshots.max_duration,
                                  std::chrono::seconds(1)));
   RETURN_IF_ERROR(r.ReadUint("snapshots.max_per_hour", &c->snapshots.max_per_hour, 0, 3600));

@@ -72,8 +72,8 @@ struct AgentConfig {
   // Heap snapshots the collector may command (docs/snapshot.md).
   struct Snapshots {
     bool enabled = true;
-    double cpu_budget = 0.05;  // attach mode: share of one core the probes may cost
-    uint64_t sample_bytes = 512 * 1024;
+    double cpu_budget = 0.05;   // attach mode: share of one core the probes may cost
+    uint64_t sample_bytes = 0;  // attach mode's T; 0: sized from the allocation rate
     std::chrono::milliseconds max_duration = std::chrono::minutes(10);
     // At most this many snapshots started per rolling hour, whatever the collector asks.
     uint64_t max_per_hour = 6;

@@ -198,7 +198,12 @@ int main(int argc, char** argv) {
   snapshot_cmd->add_option("--cpu-budget", snapshot_options.cpu_budget,
                            "attach mode: share of one core the probes may cost (default 0.05)");
   snapshot_cmd->add_option("--sample-bytes", snapshot_options.sampling_mean_bytes,
-                           "attach mode: mean bytes between samples (default 524288)");
+                           "attach mode: mean bytes between samples (default: sized from the "
+                           "allocation rate, 256 B to 512 KiB)");
+  std::optional<double> extend_up_to;
+  snapshot_cmd->add_option("--extend-up-to", extend_up_to,
+                           "while the evidence is too short to decide, keep going up to this "
+                           "many seconds in all (default 4x --duration, at most 600; 0: never)");
   snapshot_cmd->add_option("--interval", snapshot_options.interval_seconds,
                            "seconds between read-outs (default duration/60, 0.25-10)");
   snapshot_cmd->add_option("--max-events-per-second", snapshot_options.max_events_per_second,
@@ -209,6 +214,8 @@ int main(int argc, char** argv) {
     return *ended;
 
   if (snapshot_cmd->parsed()) {
+    snapshot_options.extend_up_to_seconds =
+        extend_up_to.value_or(std::min(4 * snapshot_options.duration_seconds, 600.0));
     return RunSnapshot(snapshot_options, snapshot_output, snapshot_log_level);
   }
 

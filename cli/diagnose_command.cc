@@ -141,12 +141,20 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
     out << fmt::format("({} more stacks; --top 0 or --json lists them all)\n",
                        diagnosis.stacks.size() - rows);
   }
+  // The leaks in full (they come first); with no leak, the best undecided candidate.
   int shown = 0;
   for (size_t i = 0; i < diagnosis.stacks.size() && shown < kFullStacks; ++i) {
-    if (diagnosis.stacks[i].verdict != Verdict::kLeak) break;  // leaks come first
+    const Verdict verdict = diagnosis.stacks[i].verdict;
+    const bool candidate =
+        diagnosis.outcome == diagnoser::Outcome::kInconclusive && verdict == Verdict::kInconclusive;
+    if (verdict != Verdict::kLeak && !candidate) {
+      if (diagnosis.outcome == diagnoser::Outcome::kLeak) break;
+      continue;
+    }
     out << "\n";
     PrintDiagnosedStack(static_cast<int>(i + 1), diagnosis.stacks[i], out);
     ++shown;
+    if (candidate) break;
   }
 }
 

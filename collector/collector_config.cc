@@ -111,6 +111,8 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadByteSize("snapshots.min_free_memory", &c->snapshots.min_free_memory_bytes));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.cooldown", &c->snapshots.cooldown, milliseconds(0)));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.duration", &c->snapshots.duration, seconds(1)));
+  RETURN_IF_ERROR(
+      r.ReadDuration("snapshots.extend_up_to", &c->snapshots.extend_up_to, milliseconds(0)));
   RETURN_IF_ERROR(r.ReadEnum("snapshots.mode", {"", "attach", "preload"}, &c->snapshots.mode));
   RETURN_IF_ERROR(r.ReadDuration("snapshots.grace", &c->snapshots.grace, seconds(1)));
   RETURN_IF_ERROR(diagnoser::ReadDiagnoserConfig(r, "diagnoser.", &c->diagnoser));

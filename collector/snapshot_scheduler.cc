@@ -78,12 +78,14 @@ void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
       snap->set_instance(instance);
       snap->set_duration_seconds(static_cast<uint32_t>(policy_.duration.count() / 1000));
       snap->set_mode(policy_.mode);
+      const auto longest = std::max(policy_.duration, policy_.extend_up_to);
+      snap->set_extend_up_to_seconds(static_cast<uint32_t>(policy_.extend_up_to.count() / 1000));
       if (!hosts_->SendCommand(s.host, command)) continue;
       SnapshotAttempt attempt;
       attempt.command_id = command.id();
       attempt.instance = instance;
       attempt.requested_ms = now_ms;
-      attempt.deadline_ms = now_ms + policy_.duration.count() + policy_.grace.count();
+      attempt.deadline_ms = now_ms + longest.count() + policy_.grace.count();
       attempt.state = State::kPending;
       const Key key{s.host, component};
       if (auto old = attempts_.find(key); old != attempts_.end()) {

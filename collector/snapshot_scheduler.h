@@ -34,6 +34,9 @@ struct SnapshotPolicy {
   uint64_t min_free_memory_bytes = 256ull << 20;
   std::chrono::milliseconds cooldown = std::chrono::hours(1);
   std::chrono::milliseconds duration = std::chrono::seconds(60);
+  // While a snapshot's evidence is too short to decide, its agent keeps going up to this
+  // long in all (at most its own snapshots.max_duration); shorter than duration: never.
+  std::chrono::milliseconds extend_up_to = std::chrono::minutes(4);
   std::string mode;  // "", "attach" or "preload"
   // How long past `duration` an unanswered command is given before it counts as failed.
   std::chrono::milliseconds grace = std::chrono::seconds(60);

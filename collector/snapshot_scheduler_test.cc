@@ -115,15 +115,24 @@ TEST_F(SnapshotSchedulerTest, FailedSnapshotSaysWhyAndComponentWaitsOutItsCooldo
   EXPECT_EQ(stream_.sent.size(), 2u);
 }
 
-TEST_F(SnapshotSchedulerTest, UnansweredCommandFailsAfterDurationAndGrace) {
+TEST_F(SnapshotSchedulerTest, UnansweredCommandFailsAfterItsLongestExtensionAndGrace) {
   SnapshotPolicy policy;
   policy.duration = std::chrono::seconds(10);
+  policy.extend_up_to = std::chrono::seconds(40);
   policy.grace = std::chrono::seconds(5);
   SnapshotScheduler scheduler(policy, diagnoser::DiagnoserConfig{}, &hosts_);
   FleetSuspects suspects;
   suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
+  ASSERT_EQ(stream_.sent.size(), 1u);
+  EXPECT_EQ(stream_.sent[0].snapshot().duration_seconds(), 10u);
+  EXPECT_EQ(stream_.sent[0].snapshot().extend_up_to_seconds(), 40u);
+  // An agent may keep going up to 40 s while its evidence is short: not failed at 15 s.
   scheduler.Tick(1000 + 15'001, suspects);
+  scheduler.Annotate(&suspects);
+  ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
+  EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kPending);
+  scheduler.Tick(1000 + 45'001, suspects);
   scheduler.Annotate(&suspects);
   ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
   EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kFailed);
@@ -132,7 +141,7 @@ TEST_F(SnapshotSchedulerTest, UnansweredCommandFailsAfterDurationAndGrace) {
   drip::v1::CommandResult late;
   late.set_command_id(stream_.sent[0].id());
   late.set_ok(false);
-  EXPECT_FALSE(scheduler.OnCommandResult("h1", late, 20'000));
+  EXPECT_FALSE(scheduler.OnCommandResult("h1", late, 50'000));
 }
 
 TEST_F(SnapshotSchedulerTest, ResultFromAnotherHostIsIgnored) {

@@ -14,13 +14,35 @@ std::string_view VerdictName(Verdict verdict) {
       return "startup";
     case Verdict::kTransient:
       return "transient";
+    case Verdict::kInconclusive:
+      return "inconclusive";
   }
   return "transient";
 }
 
 std::optional<Verdict> ParseVerdict(std::string_view name) {
-  for (Verdict v : {Verdict::kLeak, Verdict::kCache, Verdict::kStartup, Verdict::kTransient}) {
+  for (Verdict v : {Verdict::kLeak, Verdict::kCache, Verdict::kStartup, Verdict::kTransient,
+                    Verdict::kInconclusive}) {
     if (VerdictName(v) == name) return v;
+  }
+  return std::nullopt;
+}
+
+std::string_view OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kLeak:
+      return "leak";
+    case Outcome::kNoLeak:
+      return "no_leak";
+    case Outcome::kInconclusive:
+      return "inconclusive";
+  }
+  return "inconclusive";
+}
+
+std::optional<Outcome> ParseOutcome(std::string_view name) {
+  for (Outcome o : {Outcome::kLeak, Outcome::kNoLeak, Outcome::kInconclusive}) {
+    if (OutcomeName(o) == name) return o;
   }
   return std::nullopt;
 }

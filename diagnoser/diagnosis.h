@@ -20,9 +20,12 @@ enum class Verdict {
   kCache,      // grew then levelled off, or held a bounded level while churning
   kStartup,    // allocated at (or before) the start and held, nothing since
   kTransient,  // freed soon after allocation, or too little to say anything
+  // It grew, but the window's evidence cannot tell whether it is a leak: too few sampled
+  // allocations, or still filling without having levelled off. Never ranked as a leak.
+  kInconclusive,
 };
 
-// "leak", "cache", "startup", "transient".
+// "leak", "cache", "startup", "transient", "inconclusive".
 std::string_view VerdictName(Verdict verdict);
 std::optional<Verdict> ParseVerdict(std::string_view name);
 
@@ -45,11 +48,27 @@ struct DiagnosedStack {
   double recent_growth_ratio = 0;  // slope over the last third / over the first two
 };
 
+// What the snapshot as a whole showed.
+enum class Outcome {
+  kLeak,          // at least one stack is a leak
+  kNoLeak,        // no stack grows as a leak would, and the process is not growing
+  kInconclusive,  // something grows (the process, or stacks too thinly sampled to judge)
+                  // but the evidence does not name a leak: next_step says what decides it
+};
+
+// "leak", "no_leak", "inconclusive".
+std::string_view OutcomeName(Outcome outcome);
+std::optional<Outcome> ParseOutcome(std::string_view name);
+
 struct Diagnosis {
   std::vector<DiagnosedStack> stacks;  // leaks first, each group by score
   // Trend of the target's anonymous RSS (+ swap) over the window; 0 when not measured.
   double rss_growth_bytes_per_hour = 0;
+  Outcome outcome = Outcome::kNoLeak;
   std::string summary;  // one line for people
+  // With kInconclusive: the one command that would gather the evidence to decide (a
+  // longer, denser or better-funded snapshot of the same process).
+  std::string next_step;
 };
 
 // The frame as people read it: "function (file:line)", "function", "module+0xoffset" or

@@ -94,6 +94,18 @@ Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window
     }
     if (!e.still_growing) {
       if (e.allocated_early) return {Verdict::kStartup, startup_reason()};
+      // A structure that filled earlier in the window added clearly less in the second
+      // half than its pace predicts; one that merely lacks the samples to show its second
+      // half stand out of the noise may still be growing, and is not called a cache.
+      const double predicted = std::max(e.rise, 0.0) / 2;
+      if (e.second_half_rise >= c.level_off_ratio * predicted) {
+        return {Verdict::kInconclusive,
+                fmt::format("{} but what it added in the second half ({}) does not stand out "
+                            "of the sampling noise ({} needed): it may still be growing or "
+                            "have filled; {} freed; {} sampled allocations",
+                            grew, Bytes(e.second_half_rise), Bytes(e.second_half_rise_needed),
+                            freed, e.sampled_allocs)};
+      }
       return {Verdict::kCache,
               fmt::format("{} but what it added in the second half ({}) does not stand out "
                           "of the sampling noise ({} needed): it cannot be told from a "
@@ -103,10 +115,11 @@ Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window
                           e.sampled_allocs)};
     }
     if (e.freed_fraction > c.max_leak_freed_fraction) {
-      return {Verdict::kCache,
+      // Not a cache until it levels off: nothing in the window shows a bound.
+      return {Verdict::kInconclusive,
               fmt::format("{} while freeing {} of what it allocated (above {}): a bounded "
-                          "structure still filling or a queue backing up rather than lost "
-                          "objects",
+                          "structure still filling, a queue backing up or a leak among churn; "
+                          "it has not levelled off in the window",
                           grew, freed, Percent(c.max_leak_freed_fraction))};
     }
     return {Verdict::kLeak,
@@ -126,6 +139,26 @@ Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window
   }
   if (e.allocated_early && e.live_bytes > 0 && e.freed_fraction < 0.5) {
     return {Verdict::kStartup, startup_reason() + noise};
+  }
+  // Kept what it allocated all through the window, but too thinly sampled to call a
+  // trend: what a slow leak looks like in a short or sparse snapshot. Saying "transient"
+  // or "cache" here would claim what the window did not show.
+  // (The net rise, not the trend: a few sampled objects make a staircase whose median
+  // slope is often 0.)
+  const bool thin = !e.enough_samples || (e.still_growing && !e.levelled_off);
+  if (thin && e.net_rise > 0 && e.sampled_allocs >= 2 && !e.allocated_early &&
+      e.freed_fraction <= c.max_leak_freed_fraction &&
+      e.lifetime_fraction > c.transient_max_lifetime_fraction) {
+    return {
+        Verdict::kInconclusive,
+        fmt::format("grew {} over {} ({}), keeping {} of what it allocated, but from {} "
+                    "sampled allocations: too few to tell a trend from sampling noise "
+                    "({} needed)",
+                    Bytes(e.net_rise), span, FormatByteRate(e.net_rise * kMsPerHour / e.window_ms),
+                    Percent(1 - e.freed_fraction), e.sampled_allocs,
+                    e.enough_samples ? Bytes(e.rise_needed)
+                                     : fmt::format("{} sampled allocations and {}",
+                                                   c.min_sampled_allocs, Bytes(e.rise_needed)))};
   }
   if (e.lifetime_fraction <= c.transient_max_lifetime_fraction) {
     return {Verdict::kTransient,
@@ -172,33 +205,141 @@ std::string TopFrameLabel(const DiagnosedStack& s) {
   return s.frames.empty() ? std::string("<allocator frames only>") : FrameLabel(s.frames.front());
 }
 
-std::string Summary(const std::vector<DiagnosedStack>& ranked, double rss_growth,
-                    bool rss_measured) {
-  if (ranked.empty()) return "no stacks in the snapshot";
-  std::array<int, 4> counts{};
-  for (const DiagnosedStack& s : ranked) ++counts[static_cast<int>(s.verdict)];
+// Whether the target's anonymous memory still rose over the second half of the window:
+// its Theil–Sen slope there × the half's span at least min_rise_bytes and three times the
+// scatter of the read-outs around that line (robust: 1.4826 × median absolute
+// deviation). The second half, so that a structure that filled early in the window and
+// then held does not count; against its own scatter, so that a churning heap's noise does
+// not either, while a quiet process's page-exact growth of a few hundred KiB does.
+bool RssStillRising(const HeapSnapshot& snapshot, int max_points, double min_rise) {
+  if (snapshot.rss.size() < 4) return false;
+  const int64_t t0 = snapshot.rss.front().t_ms, t1 = snapshot.rss.back().t_ms;
+  const int64_t half = t0 + (t1 - t0) / 2;
+  std::vector<double> t, y;
+  for (const RssPoint& p : snapshot.rss) {
+    if (p.t_ms < half) continue;
+    t.push_back(static_cast<double>(p.t_ms - half) / kMsPerHour);
+    y.push_back(static_cast<double>(p.anon_bytes));
+  }
+  if (t.size() < 3) return false;
+  const double slope = TheilSenSlope(t, y, max_points);
+  std::vector<double> residual(t.size());
+  for (size_t i = 0; i < t.size(); ++i) residual[i] = y[i] - slope * t[i];
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const double center = median(residual);
+  for (double& r : residual) r = std::abs(r - center);
+  const double sigma = 1.4826 * median(residual);
+  const double rise = slope * t.back();
+  return rise >= std::max(min_rise, 3 * sigma);
+}
+
+struct Conclusion {
+  Outcome outcome = Outcome::kNoLeak;
+  std::string summary;
+  std::string next_step;
+};
+
+// Rounds a CPU budget up to the next 0.05 of a core.
+double RoundBudgetUp(double fraction) { return std::ceil(fraction * 20 - 1e-9) / 20; }
+
+// The one command that would gather what this snapshot lacked: in attach mode stopped by
+// its budget, the budget the probes need; otherwise a longer window (and, when the best
+// candidate had few samples, a denser sampling) of the same process.
+std::string NextStep(const HeapSnapshot& snapshot, const DiagnosedStack* candidate,
+                     const DiagnoserConfig& c) {
+  const std::string pid =
+      snapshot.target.pid > 0 ? std::to_string(snapshot.target.pid) : std::string("PID");
+  const double window_s = static_cast<double>(snapshot.end_ms - snapshot.start_ms) / 1000;
+  if (snapshot.mode == "attach" && snapshot.stop_reason == "budget") {
+    const double needed = std::max(
+        {snapshot.duty_cycle.estimated_cpu_fraction * 2, snapshot.duty_cycle.cpu_budget * 2, 0.1});
+    return fmt::format("drip-agent snapshot --pid {} --mode attach --cpu-budget {:.2f}", pid,
+                       std::min(RoundBudgetUp(needed), 1.0));
+  }
+  const int64_t duration =
+      std::clamp<int64_t>(std::llround(std::max(window_s, 30.0) * 4), 120, 3600);
+  std::string command = fmt::format("drip-agent snapshot --pid {} --duration {}", pid, duration);
+  if (!snapshot.mode.empty()) command += " --mode " + snapshot.mode;
+  const bool thin = candidate != nullptr && candidate->sampled_allocs < 4 * c.min_sampled_allocs;
+  if (snapshot.mode == "attach" && thin && snapshot.sampling_mean_bytes >= 4096) {
+    command += fmt::format(" --sample-bytes {}", snapshot.sampling_mean_bytes / 4);
+  }
+  return command;
+}
+
+Conclusion Conclude(const std::vector<DiagnosedStack>& ranked, const HeapSnapshot& snapshot,
+                    double rss_growth, bool rss_still_rising, const DiagnoserConfig& c) {
+  Conclusion out;
+  if (ranked.empty() && snapshot.rss.size() < 2) {
+    out.summary = "no stacks in the snapshot";
+    return out;
+  }
+  std::array<int, 5> counts{};
+  const DiagnosedStack* candidate = nullptr;  // the best-ranked inconclusive stack
+  for (const DiagnosedStack& s : ranked) {
+    ++counts[static_cast<int>(s.verdict)];
+    if (s.verdict == Verdict::kInconclusive && candidate == nullptr) candidate = &s;
+  }
   const int leaks = counts[static_cast<int>(Verdict::kLeak)];
   std::vector<std::string> others;
-  for (Verdict v : {Verdict::kCache, Verdict::kStartup, Verdict::kTransient}) {
+  for (Verdict v :
+       {Verdict::kInconclusive, Verdict::kCache, Verdict::kStartup, Verdict::kTransient}) {
     if (counts[static_cast<int>(v)] > 0) {
       others.push_back(fmt::format("{} {}", counts[static_cast<int>(v)], VerdictName(v)));
     }
   }
   const std::string rest =
       others.empty() ? std::string() : fmt::format("; also {}", fmt::join(others, ", "));
+  const bool rss_measured = snapshot.rss.size() >= 2;
   const std::string rss = !rss_measured    ? std::string("anon RSS not measured")
                           : rss_growth > 0 ? fmt::format("anon RSS {}", FormatByteRate(rss_growth))
                                            : std::string("anon RSS not growing");
-  if (leaks == 0) return fmt::format("no leak found ({}){}", rss, rest);
-  const DiagnosedStack& top = ranked.front();
-  const std::string explained =
-      rss_growth > 0
-          ? fmt::format(", {} of the {}",
-                        Percent(std::min(top.growth_bytes_per_hour / rss_growth, 1.0)), rss)
-          : fmt::format(" ({})", rss);
-  return fmt::format("{} {}: {} {}{}{}{}", leaks, leaks == 1 ? "leak" : "leaks", TopFrameLabel(top),
-                     FormatByteRate(top.growth_bytes_per_hour), explained,
-                     leaks > 1 ? fmt::format(" (and {} more)", leaks - 1) : std::string(), rest);
+  if (leaks > 0) {
+    out.outcome = Outcome::kLeak;
+    const DiagnosedStack& top = ranked.front();
+    const std::string explained =
+        rss_growth > 0
+            ? fmt::format(", {} of the {}",
+                          Percent(std::min(top.growth_bytes_per_hour / rss_growth, 1.0)), rss)
+            : fmt::format(" ({})", rss);
+    out.summary =
+        fmt::format("{} {}: {} {}{}{}{}", leaks, leaks == 1 ? "leak" : "leaks", TopFrameLabel(top),
+                    FormatByteRate(top.growth_bytes_per_hour), explained,
+                    leaks > 1 ? fmt::format(" (and {} more)", leaks - 1) : std::string(), rest);
+    return out;
+  }
+  // No leak named. "No leak found" only when nothing the window saw still grows: the
+  // process's memory did not rise over the second half and no stack is left undecided.
+  // A window the budget cut short has seen too little to rule anything out.
+  const bool rss_growing = rss_growth > 0 && rss_still_rising;
+  const bool cut_short = snapshot.mode == "attach" && snapshot.stop_reason == "budget";
+  if (!rss_growing && !cut_short && candidate == nullptr) {
+    if (ranked.empty()) {
+      out.summary = fmt::format("no stacks in the snapshot ({})", rss);
+      return out;
+    }
+    out.summary = fmt::format("no leak found ({}){}", rss, rest);
+    return out;
+  }
+  out.outcome = Outcome::kInconclusive;
+  out.next_step = NextStep(snapshot, candidate, c);
+  std::string why;
+  if (snapshot.mode == "attach" && snapshot.stop_reason == "budget") {
+    why = fmt::format("attach mode stopped after {} on its CPU budget ({:.0f}% of a core)",
+                      FormatSpan(static_cast<double>(snapshot.end_ms - snapshot.start_ms) / 1000),
+                      snapshot.duty_cycle.cpu_budget * 100);
+  } else if (candidate != nullptr) {
+    why = fmt::format("the best candidate, {} ({} sampled allocations), is not yet decided",
+                      TopFrameLabel(*candidate), candidate->sampled_allocs);
+  } else {
+    why = "no sampled stack grows with it";
+  }
+  out.summary =
+      fmt::format("inconclusive ({}): {}; to decide: {}{}", rss, why, out.next_step, rest);
+  return out;
 }
 
 }  // namespace
@@ -268,8 +409,13 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
     if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
     return a.stack_id < b.stack_id;
   });
-  diagnosis.summary =
-      Summary(ranked, diagnosis.rss_growth_bytes_per_hour, snapshot.rss.size() >= 2);
+  Conclusion conclusion = Conclude(ranked, snapshot, diagnosis.rss_growth_bytes_per_hour,
+                                   RssStillRising(snapshot, config_.max_trend_points,
+                                                  static_cast<double>(config_.min_rise_bytes)),
+                                   config_);
+  diagnosis.outcome = conclusion.outcome;
+  diagnosis.summary = std::move(conclusion.summary);
+  diagnosis.next_step = std::move(conclusion.next_step);
   if (config_.max_stacks > 0 && ranked.size() > static_cast<size_t>(config_.max_stacks)) {
     ranked.resize(static_cast<size_t>(config_.max_stacks));
   }

@@ -17,7 +17,9 @@
  * writes and the agent can weigh each window's allocations by it.
  *
  * Sampling is by bytes, as in tcmalloc: each CPU counts down a number of bytes drawn from
- * an exponential distribution of mean T (from exp_table, filled by the agent); the
+ * an exponential distribution of mean T (exp_table holds unit-mean draws in 1/65536ths,
+ * scaled by T; the agent sets T from the allocation rate it measures, and may change it
+ * while the probes run: each sampled event carries the T it was drawn with); the
  * allocation that takes the countdown to zero or below is sampled, so an allocation of s
  * bytes is sampled with probability 1 - exp(-s/T) whatever the sizes around it. Only a
  * sampled allocation costs more than a counter: its address goes into `tracked`, and its
@@ -42,13 +44,16 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by the agent before load. */
 const volatile __u32 target_tgid = 0;
-const volatile __u64 sampling_mean_bytes = 524288;
 const volatile __u32 max_stack_bytes = DRIP_STACK_COPY_MAX;
 const volatile __u64 max_events_per_cpu_per_s = 1000;
 
 /* The open sampling window's number, 0 while closed. Written by the agent through the
  * mmapped .bss at any time; read once per allocator call. */
 __u32 sampling_window = 0;
+
+/* T, the mean bytes between samples. Written by the agent through the mmapped .bss
+ * before load and whenever the measured allocation rate asks for another. */
+__u64 sampling_mean_bytes = 0;
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -100,8 +105,8 @@ struct inflight_call {
   __u64 out_ptr; /* posix_memalign: where the result is written */
   __u32 sampled;
   __u32 kind;
-  __u32 window; /* the sampling window the entry saw open */
-  __u32 pad;
+  __u32 window;     /* the sampling window the entry saw open */
+  __u32 mean_bytes; /* T when sampled (0 when not) */
 };
 
 struct {
@@ -119,10 +124,12 @@ struct {
   __type(value, __u64);
 } tracked SEC(".maps");
 
-static __always_inline void count(__u32 which) {
+static __always_inline void count_by(__u32 which, __u64 amount) {
   __u64* value = bpf_map_lookup_elem(&heap_counters, &which);
-  if (value) *value += 1;
+  if (value) *value += amount;
 }
+
+static __always_inline void count(__u32 which) { count_by(which, 1); }
 
 static __always_inline __u32 open_window(void) { return *(volatile __u32*)&sampling_window; }
 
@@ -146,18 +153,21 @@ static __always_inline bool within_event_limit(struct sampler_state* state) {
   return true;
 }
 
-/* Takes `size` bytes off this CPU's countdown; true when the allocation is sampled. */
-static __always_inline bool sample_bytes(__u64 size) {
+/* Takes `size` bytes off this CPU's countdown; the T the allocation is sampled with, 0
+ * when it is not sampled. */
+static __always_inline __u64 sample_bytes(__u64 size) {
   __u32 zero = 0;
   struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
-  if (!state) return false;
+  if (!state) return 0;
   state->countdown -= (__s64)size;
-  if (state->countdown > 0) return false;
+  if (state->countdown > 0) return 0;
+  __u64 mean = *(volatile __u64*)&sampling_mean_bytes;
+  if (mean == 0) mean = 1;
   __u32 index = bpf_get_prandom_u32() % DRIP_EXP_TABLE_SIZE;
   __u64* next = bpf_map_lookup_elem(&exp_table, &index);
-  state->countdown = next ? (__s64)*next : (__s64)sampling_mean_bytes;
+  state->countdown = next ? (__s64)((*next * mean) >> 16) : (__s64)mean;
   count(DRIP_CTR_SAMPLED);
-  return within_event_limit(state);
+  return within_event_limit(state) ? mean : 0;
 }
 
 static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp) {
@@ -279,7 +289,10 @@ int alloc_enter(struct pt_regs* ctx) {
       call.size = PT_REGS_PARM1(ctx);
       break;
   }
-  call.sampled = sample_bytes(call.size) ? 1 : 0;
+  count_by(DRIP_CTR_WINDOW_BYTES, call.size);
+  __u64 mean = sample_bytes(call.size);
+  call.sampled = mean != 0 ? 1 : 0;
+  call.mean_bytes = mean > 0xffffffffULL ? 0xffffffffU : (__u32)mean;
   bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY);
   return 0;
 }
@@ -312,7 +325,7 @@ int alloc_return(struct pt_regs* ctx) {
   /* Here the registers are the caller's right after the call returned, so the agent
    * unwinds from the allocating function itself: the caller of new is never lost. The
    * allocation belongs to the window its entry was sampled in, even if that has closed. */
-  emit_alloc(ctx, address, done.size, sampling_mean_bytes, done.window);
+  emit_alloc(ctx, address, done.size, done.mean_bytes, done.window);
   return 0;
 }
 

@@ -52,7 +52,10 @@ enum drip_heap_counter {
   /* allocator entry and return probe hits while a sampling window was open: the rate the
    * duty cycle plans with, apart from hits while probes are being attached or detached */
   DRIP_CTR_WINDOW_HITS = 9,
-  DRIP_CTR_COUNT = 10,
+  /* bytes asked of the allocator while a sampling window was open: the allocation rate
+   * the agent sizes the sampling period by */
+  DRIP_CTR_WINDOW_BYTES = 10,
+  DRIP_CTR_COUNT = 11,
 };
 
 struct drip_heap_alloc_event {

@@ -75,7 +75,6 @@ absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const O
   }
   auto* rodata = session->skel_->rodata;
   rodata->target_tgid = static_cast<uint32_t>(options.pid);
-  rodata->sampling_mean_bytes = options.sampling_mean_bytes;
   rodata->max_stack_bytes = options.max_stack_bytes;
   rodata->max_events_per_cpu_per_s = std::max<uint64_t>(1, options.max_events_per_second);
   if (int err =
@@ -95,13 +94,14 @@ absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const O
                     "CAP_BPF+CAP_PERFMON, uprobes and BTF; log.level: debug shows libbpf's log)",
                     LibbpfErrorText(err)));
   }
-  // The countdowns: quantiles of an exponential distribution of mean T, so that a
-  // uniformly drawn entry is an exponential draw (to within 1/1024 of the distribution).
+  session->SetSamplingMeanBytes(options.sampling_mean_bytes);
+  // The countdowns: quantiles of an exponential distribution of mean 1 (in 1/65536ths,
+  // scaled by T in the kernel), so that a uniformly drawn entry is an exponential draw
+  // (to within 1/1024 of the distribution).
   const int table_fd = bpf_map__fd(session->skel_->maps.exp_table);
   for (uint32_t i = 0; i < DRIP_EXP_TABLE_SIZE; ++i) {
     const double u = (i + 0.5) / DRIP_EXP_TABLE_SIZE;
-    uint64_t value = static_cast<uint64_t>(
-        std::max(1.0, -std::log(u) * static_cast<double>(options.sampling_mean_bytes)));
+    uint64_t value = static_cast<uint64_t>(std::max(1.0, -std::log(u) * 65536.0));
     if (bpf_map_update_elem(table_fd, &i, &value, BPF_ANY) != 0) {
       return absl::UnavailableError(fmt::format(
           "BPF: cannot fill the sampling table (entry {}): {}", i, LibbpfErrorText(errno)));
@@ -227,6 +227,12 @@ void HeapProbeSession::WaitForDetach() {
 
 void HeapProbeSession::SetSamplingWindow(uint32_t window) {
   __atomic_store_n(&skel_->bss->sampling_window, window, __ATOMIC_SEQ_CST);
+}
+
+void HeapProbeSession::SetSamplingMeanBytes(uint64_t mean_bytes) {
+  mean_bytes = std::clamp<uint64_t>(mean_bytes, 1, 0xffffffffULL);
+  __atomic_store_n(&skel_->bss->sampling_mean_bytes, mean_bytes, __ATOMIC_SEQ_CST);
+  sampling_mean_bytes_ = mean_bytes;
 }
 
 absl::Status HeapProbeSession::AttachShim(const std::string& shim_path) {

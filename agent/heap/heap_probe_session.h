@@ -38,7 +38,7 @@ class HeapProbeSession {
  public:
   struct Options {
     int pid = 0;
-    uint64_t sampling_mean_bytes = 512 * 1024;  // attach mode's T
+    uint64_t sampling_mean_bytes = 512 * 1024;  // attach mode's first T
     uint32_t max_tracked = 262144;              // sampled live allocations followed
     uint32_t ring_buffer_bytes = 16 << 20;
     uint64_t max_events_per_second = 5000;  // hard limit on sampled events, per CPU
@@ -75,6 +75,10 @@ class HeapProbeSession {
   // Opens sampling window `window` (> 0; a new number for every window), or closes the
   // open one (0). Effective for the next allocator call, whichever CPU it runs on.
   void SetSamplingWindow(uint32_t window);
+  // Attach mode's T from the next sample on (each CPU's countdown under way finishes at
+  // the T it was drawn with); each sampled event carries the T it was taken with.
+  void SetSamplingMeanBytes(uint64_t mean_bytes);
+  uint64_t sampling_mean_bytes() const { return sampling_mean_bytes_; }
 
   // Preload mode: the shim's drip:alloc and drip:free USDT probes.
   absl::Status AttachShim(const std::string& shim_path);
@@ -102,6 +106,7 @@ class HeapProbeSession {
   std::vector<bpf_link*> shim_links_;
   const AllocHandler* on_alloc_ = nullptr;
   const FreeHandler* on_free_ = nullptr;
+  uint64_t sampling_mean_bytes_ = 0;
 };
 
 }  // namespace drip::agent

@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "agent/heap/allocator_probe_plan.h"
@@ -17,10 +18,13 @@
 #include "agent/heap/duty_cycle_driver.h"
 #include "agent/heap/heap_probe_session.h"
 #include "agent/heap/live_heap_tracker.h"
+#include "agent/heap/sampling_rate_planner.h"
 #include "agent/heap/stack_unwinder.h"
 #include "agent/proc_files.h"
+#include "common/base/duration.h"
 #include "common/base/status_macros.h"
 #include "common/daemon/logging.h"
+#include "diagnoser/heap_diagnoser.h"
 #include "fmt/format.h"
 
 namespace drip::agent {
@@ -153,6 +157,24 @@ class EventSink {
   double loss_weight_ = 1.0;
 };
 
+// Whether the window so far would leave the diagnoser undecided: the snapshot as it
+// stands now, diagnosed with the default thresholds, is inconclusive.
+bool ShortOfEvidence(const HeapSnapshot& so_far, const LiveHeapTracker& tracker,
+                     const std::string& mode, const DutyCycleDriver& duty) {
+  HeapSnapshot interim;
+  interim.target = so_far.target;
+  interim.mode = so_far.mode;
+  interim.start_ms = so_far.start_ms;
+  interim.end_ms = so_far.rss.empty() ? UnixMs() : so_far.rss.back().t_ms;
+  interim.sampling_mean_bytes = so_far.sampling_mean_bytes;
+  interim.duty_cycle = so_far.duty_cycle;
+  if (mode == "attach") interim.duty_cycle.on_fraction = duty.controller().on_fraction();
+  interim.rss = so_far.rss;
+  interim.stacks = tracker.stacks();
+  const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser().Diagnose(interim);
+  return diagnosis.outcome == diagnoser::Outcome::kInconclusive;
+}
+
 }  // namespace
 
 absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
@@ -172,8 +194,10 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     return absl::InvalidArgumentError(
         fmt::format("snapshot: cpu budget must be within (0, 1], not {}", options.cpu_budget));
   }
-  if (options.sampling_mean_bytes == 0) {
-    return absl::InvalidArgumentError("snapshot: sampling mean bytes must be positive");
+  if (options.extend_up_to_seconds > options.max_duration_seconds) {
+    return absl::InvalidArgumentError(
+        fmt::format("snapshot: --extend-up-to must be at most {} seconds, not {}",
+                    options.max_duration_seconds, options.extend_up_to_seconds));
   }
 
   HeapSnapshot snapshot;
@@ -201,7 +225,12 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
                    StackUnwinder::ForProcess(options.pid, options.proc_root));
   HeapProbeSession::Options session_options;
   session_options.pid = options.pid;
-  session_options.sampling_mean_bytes = options.sampling_mean_bytes;
+  // Attach mode sizes T from the allocation rate unless it was given.
+  std::optional<SamplingRatePlanner> planner;
+  if (mode == "attach" && options.sampling_mean_bytes == 0)
+    planner.emplace(SamplingRatePlanner::Config{});
+  session_options.sampling_mean_bytes =
+      planner ? planner->mean_bytes() : std::max<uint64_t>(options.sampling_mean_bytes, 1);
   session_options.max_tracked = options.max_tracked;
   session_options.max_events_per_second = options.max_events_per_second;
   ASSIGN_OR_RETURN(std::unique_ptr<HeapProbeSession> session,
@@ -214,7 +243,6 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     ASSIGN_OR_RETURN(double cost_ns, session->MeasureProbeHitCost());
     duty_config.probe_hit_cost_ns = cost_ns;
     snapshot.duty_cycle.probe_hit_cost_ns = cost_ns;
-    snapshot.sampling_mean_bytes = options.sampling_mean_bytes;
     RETURN_IF_ERROR(session->AttachFrees(plan));
     log->info(
         "snapshot: pid {} ({}) attach mode, allocator {}, {} allocation and {} free probes, "
@@ -256,6 +284,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   next_point_s += interval;
 
   std::string stop_reason, stop_detail;
+  double duration = options.duration_seconds;
   struct LossReading {
     double t;
     uint64_t sampled;
@@ -283,6 +312,16 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       const double d_lost = static_cast<double>(lost - loss_history.front().lost);
       const double kept = d_sampled > 0 ? std::max(0.01, (d_sampled - d_lost) / d_sampled) : 1.0;
       sink.set_loss_weight(1.0 / kept);
+      if (planner) {
+        const double window_s = duty.controller().on_fraction() * elapsed;
+        if (auto t = planner->Update(window_s, counters[DRIP_CTR_WINDOW_BYTES]); t.has_value()) {
+          session->SetSamplingMeanBytes(*t);
+          log->debug(
+              "snapshot: pid {} sampling every {} on average ({:.0f} bytes/s allocated)",
+              options.pid, FormatBytes(*t),
+              window_s > 0 ? static_cast<double>(counters[DRIP_CTR_WINDOW_BYTES]) / window_s : 0.0);
+        }
+      }
     }
     if (absl::Status s = session->Poll(20, on_alloc, on_free); !s.ok()) {
       stop_reason = "error";
@@ -297,9 +336,25 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       if (t_ms > last_point_ms) take_point(t_ms, after - start_s);
       next_point_s = std::max(next_point_s + interval, after + interval / 2);
     }
-    if (after - start_s >= options.duration_seconds) {
+    if (after - start_s >= duration) {
+      // Short evidence extends the window (up to its limit) rather than ending in a
+      // snapshot that cannot decide; a budget stop cannot be helped by more time.
+      if (mode == "attach") snapshot.sampling_mean_bytes = session->sampling_mean_bytes();
+      if (duration < options.extend_up_to_seconds &&
+          ShortOfEvidence(snapshot, tracker, mode, duty)) {
+        const double longer = std::min(duration * 2, options.extend_up_to_seconds);
+        log->info("snapshot: pid {} evidence short after {:.0f} s; extending to {:.0f} s",
+                  options.pid, duration, longer);
+        duration = longer;
+        continue;
+      }
       stop_reason = "duration";
-      stop_detail = fmt::format("ran its {:.0f} s", options.duration_seconds);
+      stop_detail = duration > options.duration_seconds
+                        ? fmt::format(
+                              "ran {:.0f} s: its {:.0f} s extended while the evidence "
+                              "was short (up to {:.0f} s)",
+                              duration, options.duration_seconds, options.extend_up_to_seconds)
+                        : fmt::format("ran its {:.0f} s", options.duration_seconds);
     } else if (stop_requested != nullptr && stop_requested->load()) {
       stop_reason = "signal";
       stop_detail = "stopped on request (SIGTERM/SIGINT or agent shutdown)";
@@ -318,6 +373,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   // up to the end is seen.
   if (last_point_ms < snapshot.end_ms - 50) take_point(snapshot.end_ms, end_s);
   const auto counters = session->ReadCounters();
+  const uint64_t session_mean_bytes = session->sampling_mean_bytes();
   session.reset();  // detaches every probe
 
   snapshot.stop_reason = stop_reason;
@@ -327,6 +383,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.duty_cycle.probe_hits =
       counters[DRIP_CTR_ALLOC_HITS] + counters[DRIP_CTR_RETURN_HITS] + counters[DRIP_CTR_FREE_HITS];
   if (mode == "attach") {
+    snapshot.sampling_mean_bytes = session_mean_bytes;
     snapshot.duty_cycle.on_fraction = duty.controller().on_fraction();
     const double window_s = std::max(1e-3, (snapshot.end_ms - snapshot.start_ms) / 1000.0);
     snapshot.duty_cycle.estimated_cpu_fraction =

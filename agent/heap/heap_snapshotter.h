@@ -8,7 +8,8 @@
 // host while the target runs; live bytes per stack are read out every interval with the
 // target's RSS.
 //
-// The snapshot ends at its duration, when the target exits, on the caller's stop flag
+// The snapshot ends at its duration (extended while the evidence is short, up to a
+// limit), when the target exits, on the caller's stop flag
 // (SIGTERM), over the CPU budget, or on an error after data was gathered; every path
 // detaches the probes (HeapProbeSession's destructor) and says why in stop_reason.
 #pragma once
@@ -28,8 +29,10 @@ struct SnapshotOptions {
   double duration_seconds = 60;
   std::string mode;          // "attach", "preload" or "" (preload when the shim is loaded)
   double cpu_budget = 0.05;  // attach mode: fraction of one core
-  uint64_t sampling_mean_bytes = 512 * 1024;  // attach mode's T (preload: the shim's)
-  double interval_seconds = 0;                // 0: duration / 60, within [0.25 s, 10 s]
+  // Attach mode's T; 0 (the default): sized from the allocation rate measured while the
+  // snapshot runs (SamplingRatePlanner). Preload mode samples at the shim's T.
+  uint64_t sampling_mean_bytes = 0;
+  double interval_seconds = 0;  // 0: duration / 60, within [0.25 s, 10 s]
   uint32_t max_tracked = 262144;
   // Per CPU. Sampled events over it are dropped; those kept then stand for the dropped
   // ones too (their weight grows by sampled / kept), so estimates stay unbiased.
@@ -37,6 +40,9 @@ struct SnapshotOptions {
   int max_frames = 64;
   size_t max_stacks = 20000;
   double max_duration_seconds = 3600;  // hard limit whatever was asked
+  // While the window so far would leave the diagnoser inconclusive, the snapshot doubles
+  // its duration, up to this many seconds in all (0 or <= duration: never extends).
+  double extend_up_to_seconds = 0;
   // Copied into the snapshot's target when the collector asked for it.
   std::string host;
   std::string component;

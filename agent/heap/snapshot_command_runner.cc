@@ -85,6 +85,8 @@ void SnapshotCommandRunner::Run(drip::v1::Command command) {
     options.proc_root = options_.proc_root;
     options.duration_seconds = snap.duration_seconds();
     options.mode = snap.mode();
+    options.extend_up_to_seconds =
+        std::min<double>(snap.extend_up_to_seconds(), options_.max_duration_seconds);
     options.cpu_budget = options_.cpu_budget;
     options.sampling_mean_bytes = options_.sampling_mean_bytes;
     options.host = options_.host;

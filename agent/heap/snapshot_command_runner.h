@@ -21,7 +21,7 @@ namespace drip::agent {
 struct SnapshotCommandOptions {
   bool enabled = true;
   double cpu_budget = 0.05;
-  uint64_t sampling_mean_bytes = 512 * 1024;
+  uint64_t sampling_mean_bytes = 0;  // attach mode's T; 0: sized from the allocation rate
   double max_duration_seconds = 600;
   // The largest stacks (by live and allocated bytes) kept in what is sent up, so the
   // result stays well within the collector's message limit.

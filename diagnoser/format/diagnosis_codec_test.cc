@@ -94,8 +94,8 @@ TEST(DiagnosisProtoTest, UnknownVerdictIsAnErrorNamingTheStack) {
   auto back = DiagnosisFromProto(proto);
   ASSERT_FALSE(back.ok());
   EXPECT_EQ(back.status().message(),
-            "stacks[1].verdict: unknown verdict \"suspicious\" (expected leak, cache, startup or "
-            "transient)");
+            "stacks[1].verdict: unknown verdict \"suspicious\" (expected leak, cache, startup, "
+            "transient or inconclusive)");
 }
 
 TEST(DiagnosisJsonTest, HasTheContractKeysFirstAndInOrder) {

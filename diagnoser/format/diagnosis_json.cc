@@ -42,7 +42,9 @@ nlohmann::ordered_json DiagnosisToJson(const Diagnosis& d) {
   Json out;
   out["stacks"] = std::move(stacks);
   out["rss_growth_bytes_per_hour"] = d.rss_growth_bytes_per_hour;
+  out["outcome"] = std::string(OutcomeName(d.outcome));
   out["summary"] = d.summary;
+  out["next_step"] = d.next_step;
   return out;
 }
 

@@ -11,6 +11,8 @@ void DiagnosisToProto(const Diagnosis& d, drip::v1::Diagnosis* out) {
   out->Clear();
   out->set_rss_growth_bytes_per_hour(d.rss_growth_bytes_per_hour);
   out->set_summary(d.summary);
+  out->set_outcome(std::string(OutcomeName(d.outcome)));
+  out->set_next_step(d.next_step);
   out->mutable_stacks()->Reserve(static_cast<int>(d.stacks.size()));
   for (const DiagnosedStack& s : d.stacks) {
     auto* p = out->add_stacks();
@@ -33,15 +35,16 @@ absl::StatusOr<Diagnosis> DiagnosisFromProto(const drip::v1::Diagnosis& proto) {
   Diagnosis d;
   d.rss_growth_bytes_per_hour = proto.rss_growth_bytes_per_hour();
   d.summary = proto.summary();
+  d.next_step = proto.next_step();
   d.stacks.reserve(proto.stacks_size());
   for (int i = 0; i < proto.stacks_size(); ++i) {
     const drip::v1::DiagnosedStack& p = proto.stacks(i);
     auto verdict = ParseVerdict(p.verdict());
     if (!verdict) {
-      return absl::InvalidArgumentError(fmt::format(
-          "stacks[{}].verdict: unknown verdict \"{}\" (expected leak, cache, startup or "
-          "transient)",
-          i, p.verdict()));
+      return absl::InvalidArgumentError(
+          fmt::format("stacks[{}].verdict: unknown verdict \"{}\" (expected leak, cache, startup, "
+                      "transient or inconclusive)",
+                      i, p.verdict()));
     }
     DiagnosedStack& s = d.stacks.emplace_back();
     s.frames.reserve(p.frames_size());
@@ -57,6 +60,18 @@ absl::StatusOr<Diagnosis> DiagnosisFromProto(const drip::v1::Diagnosis& proto) {
     s.freed_fraction = p.freed_fraction();
     s.steadiness = p.steadiness();
     s.recent_growth_ratio = p.recent_growth_ratio();
+  }
+  if (proto.outcome().empty()) {
+    const bool leak = !d.stacks.empty() && d.stacks.front().verdict == Verdict::kLeak;
+    d.outcome = leak ? Outcome::kLeak : Outcome::kNoLeak;
+  } else {
+    auto outcome = ParseOutcome(proto.outcome());
+    if (!outcome) {
+      return absl::InvalidArgumentError(
+          fmt::format("outcome: unknown outcome \"{}\" (expected leak, no_leak or inconclusive)",
+                      proto.outcome()));
+    }
+    d.outcome = *outcome;
   }
   return d;
 }

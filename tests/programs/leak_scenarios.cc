@@ -24,6 +24,8 @@
 // | library  | plugin_leak_event_copy (in the .so)     | R    | malloc 272..4112 B event copies |
 // | cache    | none (decoy: plateaus)                  | 0    | -                               |
 // | startup  | none (decoy: flat after `ready`)        | 0    | -                               |
+// | cacheleak| leak_plain_record (next to a cache still filling) | R | malloc 512..2048 B   |
+// | startupleak | leak_plain_record (next to 64 MiB of startup buffers) | R/4 | as plain   |
 // clang-format on
 //
 // The call paths (callers -> callee, the leaking allocation in the last function):
@@ -49,6 +51,8 @@
 //            --rate-kib-per-s does not apply.
 //   startup: decoy. allocate_startup_buffers mallocs and writes 64 MiB before `ready`;
 //            afterwards only transient churn (R KiB/s malloc'ed and freed at once).
+//   cacheleak: the cache scenario (fill over --fill-seconds) and the plain leak at R.
+//   startupleak: the startup scenario and the plain leak at R/4.
 //
 // Every leak scenario also does a little transient work (transient_scratch_work: 16 mallocs
 // of 64..4096 B per tick, freed at once) so a stack tracer sees churn. All memory is written
@@ -632,6 +636,40 @@ class StartupScenario : public Scenario {
   double churned_ = 0;
 };
 
+// A cache still filling next to a leak: the LRU fills over --fill-seconds (give it about
+// half the snapshot) while leak_plain_record leaks at R. Until the cache levels off it grows
+// faster than the leak; it must not be ranked as the leak above the real one.
+class CacheLeakScenario : public CacheScenario {
+ public:
+  using CacheScenario::CacheScenario;
+  void Tick(double elapsed) override {
+    CacheScenario::Tick(elapsed);
+    const double due = elapsed * leak_bytes_per_s_;
+    while (leaked_ < due && !g_stop) leaked_ += serve_request(next_id_++);
+    TransientTick();
+  }
+
+ private:
+  double leaked_ = 0;
+  uint64_t next_id_ = 0;
+};
+
+// 64 MiB of startup buffers next to a slow leak (R/4 through leak_plain_record) and R of
+// transient churn: the buffers dwarf the leak's bytes, not its trend.
+class StartupLeakScenario : public StartupScenario {
+ public:
+  using StartupScenario::StartupScenario;
+  void Tick(double elapsed) override {
+    StartupScenario::Tick(elapsed);
+    const double due = elapsed * leak_bytes_per_s_ / 4;
+    while (leaked_ < due && !g_stop) leaked_ += serve_request(next_id_++);
+  }
+
+ private:
+  double leaked_ = 0;
+  uint64_t next_id_ = 0;
+};
+
 std::unique_ptr<Scenario> MakeScenario(const Options& options) {
   const std::string_view name = options.scenario;
   if (name == "plain") return std::make_unique<PlainScenario>(options);
@@ -642,6 +680,8 @@ std::unique_ptr<Scenario> MakeScenario(const Options& options) {
   if (name == "library") return std::make_unique<LibraryScenario>(options);
   if (name == "cache") return std::make_unique<CacheScenario>(options);
   if (name == "startup") return std::make_unique<StartupScenario>(options);
+  if (name == "cacheleak") return std::make_unique<CacheLeakScenario>(options);
+  if (name == "startupleak") return std::make_unique<StartupLeakScenario>(options);
   return nullptr;
 }
 

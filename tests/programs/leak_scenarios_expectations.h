@@ -34,6 +34,8 @@ inline constexpr LeakScenarioExpectation kLeakScenarios[] = {
     {"library", "plugin_leak_event_copy", nullptr, 1.0, true},
     {"cache", nullptr, nullptr, 0.0, false},
     {"startup", nullptr, nullptr, 0.0, false},
+    {"cacheleak", "leak_plain_record", nullptr, 1.0, false},
+    {"startupleak", "leak_plain_record", nullptr, 0.25, false},
 };
 
 // The default --rate-kib-per-s of the program.

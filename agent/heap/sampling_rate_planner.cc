@@ -1,0 +1,34 @@
+#include "agent/heap/sampling_rate_planner.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace drip::agent {
+
+SamplingRatePlanner::SamplingRatePlanner(const Config& config)
+    : config_(config),
+      mean_bytes_(std::clamp(config.initial_mean_bytes, config.min_mean_bytes,
+                             std::max(config.min_mean_bytes, config.max_mean_bytes))) {}
+
+std::optional<uint64_t> SamplingRatePlanner::Update(double window_seconds, uint64_t window_bytes) {
+  const double seconds = window_seconds - last_seconds_;
+  if (seconds < config_.min_measure_seconds || window_bytes < last_bytes_) return std::nullopt;
+  const double rate = static_cast<double>(window_bytes - last_bytes_) / seconds;
+  last_seconds_ = window_seconds;
+  last_bytes_ = window_bytes;
+  const double wanted = rate / std::max(config_.target_samples_per_second, 1e-3);
+  const uint64_t hi = std::max(config_.min_mean_bytes, config_.max_mean_bytes);
+  const uint64_t clamped = static_cast<uint64_t>(std::clamp(
+      wanted, static_cast<double>(config_.min_mean_bytes), static_cast<double>(hi)));
+  // The power of two nearest below, within the bounds.
+  const uint64_t next = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(clamped, 1)),
+                                             config_.min_mean_bytes, hi);
+  if (next >= 2 * mean_bytes_ || 2 * next <= mean_bytes_ ||
+      (next != mean_bytes_ && (next == config_.min_mean_bytes || next == hi))) {
+    mean_bytes_ = next;
+    return next;
+  }
+  return std::nullopt;
+}
+
+}  // namespace drip::agent

@@ -1,0 +1,51 @@
+// SamplingRatePlanner: chooses an attach-mode snapshot's sampling period T (mean bytes
+// between samples) from the allocation rate it measures, so that the window collects
+// enough sampled allocations to decide whatever the target's rate.
+//
+// A fixed T is wrong for almost every process: at 512 KiB a service leaking 20 KB/s
+// shows 1-2 sampled objects of the leak in a minute ("too little to judge"), while at
+// 4 KiB a process allocating 1 GB/s would send 250 k events a second. The cost to the
+// target barely depends on T in attach mode (every allocator call traps, sampled or
+// not); a sampled allocation costs a stack copy in the trap and an unwind in the agent.
+// So T is sized for a steady number of sampled allocations per second of sampling time:
+//     T = allocation bytes per second of open window / target samples per second,
+// clamped to [min, max] and kept to powers of two, changed only when the measured rate
+// asks for at least twice or half the current T (a noisy rate must not make T flap;
+// every sampled event carries its own T, so estimates stay unbiased across a change).
+//
+// Pure logic, fed cumulative counters by the snapshotter; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace drip::agent {
+
+class SamplingRatePlanner {
+ public:
+  struct Config {
+    double target_samples_per_second = 1000;
+    uint64_t min_mean_bytes = 256;
+    uint64_t max_mean_bytes = 512 * 1024;
+    uint64_t initial_mean_bytes = 64 * 1024;
+    // The rate is measured over at least this much open-window time before T is set,
+    // and T is reconsidered after as much again each time.
+    double min_measure_seconds = 0.5;
+  };
+
+  explicit SamplingRatePlanner(const Config& config);
+
+  uint64_t mean_bytes() const { return mean_bytes_; }
+
+  // `window_seconds`: total time sampling windows have been open so far; `window_bytes`:
+  // total bytes asked of the allocator in them. Returns the new T when it should change.
+  std::optional<uint64_t> Update(double window_seconds, uint64_t window_bytes);
+
+ private:
+  Config config_;
+  uint64_t mean_bytes_;
+  double last_seconds_ = 0;
+  uint64_t last_bytes_ = 0;
+};
+
+}  // namespace drip::agent
