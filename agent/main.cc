@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
                            "attach mode: share of one core the probes may cost (default 0.05)");
   snapshot_cmd->add_option("--sample-bytes", snapshot_options.sampling_mean_bytes,
                            "attach mode: mean bytes between samples (default: sized from the "
-                           "allocation rate, 256 B to 512 KiB)");
+                           "allocation rate, 256 B to 64 MiB; preload mode asks the shim for it)");
   std::optional<double> extend_up_to;
   snapshot_cmd->add_option("--extend-up-to", extend_up_to,
                            "while the evidence is too short to decide, keep going up to this "

@@ -27,6 +27,8 @@ PACKAGES=(
   prometheus systemd procps iproute2 openssl python3 curl
   # other allocators the preload shim must keep working (runtime libraries only)
   libjemalloc2 libtcmalloc-minimal4
+  # a real jemalloc-linked service and its real client, diagnosed through the collector
+  redis-server redis-tools
 )
 
 missing=()
@@ -42,9 +44,9 @@ fi
 echo "install-deps.sh: installing ${#missing[@]} packages: ${missing[*]}"
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
-# The prometheus package starts a server on :9090 where an init system runs;
-# Drip's tests start their own on an ephemeral port, so stop the packaged one.
+# The prometheus and redis packages start servers (:9090, :6379) where an init system
+# runs; Drip's tests start their own on ephemeral ports or sockets, so stop the packaged ones.
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-  systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+  systemctl disable --now prometheus prometheus-node-exporter redis-server >/dev/null 2>&1 || true
 fi
 echo "install-deps.sh: done"

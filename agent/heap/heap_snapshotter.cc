@@ -13,12 +13,14 @@
 #include <optional>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "agent/heap/allocator_probe_plan.h"
 #include "agent/heap/duty_cycle_controller.h"
 #include "agent/heap/duty_cycle_driver.h"
 #include "agent/heap/heap_probe_session.h"
 #include "agent/heap/live_heap_tracker.h"
 #include "agent/heap/sampling_rate_planner.h"
+#include "agent/heap/shim_sampling_control.h"
 #include "agent/heap/stack_unwinder.h"
 #include "agent/proc_files.h"
 #include "common/base/duration.h"
@@ -254,6 +256,32 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     log->info("snapshot: pid {} ({}) preload mode via {}", options.pid, snapshot.target.comm,
               plan.shim_path);
   }
+  // Preload mode asks the shim for the T the window needs, and gives the process back its
+  // own when the snapshot ends, whichever way it ends.
+  std::optional<ShimSamplingControl> shim_control;
+  uint64_t shim_requested = 0;
+  if (mode == "preload") {
+    auto control = ShimSamplingControl::Find(options.pid, options.proc_root, plan.shim_path);
+    if (control.ok()) {
+      shim_control.emplace(*control);
+      if (options.sampling_mean_bytes == 0) {
+        SamplingRatePlanner::Config config;
+        // The shim's own default (DRIP_SAMPLE_BYTES unset): what it samples at until the
+        // first request.
+        config.initial_mean_bytes = 512 * 1024;
+        planner.emplace(config);
+      } else if (shim_control->Request(options.sampling_mean_bytes).ok()) {
+        shim_requested = options.sampling_mean_bytes;
+      }
+    } else {
+      log->warn("snapshot: pid {}: sampling at the shim's own period ({})", options.pid,
+                std::string(control.status().message()));
+    }
+  }
+  uint64_t preload_bytes = 0, preload_sampled = 0;
+  absl::Cleanup restore_shim = [&] {
+    if (shim_control && shim_requested != 0) IgnoreError(shim_control->Request(0));
+  };
   double interval = options.interval_seconds;
   if (interval <= 0) interval = std::clamp(options.duration_seconds / 60, 0.25, 10.0);
   snapshot.interval_seconds = interval;
@@ -312,7 +340,20 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       const double d_lost = static_cast<double>(lost - loss_history.front().lost);
       const double kept = d_sampled > 0 ? std::max(0.01, (d_sampled - d_lost) / d_sampled) : 1.0;
       sink.set_loss_weight(1.0 / kept);
-      if (planner) {
+      if (planner && mode == "preload") {
+        // Every sampled allocation, kept or dropped over the events/s limit, stands for T
+        // bytes: counting only the kept ones would read a limited rate as a slow one and
+        // lower T further, into ever more drops.
+        const uint64_t sampled_now = counters[DRIP_CTR_SAMPLED];
+        preload_bytes += (sampled_now - preload_sampled) *
+                         (shim_requested != 0 ? shim_requested : planner->mean_bytes());
+        preload_sampled = sampled_now;
+        if (auto t = planner->Update(elapsed, preload_bytes); t.has_value()) {
+          if (shim_control->Request(*t).ok()) shim_requested = *t;
+          log->debug("snapshot: pid {} asked the shim to sample every {}", options.pid,
+                     FormatBytes(*t));
+        }
+      } else if (planner) {
         const double window_s = duty.controller().on_fraction() * elapsed;
         if (auto t = planner->Update(window_s, counters[DRIP_CTR_WINDOW_BYTES]); t.has_value()) {
           session->SetSamplingMeanBytes(*t);
@@ -340,6 +381,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       // Short evidence extends the window (up to its limit) rather than ending in a
       // snapshot that cannot decide; a budget stop cannot be helped by more time.
       if (mode == "attach") snapshot.sampling_mean_bytes = session->sampling_mean_bytes();
+      if (shim_requested != 0) snapshot.sampling_mean_bytes = shim_requested;
       if (duration < options.extend_up_to_seconds &&
           ShortOfEvidence(snapshot, tracker, mode, duty)) {
         const double longer = std::min(duration * 2, options.extend_up_to_seconds);
@@ -391,6 +433,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
         snapshot.duty_cycle.probe_hit_cost_ns / 1e9 / window_s;
   } else {
     snapshot.duty_cycle.on_fraction = 1;
+    if (shim_requested != 0) snapshot.sampling_mean_bytes = shim_requested;
   }
   snapshot.stacks = tracker.stacks();
   log->info(

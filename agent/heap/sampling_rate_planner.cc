@@ -18,17 +18,16 @@ std::optional<uint64_t> SamplingRatePlanner::Update(double window_seconds, uint6
   last_bytes_ = window_bytes;
   const double wanted = rate / std::max(config_.target_samples_per_second, 1e-3);
   const uint64_t hi = std::max(config_.min_mean_bytes, config_.max_mean_bytes);
-  const uint64_t clamped = static_cast<uint64_t>(std::clamp(
-      wanted, static_cast<double>(config_.min_mean_bytes), static_cast<double>(hi)));
+  const uint64_t clamped = static_cast<uint64_t>(
+      std::clamp(wanted, static_cast<double>(config_.min_mean_bytes), static_cast<double>(hi)));
+  // Hysteresis on the wanted T itself, so that a rate near a power of two does not flap.
+  if (clamped < 2 * mean_bytes_ && 2 * clamped > mean_bytes_) return std::nullopt;
   // The power of two nearest below, within the bounds.
   const uint64_t next = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(clamped, 1)),
                                              config_.min_mean_bytes, hi);
-  if (next >= 2 * mean_bytes_ || 2 * next <= mean_bytes_ ||
-      (next != mean_bytes_ && (next == config_.min_mean_bytes || next == hi))) {
-    mean_bytes_ = next;
-    return next;
-  }
-  return std::nullopt;
+  if (next == mean_bytes_) return std::nullopt;
+  mean_bytes_ = next;
+  return next;
 }
 
 }  // namespace drip::agent

@@ -9,7 +9,7 @@
 // not); a sampled allocation costs a stack copy in the trap and an unwind in the agent.
 // So T is sized for a steady number of sampled allocations per second of sampling time:
 //     T = allocation bytes per second of open window / target samples per second,
-// clamped to [min, max] and kept to powers of two, changed only when the measured rate
+// clamped to [256 B, 64 MiB] and kept to powers of two, changed only when the measured rate
 // asks for at least twice or half the current T (a noisy rate must not make T flap;
 // every sampled event carries its own T, so estimates stay unbiased across a change).
 //
@@ -26,7 +26,10 @@ class SamplingRatePlanner {
   struct Config {
     double target_samples_per_second = 1000;
     uint64_t min_mean_bytes = 256;
-    uint64_t max_mean_bytes = 512 * 1024;
+    // High enough that a process allocating GB/s is sampled about as often as one
+    // allocating MB/s: in preload mode each sampled allocation (and its free) is a
+    // uprobe trap, so the samples per second are the snapshot's cost to the target.
+    uint64_t max_mean_bytes = 64ull << 20;
     uint64_t initial_mean_bytes = 64 * 1024;
     // The rate is measured over at least this much open-window time before T is set,
     // and T is reconsidered after as much again each time.

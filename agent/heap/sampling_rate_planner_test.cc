@@ -16,20 +16,25 @@ TEST(SamplingRatePlannerTest, SlowAllocatorGetsDenseSamplingWithinTheFloor) {
   EXPECT_EQ(quiet.Update(1.0, 100'000), 256u);
 }
 
-TEST(SamplingRatePlannerTest, FastAllocatorIsCappedAtTheCeiling) {
+TEST(SamplingRatePlannerTest, FastAllocatorIsSampledAsOftenAndCappedAtTheCeiling) {
   SamplingRatePlanner planner({});
-  EXPECT_EQ(planner.Update(1.0, 4'000'000'000ull), 512u * 1024);
+  // 4 GB/s: about 1000 samples/s at 2 MiB (4 MB rounded down to a power of two).
+  EXPECT_EQ(planner.Update(1.0, 4'000'000'000ull), 2u << 20);
+  SamplingRatePlanner faster({});
+  EXPECT_EQ(faster.Update(1.0, 1'000'000'000'000ull), 64u << 20);
 }
 
 TEST(SamplingRatePlannerTest, WaitsForEnoughWindowTimeAndIgnoresSmallChanges) {
   SamplingRatePlanner planner({});
   EXPECT_FALSE(planner.Update(0.2, 10'000'000).has_value());  // too short to measure
-  ASSERT_EQ(planner.Update(1.0, 50'000'000), 32768u);         // 50 MB/s -> 50 KB -> 32 KiB
-  // A rate 1.5x higher asks for the same power of two or the next: not a change.
-  EXPECT_FALSE(planner.Update(2.0, 50'000'000 + 60'000'000).has_value());
-  EXPECT_EQ(planner.mean_bytes(), 32768u);
-  // Four times lower: a change.
-  EXPECT_EQ(planner.Update(3.0, 110'000'000 + 12'000'000), 8192u);
+  // 50 MB/s wants 50 KB: within 2x of the initial 64 KiB, no change.
+  EXPECT_FALSE(planner.Update(1.0, 50'000'000).has_value());
+  ASSERT_EQ(planner.Update(2.0, 50'000'000 + 30'000'000), 16384u);  // 30 KB -> 16 KiB
+  // 25 KB wanted: above 16 KiB but within 2x of it, not a change.
+  EXPECT_FALSE(planner.Update(3.0, 80'000'000 + 25'000'000).has_value());
+  EXPECT_EQ(planner.mean_bytes(), 16384u);
+  // Well under half: a change.
+  EXPECT_EQ(planner.Update(4.0, 105'000'000 + 6'000'000), 4096u);
 }
 
 TEST(SamplingRatePlannerTest, NoAllocationsDropToTheFloor) {

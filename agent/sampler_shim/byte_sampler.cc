@@ -16,6 +16,12 @@ namespace drip::sampler_shim {
 __thread ThreadSamplerState tls_sampler_state __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> g_mean_bytes{0};
 
+}  // namespace drip::sampler_shim
+
+struct drip_sampler_control drip_sampler_control = {DRIP_SAMPLER_CONTROL_MAGIC, 0};
+
+namespace drip::sampler_shim {
+
 namespace {
 
 // Parses a plain decimal number; 0 for anything else (empty, signs, suffixes, overflow).
@@ -84,21 +90,57 @@ uint64_t ReadMeanBytes() {
   return mean;
 }
 
+namespace {
+
+// Sets the countdown to a gap of `gap` bytes, stopping at the checkpoint first.
+void Arm(ThreadSamplerState& s, uint64_t gap) {
+  if (gap > kCheckpointBytes) {
+    s.remaining = kCheckpointBytes;
+    s.beyond = gap - kCheckpointBytes;
+  } else {
+    s.remaining = gap;
+    s.beyond = 0;
+  }
+}
+
+void ArmFresh(ThreadSamplerState& s) {
+  s.drawn_mean = MeanBytes();
+  Arm(s, Draw(s));
+}
+
+}  // namespace
+
 bool ShouldSampleSlow(size_t size) {
   ThreadSamplerState& s = tls_sampler_state;
   if (s.rng == 0) {
     // The thread's first allocation: draw the distance to its first point, then decide
     // this allocation like any other.
     Seed(s);
-    s.remaining = Draw(s);
+    ArmFresh(s);
     if (size < s.remaining) {
       s.remaining -= size;
       return false;
     }
   }
-  // size >= remaining: a point falls inside this allocation. The next one is a fresh
-  // exponential gap past its end (memorylessness; see byte_sampler.h).
-  s.remaining = Draw(s);
+  // size >= remaining. While what was reached is a checkpoint, the part of this
+  // allocation past it meets the rest of the gap (or, when T changed, a fresh gap at the
+  // new T).
+  while (s.beyond != 0) {
+    const uint64_t past = size - s.remaining;
+    if (s.drawn_mean == MeanBytes()) {
+      Arm(s, s.beyond);
+    } else {
+      ArmFresh(s);
+    }
+    if (past < s.remaining) {
+      s.remaining -= past;
+      return false;
+    }
+    size = past;
+  }
+  // A point falls inside this allocation. The next one is a fresh exponential gap past
+  // its end (memorylessness; see byte_sampler.h).
+  ArmFresh(s);
   return true;
 }
 

@@ -38,17 +38,34 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "agent/sampler_shim/drip_sampler.h"
+
 namespace drip::sampler_shim {
 
 // DRIP_SAMPLE_BYTES when it is unset, 0 or not a plain decimal number.
 inline constexpr uint64_t kDefaultMeanBytes = 524288;
 
+// Checkpoints. A countdown drawn at T = 512 KiB takes a thread allocating 5 KB/s almost
+// two minutes to run out, so a T the agent asks for (drip_sampler_control) would reach
+// it only after the snapshot is over. So the countdown stops at most every
+// kCheckpointBytes: `remaining` is the distance to the sample point or to the next
+// checkpoint, whichever comes first, and `beyond` what is left past the checkpoint. At a
+// checkpoint the slow path carries on with `beyond` when T is still the one it was drawn
+// with (a few instructions, no log, no draw), else draws a fresh gap at the new T: exact,
+// since the exponential is memoryless. The fast path is unchanged.
+inline constexpr uint64_t kCheckpointBytes = 64 * 1024;
+
 struct ThreadSamplerState {
-  // Bytes left until the next sample point; 0 until the thread's first allocation, so
-  // that the first one takes the slow path, which seeds the thread (ShouldSampleSlow).
+  // Bytes left until the next sample point or checkpoint; 0 until the thread's first
+  // allocation, so that the first one takes the slow path, which seeds the thread
+  // (ShouldSampleSlow).
   uint64_t remaining;
   // xorshift64* state; never 0 once seeded.
   uint64_t rng;
+  // The rest of the gap past the checkpoint `remaining` counts down to (0: `remaining`
+  // ends at the sample point itself), and the T the gap was drawn with.
+  uint64_t beyond;
+  uint64_t drawn_mean;
 };
 
 // Zero-initialised per thread. Initial-exec: an access is a load of the offset from the
@@ -66,6 +83,11 @@ uint64_t ReadMeanBytes();
 // The sampling mean T in bytes: DRIP_SAMPLE_BYTES, read once from the environment on
 // first use. Any thread may call it.
 inline uint64_t MeanBytes() {
+  // Only the slow path reads T (drawing a countdown, firing drip:alloc), so the agent's
+  // request costs the fast path nothing.
+  const uint64_t requested =
+      __atomic_load_n(&drip_sampler_control.requested_mean_bytes, __ATOMIC_RELAXED);
+  if (requested != 0) return requested;
   const uint64_t mean = g_mean_bytes.load(std::memory_order_relaxed);
   if (__builtin_expect(mean != 0, 1)) return mean;
   return ReadMeanBytes();
