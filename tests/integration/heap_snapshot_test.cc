@@ -60,12 +60,14 @@ Outcome RunVariant(const std::string& scenario, const Variant& v, const TempDir&
   // Every allocation and free is a probe hit in attach mode (about 10 µs on these VMs), so
   // 30k frees a second cost the target more than the 5 % budget allows; that is what
   // preload mode is for (the full-rate case is AttachModeOverItsBudgetSaysWhatWouldDecide).
-  // Attach mode gets the churn at a rate whose frees fit the budget.
+  // Attach mode gets the churn and the rare path at rates whose frees usually fit the
+  // budget; where this host's uprobes are too slow even for those, the snapshot stops on
+  // its budget and must say so (below).
   if (scenario == "churn" && v.mode == "attach") {
-    argv.insert(argv.end(), {"--churn-allocs-per-s", "2000"});  // still ~8x the leak's calls
+    argv.insert(argv.end(), {"--churn-allocs-per-s", "500"});
   }
   if (scenario == "rare" && v.mode == "attach") {
-    argv.insert(argv.end(), {"--rate-kib-per-s", "256"});  // 1,600 requests/s, 1 in 64 leaks
+    argv.insert(argv.end(), {"--rate-kib-per-s", "64"});  // 400 requests/s, 1 in 64 leaks
   }
   auto child = ChildProcess::Start(argv, dir.File(tag + ".log"));
   if (!child.ok()) return {"cannot start: " + std::string(child.status().message()), ""};
@@ -97,6 +99,15 @@ Outcome RunVariant(const std::string& scenario, const Variant& v, const TempDir&
   }
   outcome.detail =
       snap.err + "\ntop: " + top_function + " (" + top_verdict + ")\n" + diag.out.substr(0, 4000);
+  // Attach mode over its budget on this host (uprobes cost 5-20 µs here and there): no
+  // verdict can be had within it, and the diagnosis must say that, with the command.
+  if (v.mode == "attach" && snap.err.find("stopped: budget") != std::string::npos) {
+    if (result.value("outcome", "") != "inconclusive" ||
+        result.value("next_step", "").find("--cpu-budget") == std::string::npos) {
+      outcome.failure = "stopped on its budget but not inconclusive with a --cpu-budget step";
+    }
+    return outcome;
+  }
   if (expect->expected_function_prefix == nullptr) {
     for (const auto& stack : stacks) {
       if (stack.value("verdict", "") == "leak") {
