@@ -57,13 +57,18 @@ AllocationSite Leak() {
 }
 
 // Request buffers and short-lived strings: far more bytes than the leak, all freed.
-void AddChurn(SyntheticHeap& heap) {
+// Short-lived strings: 50k a second of 64 bytes, each living `lifetime_s`.
+AllocationSite TinyStrings(double lifetime_s = 0.05) {
   AllocationSite tiny;
   tiny.frames = ChurnFrames("std::string::_M_create(unsigned long&, unsigned long)");
   tiny.rate_per_s = 50'000;
   tiny.size = 64;
-  tiny.lifetime_s = 0.05;
-  heap.AddSite(tiny);
+  tiny.lifetime_s = lifetime_s;
+  return tiny;
+}
+
+void AddChurn(SyntheticHeap& heap) {
+  heap.AddSite(TinyStrings());
   AllocationSite buffers;
   buffers.frames = ChurnFrames("Buffer::Buffer(unsigned long)");
   buffers.rate_per_s = 2'000;
@@ -574,12 +579,7 @@ TEST(HeapDiagnoserTest, AttachModeStoppedByItsBudgetAsksForTheBudgetItNeeds) {
   options.duration_s = 2;
   options.interval_s = 0.25;
   SyntheticHeap heap(options);
-  AllocationSite tiny;
-  tiny.frames = ChurnFrames("std::string::_M_create(unsigned long&, unsigned long)");
-  tiny.rate_per_s = 50'000;
-  tiny.size = 64;
-  tiny.lifetime_s = 0.01;
-  heap.AddSite(tiny);
+  heap.AddSite(TinyStrings(/*lifetime_s=*/0.01));
   HeapSnapshot snapshot = heap.Build();
   snapshot.target.pid = 99;
   snapshot.stop_reason = "budget";

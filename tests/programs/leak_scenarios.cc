@@ -485,18 +485,29 @@ void TransientTick() {
   DRIP_NO_TAIL_CALL();
 }
 
-class PlainScenario : public Scenario {
+// The plain leak (serve_request -> ... -> leak_plain_record), paced to a byte rate; the
+// scenarios that put it next to something else share it.
+class PlainLeak {
  public:
-  using Scenario::Scenario;
-  void Tick(double elapsed) override {
-    const double due = elapsed * leak_bytes_per_s_;
-    while (leaked_ < due && !g_stop) leaked_ += serve_request(next_id_++);
-    TransientTick();
+  void LeakUpTo(double due_bytes) {
+    while (leaked_ < due_bytes && !g_stop) leaked_ += serve_request(next_id_++);
   }
 
  private:
   double leaked_ = 0;
   uint64_t next_id_ = 0;
+};
+
+class PlainScenario : public Scenario {
+ public:
+  using Scenario::Scenario;
+  void Tick(double elapsed) override {
+    leak_.LeakUpTo(elapsed * leak_bytes_per_s_);
+    TransientTick();
+  }
+
+ private:
+  PlainLeak leak_;
 };
 
 class NewScenario : public Scenario {
@@ -644,14 +655,12 @@ class CacheLeakScenario : public CacheScenario {
   using CacheScenario::CacheScenario;
   void Tick(double elapsed) override {
     CacheScenario::Tick(elapsed);
-    const double due = elapsed * leak_bytes_per_s_;
-    while (leaked_ < due && !g_stop) leaked_ += serve_request(next_id_++);
+    leak_.LeakUpTo(elapsed * leak_bytes_per_s_);
     TransientTick();
   }
 
  private:
-  double leaked_ = 0;
-  uint64_t next_id_ = 0;
+  PlainLeak leak_;
 };
 
 // 64 MiB of startup buffers next to a slow leak (R/4 through leak_plain_record) and R of
@@ -661,13 +670,11 @@ class StartupLeakScenario : public StartupScenario {
   using StartupScenario::StartupScenario;
   void Tick(double elapsed) override {
     StartupScenario::Tick(elapsed);
-    const double due = elapsed * leak_bytes_per_s_ / 4;
-    while (leaked_ < due && !g_stop) leaked_ += serve_request(next_id_++);
+    leak_.LeakUpTo(elapsed * leak_bytes_per_s_ / 4);
   }
 
  private:
-  double leaked_ = 0;
-  uint64_t next_id_ = 0;
+  PlainLeak leak_;
 };
 
 std::unique_ptr<Scenario> MakeScenario(const Options& options) {
