@@ -125,9 +125,10 @@ int RunSnapshot(const drip::agent::SnapshotOptions& options, const std::string& 
     return RuntimeFailure("stdout: write failed");
   }
   std::fprintf(stderr,
-               "drip-agent: snapshot of pid %d (%s), %s mode, %.1f s: %zu stacks, %llu sampled "
-               "allocations, %llu frees matched; stopped: %s (%s)\n",
+               "drip-agent: snapshot of pid %d (%s), %s mode, allocator %s, %.1f s: %zu stacks, "
+               "%llu sampled allocations, %llu frees matched; stopped: %s (%s)\n",
                snapshot->target.pid, snapshot->target.comm.c_str(), snapshot->mode.c_str(),
+               snapshot->target.allocator.empty() ? "unknown" : snapshot->target.allocator.c_str(),
                (snapshot->end_ms - snapshot->start_ms) / 1000.0, snapshot->stacks.size(),
                static_cast<unsigned long long>(snapshot->sampled_allocs),
                static_cast<unsigned long long>(snapshot->matched_frees),

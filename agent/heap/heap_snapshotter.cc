@@ -222,6 +222,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
         options.pid, snapshot.target.comm));
   }
   snapshot.mode = mode;
+  snapshot.target.allocator = plan.allocator;
 
   ASSIGN_OR_RETURN(std::unique_ptr<StackUnwinder> unwinder,
                    StackUnwinder::ForProcess(options.pid, options.proc_root));
@@ -253,8 +254,8 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
         cost_ns / 1000, options.cpu_budget * 100);
   } else {
     RETURN_IF_ERROR(session->AttachShim(plan.shim_path));
-    log->info("snapshot: pid {} ({}) preload mode via {}", options.pid, snapshot.target.comm,
-              plan.shim_path);
+    log->info("snapshot: pid {} ({}) preload mode via {}, forwarding to {}", options.pid,
+              snapshot.target.comm, plan.shim_path, plan.allocator);
   }
   // Preload mode asks the shim for the T the window needs, and gives the process back its
   // own when the snapshot ends, whichever way it ends.

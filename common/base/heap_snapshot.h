@@ -64,6 +64,9 @@ struct SnapshotTarget {
   std::string host;
   std::string component;  // set when the collector asked for the snapshot
   std::string instance;
+  // "glibc", "jemalloc", "tcmalloc", "mimalloc" or "executable" (its own or static): who
+  // serves malloc; in preload mode, the allocator the shim forwards to. "" when unknown.
+  std::string allocator;
 };
 
 // How attach mode kept the target within its CPU budget (docs/snapshot.md).

@@ -227,6 +227,7 @@ absl::Status ReadSnapshot(const Reader& r, const Json& root, HeapSnapshot* s) {
   RETURN_IF_ERROR(r.String(*target, "target", "host", false, &s->target.host));
   RETURN_IF_ERROR(r.String(*target, "target", "component", false, &s->target.component));
   RETURN_IF_ERROR(r.String(*target, "target", "instance", false, &s->target.instance));
+  RETURN_IF_ERROR(r.String(*target, "target", "allocator", false, &s->target.allocator));
 
   RETURN_IF_ERROR(r.String(root, top, "mode", true, &s->mode));
 
@@ -306,10 +307,10 @@ std::string SyntaxErrorText(const nlohmann::json::parse_error& e) {
 std::string HeapSnapshotToJson(const HeapSnapshot& s) {
   Json j;
   j["version"] = s.version;
-  j["target"] = Json{{"pid", s.target.pid},          {"comm", s.target.comm},
-                     {"exe", s.target.exe},          {"start_time_ms", s.target.start_time_ms},
-                     {"host", s.target.host},        {"component", s.target.component},
-                     {"instance", s.target.instance}};
+  j["target"] = Json{{"pid", s.target.pid},           {"comm", s.target.comm},
+                     {"exe", s.target.exe},           {"start_time_ms", s.target.start_time_ms},
+                     {"host", s.target.host},         {"component", s.target.component},
+                     {"instance", s.target.instance}, {"allocator", s.target.allocator}};
   j["mode"] = s.mode;
   j["window"] = Json{
       {"start_ms", s.start_ms}, {"end_ms", s.end_ms}, {"interval_seconds", s.interval_seconds}};

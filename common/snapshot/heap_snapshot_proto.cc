@@ -38,6 +38,7 @@ void HeapSnapshotToProto(const HeapSnapshot& s, drip::v1::HeapSnapshot* out) {
   target->set_host(s.target.host);
   target->set_component(s.target.component);
   target->set_instance(s.target.instance);
+  target->set_allocator(s.target.allocator);
   out->set_mode(s.mode);
   out->set_start_ms(s.start_ms);
   out->set_end_ms(s.end_ms);
@@ -93,6 +94,7 @@ HeapSnapshot HeapSnapshotFromProto(const drip::v1::HeapSnapshot& p) {
   s.target.host = p.target().host();
   s.target.component = p.target().component();
   s.target.instance = p.target().instance();
+  s.target.allocator = p.target().allocator();
   s.mode = p.mode();
   s.start_ms = p.start_ms();
   s.end_ms = p.end_ms();

@@ -14,7 +14,7 @@ namespace drip::testing {
 inline HeapSnapshot FullSnapshot() {
   HeapSnapshot s;
   s.target = {4242,    "leaky_svc",         "/usr/bin/leaky_svc", 1'700'000'000'123,
-              "web-1", "svc:leaky.service", "4242@1700000000"};
+              "web-1", "svc:leaky.service", "4242@1700000000",    "jemalloc"};
   s.mode = "attach";
   s.start_ms = 1'700'000'100'000;
   s.end_ms = 1'700'000'160'000;
@@ -61,6 +61,7 @@ inline void ExpectSnapshotsEqual(const HeapSnapshot& a, const HeapSnapshot& b) {
   EXPECT_EQ(a.target.host, b.target.host);
   EXPECT_EQ(a.target.component, b.target.component);
   EXPECT_EQ(a.target.instance, b.target.instance);
+  EXPECT_EQ(a.target.allocator, b.target.allocator);
   EXPECT_EQ(a.mode, b.mode);
   EXPECT_EQ(a.start_ms, b.start_ms);
   EXPECT_EQ(a.end_ms, b.end_ms);
