@@ -38,8 +38,14 @@ bool SameStack(const SnapshotStack& a, const SnapshotStack& b) {
   if (a.id != b.id || a.frames.size() != b.frames.size() || a.series.size() != b.series.size() ||
       a.sampled_allocs != b.sampled_allocs || a.sampled_frees != b.sampled_frees ||
       a.allocated_bytes != b.allocated_bytes || a.freed_bytes != b.freed_bytes ||
-      a.first_alloc_ms != b.first_alloc_ms || a.last_alloc_ms != b.last_alloc_ms) {
+      a.first_alloc_ms != b.first_alloc_ms || a.last_alloc_ms != b.last_alloc_ms ||
+      a.cohorts.size() != b.cohorts.size()) {
     return false;
+  }
+  for (size_t i = 0; i < a.cohorts.size(); ++i) {
+    if (a.cohorts[i].allocs != b.cohorts[i].allocs || a.cohorts[i].live != b.cohorts[i].live) {
+      return false;
+    }
   }
   for (size_t i = 0; i < a.frames.size(); ++i) {
     if (!SameFrame(a.frames[i], b.frames[i])) return false;

@@ -122,6 +122,18 @@ Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window
                           "it has not levelled off in the window",
                           grew, freed, Percent(c.max_leak_freed_fraction))};
     }
+    if (e.oldest_still_dying) {
+      // Turnover, not (yet) growth: a snapshot begun after a structure filled tracks only
+      // what arrives, so a cache replacing its contents rises in it until its oldest
+      // objects are the window's own. A leak keeps its survivors at every age.
+      return {Verdict::kInconclusive,
+              fmt::format("{}, but its oldest objects are still being freed: {} of those "
+                          "allocated in the window's first quarter are live at the end, "
+                          "against {} of the next two quarters'; a structure replacing what it "
+                          "holds (a cache at capacity) or a leak among longer-lived objects; "
+                          "a longer window tells",
+                          grew, Percent(e.oldest_survival), Percent(e.next_survival))};
+    }
     return {Verdict::kLeak,
             fmt::format("{}, steadily (R² {:.2f}) and not levelling off ({}); {} of the bytes it "
                         "allocated were freed; {} sampled allocations",

@@ -33,6 +33,42 @@ double MeanOf(const std::vector<double>& y, size_t begin, size_t end) {
   return sum / static_cast<double>(end - begin);
 }
 
+// The oldest quarter's survival counts as falling below the next quarter's only when it
+// is clearly lower, not merely a significant hair lower: a leak among long-lived churn
+// keeps most of its rate at the oldest ages the window sees.
+constexpr double kMaterialSurvivalRatio = 0.9;
+
+void SurvivalByAge(const SnapshotStack& stack, const DiagnoserConfig& config, StackEvidence* e) {
+  const size_t n = stack.cohorts.size();
+  if (n < 4) return;
+  // Quarters [from, to) of the window by allocation time.
+  auto quarters = [&](size_t from, size_t to) {
+    AllocationCohort sum;
+    for (size_t i = from * n / 4; i < to * n / 4; ++i) {
+      sum.allocs += stack.cohorts[i].allocs;
+      sum.live += stack.cohorts[i].live;
+    }
+    return sum;
+  };
+  // The oldest quarter against the two after it (the youngest still holds objects that a
+  // leak's short-lived siblings have not freed yet): twice the objects to compare with,
+  // and twice the age gap, as a single next quarter would give.
+  const AllocationCohort oldest = quarters(0, 1), next = quarters(1, 3);
+  const double min_allocs = static_cast<double>(std::max<int64_t>(1, config.min_sampled_allocs));
+  if (static_cast<double>(oldest.allocs) < min_allocs ||
+      static_cast<double>(next.allocs) < min_allocs) {
+    return;
+  }
+  const double n0 = static_cast<double>(oldest.allocs), n1 = static_cast<double>(next.allocs);
+  e->oldest_survival = static_cast<double>(oldest.live) / n0;
+  e->next_survival = static_cast<double>(next.live) / n1;
+  // Two proportions: each object of a quarter survived or not, independently.
+  const double pooled = static_cast<double>(oldest.live + next.live) / (n0 + n1);
+  const double sigma = std::sqrt(pooled * (1 - pooled) * (1 / n0 + 1 / n1));
+  e->oldest_still_dying = e->oldest_survival < kMaterialSurvivalRatio * e->next_survival &&
+                          e->next_survival - e->oldest_survival >= config.noise_sigmas * sigma;
+}
+
 }  // namespace
 
 StackEvidence MeasureStack(const SnapshotStack& stack, const SnapshotWindow& window,
@@ -110,6 +146,8 @@ StackEvidence MeasureStack(const SnapshotStack& stack, const SnapshotWindow& win
       std::max(static_cast<double>(config.min_rise_bytes), config.min_rise_samples * w);
   e.significant_level = e.peak_level >= level_needed;
   e.enough_samples = stack.sampled_allocs >= config.min_sampled_allocs;
+
+  SurvivalByAge(stack, config, &e);
 
   if (n < 2) {
     e.rise_needed = level_needed;

@@ -52,10 +52,18 @@ struct StackEvidence {
   // of the sampling noise of the objects that arrived (and stayed) or left in it.
   double second_half_rise = 0;
   double second_half_rise_needed = 0;
-  bool still_growing = true;     // rise >= needed (true with fewer than 3 read-outs)
-  double freed_fraction = 0;     // freed / allocated bytes in the window, 0..1
-  double lifetime_fraction = 0;  // mean live / allocated: mean object lifetime per window
-  bool allocated_early = false;  // nothing allocated after the startup part of the window
+  bool still_growing = true;  // rise >= needed (true with fewer than 3 read-outs)
+  // Survival by age (from the stack's allocation cohorts): the share of the sampled
+  // objects allocated in the window's first quarter, and in its second and third, still
+  // live at the end (-1: not recorded). A leak keeps what it keeps at every age; a structure that
+  // replaces what it holds (a cache at capacity, seen from mid-life) is still freeing its
+  // oldest objects, and what it adds in the window is the turnover of its contents.
+  double oldest_survival = -1;
+  double next_survival = -1;
+  bool oldest_still_dying = false;  // oldest < next by more than the noise allows
+  double freed_fraction = 0;        // freed / allocated bytes in the window, 0..1
+  double lifetime_fraction = 0;     // mean live / allocated: mean object lifetime per window
+  bool allocated_early = false;     // nothing allocated after the startup part of the window
   int64_t sampled_allocs = 0;
   int64_t allocated_bytes = 0;
   int64_t freed_bytes = 0;

@@ -70,6 +70,15 @@ std::vector<MergedStack> MergeStacks(const std::vector<SnapshotStack>& stacks) {
     into.freed_bytes = SaturatingAdd(into.freed_bytes, s.freed_bytes);
     into.first_alloc_ms = EarliestNonZero(into.first_alloc_ms, s.first_alloc_ms);
     into.last_alloc_ms = std::max(into.last_alloc_ms, s.last_alloc_ms);
+    // Same window, same slicing: slice by slice. Slicings that differ cannot be added up.
+    if (into.cohorts.size() == s.cohorts.size()) {
+      for (size_t c = 0; c < s.cohorts.size(); ++c) {
+        into.cohorts[c].allocs = SaturatingAdd(into.cohorts[c].allocs, s.cohorts[c].allocs);
+        into.cohorts[c].live = SaturatingAdd(into.cohorts[c].live, s.cohorts[c].live);
+      }
+    } else {
+      into.cohorts.clear();
+    }
   }
   for (size_t i = 0; i < merged.size(); ++i) {
     if (series[i].size() > 1) merged[i].stack.series = SumSeries(series[i]);

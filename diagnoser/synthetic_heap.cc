@@ -29,6 +29,9 @@ uint64_t SyntheticHeap::AddSite(const AllocationSite& site) {
          index += 1 + static_cast<double>(p < 1 ? gap(rng_) : 0)) {
       const double at = site.from_s + index / site.rate_per_s;
       double free_at = at + site.lifetime_s;
+      if (site.exponential_lifetime) {
+        free_at = at + std::exponential_distribution<double>(1 / site.lifetime_s)(rng_);
+      }
       if (site.fifo_capacity > 0) {
         const double evicted_index = index + static_cast<double>(site.fifo_capacity);
         free_at = evicted_index < total ? site.from_s + evicted_index / site.rate_per_s
@@ -80,7 +83,8 @@ HeapSnapshot SyntheticHeap::Build() const {
               options_.start_ms - 60'000,
               "web-1",
               "svc:app.service",
-              "4242@1700000000"};
+              "4242@1700000000",
+              ""};
   s.mode = options_.mode;
   s.start_ms = options_.start_ms;
   s.end_ms = options_.start_ms + static_cast<int64_t>(options_.duration_s * 1000);
@@ -115,6 +119,13 @@ HeapSnapshot SyntheticHeap::Build() const {
       if (o.at_s >= 0 && o.at_s <= options_.duration_s) {
         ++out.sampled_allocs;
         out.allocated_bytes += std::llround(final_weight);
+        // Cohorts as the agent keeps them: eighths of the window by allocation time.
+        constexpr size_t kCohorts = 8;
+        if (out.cohorts.empty()) out.cohorts.assign(kCohorts, {});
+        const size_t slice =
+            std::min(kCohorts - 1, static_cast<size_t>(o.at_s / options_.duration_s * kCohorts));
+        ++out.cohorts[slice].allocs;
+        if (!(o.free_s >= 0 && o.free_s <= options_.duration_s)) ++out.cohorts[slice].live;
       }
       if (o.free_s >= 0 && o.free_s <= options_.duration_s) {
         ++out.sampled_frees;
@@ -124,14 +135,15 @@ HeapSnapshot SyntheticHeap::Build() const {
     for (size_t k = 0; k < readouts.size(); ++k) {
       double bytes = 0, count = 0;
       for (const Object& o : stack.objects) {
-        if (attach && o.at_s < 0) continue;
         if (o.at_s <= readouts[k] && readouts[k] < o.free_s) {
+          // The process's memory holds what attach mode does not see, too.
+          heap_total[k] += o.weight;
+          if (attach && o.at_s < 0) continue;
           const double duty = o.duty_cycled ? DutyWeight(o.at_s, readouts[k]) : 1;
           bytes += duty * o.weight;
           count += duty * o.count;
         }
       }
-      heap_total[k] += bytes;
       out.series.push_back({ms(readouts[k]), std::llround(bytes), std::llround(count)});
     }
     s.sampled_allocs += static_cast<uint64_t>(out.sampled_allocs);

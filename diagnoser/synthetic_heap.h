@@ -45,6 +45,9 @@ struct AllocationSite {
   // cache of that many objects: an object is freed when the capacity-th next one is
   // inserted.
   double lifetime_s = std::numeric_limits<double>::infinity();
+  // Lifetimes drawn from an exponential distribution of mean lifetime_s instead: a cache
+  // whose entries are freed at random (idle ones evicted), its survival falling with age.
+  bool exponential_lifetime = false;
   double leak_fraction = 0;
   int64_t fifo_capacity = 0;
 };

@@ -182,11 +182,30 @@ static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp) {
   return 0;
 }
 
+/* Ring buffer room kept for free events (32 bytes each with the ring's header): about
+ * 32k of them while the agent falls behind. An allocation event dropped is made up for
+ * by the others' weight; a free event lost leaves its object looking leaked forever. */
+#define DRIP_FREE_HEADROOM_BYTES (1 << 20)
+/* bpf_ringbuf_query's flags (UAPI values; the fallback vmlinux.h lacks the enum). */
+#define DRIP_RB_AVAIL_DATA 0
+#define DRIP_RB_RING_SIZE 1
+
+/* Whether an allocation event fits and still leaves the frees their room. (Unconsumed
+ * data is read racily: off by a few events at worst, well within the headroom.) */
+static __always_inline bool room_for_alloc_event(void) {
+  __u64 size = bpf_ringbuf_query(&heap_events, DRIP_RB_RING_SIZE);
+  __u64 used = bpf_ringbuf_query(&heap_events, DRIP_RB_AVAIL_DATA);
+  if (used + sizeof(struct drip_heap_alloc_event) + DRIP_FREE_HEADROOM_BYTES <= size) return true;
+  count(DRIP_CTR_RINGBUF_FULL);
+  return false;
+}
+
 static __always_inline void emit_alloc(struct pt_regs* ctx, __u64 address, __u64 size,
                                        __u64 mean_bytes, __u32 window) {
   struct drip_heap_alloc_event* e = bpf_ringbuf_reserve(&heap_events, sizeof(*e), 0);
   if (!e) {
     count(DRIP_CTR_RINGBUF_FULL);
+    bpf_map_delete_elem(&tracked, &address); /* its free needs no event */
     return;
   }
   e->kind = DRIP_HEAP_ALLOC;
@@ -221,7 +240,7 @@ static __always_inline void emit_alloc(struct pt_regs* ctx, __u64 address, __u64
 static __always_inline void emit_free(__u64 address) {
   struct drip_heap_free_event* e = bpf_ringbuf_reserve(&heap_events, sizeof(*e), 0);
   if (!e) {
-    count(DRIP_CTR_RINGBUF_FULL);
+    count(DRIP_CTR_FREES_LOST);
     return;
   }
   e->kind = DRIP_HEAP_FREE;
@@ -317,7 +336,7 @@ int alloc_return(struct pt_regs* ctx) {
   } else {
     address = PT_REGS_RC(ctx);
   }
-  if (address == 0) return 0;
+  if (address == 0 || !room_for_alloc_event()) return 0;
   if (bpf_map_update_elem(&tracked, &address, &done.size, BPF_ANY) != 0) {
     count(DRIP_CTR_TRACKED_FULL);
     return 0;
@@ -347,6 +366,7 @@ int BPF_USDT(shim_alloc, __u64 address, __u64 size, __u64 mean_bytes) {
   __u32 zero = 0;
   struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
   if (state && !within_event_limit(state)) return 0;
+  if (!room_for_alloc_event()) return 0;
   if (bpf_map_update_elem(&tracked, &address, &size, BPF_ANY) != 0) {
     count(DRIP_CTR_TRACKED_FULL);
     return 0;

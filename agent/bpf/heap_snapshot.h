@@ -45,7 +45,9 @@ enum drip_heap_counter {
   DRIP_CTR_FREE_HITS = 2,   /* free / delete probe hits */
   DRIP_CTR_SAMPLED = 3,     /* allocations chosen by the byte sampler (kept or not) */
   DRIP_CTR_FREES_MATCHED = 4,
-  DRIP_CTR_RINGBUF_FULL = 5, /* events lost because the ring buffer was full */
+  /* sampled allocations dropped because the ring buffer was full, short of the room kept
+   * for frees */
+  DRIP_CTR_RINGBUF_FULL = 5,
   DRIP_CTR_RATE_LIMITED = 6, /* sampled allocations dropped over the events/s limit */
   DRIP_CTR_TRACKED_FULL = 7, /* sampled allocations dropped because the map was full */
   DRIP_CTR_STACK_UNREADABLE = 8,
@@ -55,7 +57,10 @@ enum drip_heap_counter {
   /* bytes asked of the allocator while a sampling window was open: the allocation rate
    * the agent sizes the sampling period by */
   DRIP_CTR_WINDOW_BYTES = 10,
-  DRIP_CTR_COUNT = 11,
+  /* frees lost because even the room kept for them in the ring buffer was full: their
+   * objects would look leaked */
+  DRIP_CTR_FREES_LOST = 11,
+  DRIP_CTR_COUNT = 12,
 };
 
 struct drip_heap_alloc_event {

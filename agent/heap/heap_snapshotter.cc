@@ -172,7 +172,7 @@ bool ShortOfEvidence(const HeapSnapshot& so_far, const LiveHeapTracker& tracker,
   interim.duty_cycle = so_far.duty_cycle;
   if (mode == "attach") interim.duty_cycle.on_fraction = duty.controller().on_fraction();
   interim.rss = so_far.rss;
-  interim.stacks = tracker.stacks();
+  interim.stacks = tracker.StacksWithCohorts(interim.start_ms, interim.end_ms);
   const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser().Diagnose(interim);
   return diagnosis.outcome == diagnoser::Outcome::kInconclusive;
 }
@@ -422,7 +422,11 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.stop_reason = stop_reason;
   snapshot.stop_detail = stop_detail;
   snapshot.dropped_events = counters[DRIP_CTR_RINGBUF_FULL] + counters[DRIP_CTR_RATE_LIMITED] +
-                            counters[DRIP_CTR_TRACKED_FULL];
+                            counters[DRIP_CTR_TRACKED_FULL] + counters[DRIP_CTR_FREES_LOST];
+  if (counters[DRIP_CTR_FREES_LOST] > 0) {
+    log->warn("snapshot: pid {}: {} frees lost with the ring buffer full; their objects look live",
+              options.pid, counters[DRIP_CTR_FREES_LOST]);
+  }
   snapshot.duty_cycle.probe_hits =
       counters[DRIP_CTR_ALLOC_HITS] + counters[DRIP_CTR_RETURN_HITS] + counters[DRIP_CTR_FREE_HITS];
   if (mode == "attach") {
@@ -436,7 +440,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     snapshot.duty_cycle.on_fraction = 1;
     if (shim_requested != 0) snapshot.sampling_mean_bytes = shim_requested;
   }
-  snapshot.stacks = tracker.stacks();
+  snapshot.stacks = tracker.StacksWithCohorts(snapshot.start_ms, snapshot.end_ms);
   log->info(
       "snapshot: pid {} done ({}: {}): {} stacks, {} sampled allocations, {} frees matched, "
       "{} dropped, {} probe hits, allocations sampled {:.0f}% of the time",

@@ -1,5 +1,6 @@
 #include "agent/heap/live_heap_tracker.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace drip::agent {
@@ -21,6 +22,7 @@ uint64_t LiveHeapTracker::AddStack(const std::vector<uint64_t>& pcs,
   index_.emplace(pcs, static_cast<uint32_t>(stacks_.size()));
   stacks_.push_back(std::move(stack));
   totals_.emplace_back();
+  alloc_buckets_.emplace_back();
   return stacks_.back().id;
 }
 
@@ -35,6 +37,7 @@ uint64_t LiveHeapTracker::overflow_stack() {
     overflow_index_ = static_cast<int64_t>(stacks_.size());
     stacks_.push_back(std::move(stack));
     totals_.emplace_back();
+    alloc_buckets_.emplace_back();
   }
   return stacks_[static_cast<size_t>(overflow_index_)].id;
 }
@@ -81,7 +84,7 @@ void LiveHeapTracker::OnAlloc(uint64_t stack_id, uint64_t address, uint64_t size
                        ? 1.0
                        : -std::expm1(-static_cast<double>(size) / static_cast<double>(mean_bytes));
   LiveObject object{index, window, p > 0 ? extra_weight * static_cast<double>(size) / p : 0.0,
-                    p > 0 ? extra_weight / p : 0.0};
+                    p > 0 ? extra_weight / p : 0.0, t_ms};
   // An address handed out again without its free seen (its free was missed): the old
   // object is gone.
   if (auto it = live_.find(address); it != live_.end()) OnFree(address, t_ms);
@@ -91,6 +94,55 @@ void LiveHeapTracker::OnAlloc(uint64_t stack_id, uint64_t address, uint64_t size
   stack.sampled_allocs++;
   if (stack.first_alloc_ms == 0) stack.first_alloc_ms = t_ms;
   stack.last_alloc_ms = t_ms;
+  CountAllocation(index, t_ms);
+}
+
+size_t LiveHeapTracker::BucketOf(int64_t t_ms) const {
+  return static_cast<size_t>(std::max<int64_t>(0, t_ms - origin_ms_) / bucket_ms_);
+}
+
+void LiveHeapTracker::CountAllocation(uint32_t stack_index, int64_t t_ms) {
+  if (origin_ms_ < 0) origin_ms_ = t_ms;
+  while (BucketOf(t_ms) >= kMaxBuckets) {
+    bucket_ms_ *= 2;
+    for (std::vector<uint32_t>& buckets : alloc_buckets_) {
+      for (size_t i = 0; i < buckets.size(); ++i) {
+        buckets[i / 2] = (i % 2 == 0 ? 0 : buckets[i / 2]) + buckets[i];
+      }
+      buckets.resize((buckets.size() + 1) / 2);
+    }
+  }
+  std::vector<uint32_t>& buckets = alloc_buckets_[stack_index];
+  const size_t bucket = BucketOf(t_ms);
+  if (buckets.size() <= bucket) buckets.resize(bucket + 1, 0);
+  ++buckets[bucket];
+}
+
+std::vector<SnapshotStack> LiveHeapTracker::StacksWithCohorts(int64_t start_ms,
+                                                              int64_t end_ms) const {
+  std::vector<SnapshotStack> stacks = stacks_;
+  if (origin_ms_ < 0 || end_ms <= start_ms) return stacks;
+  // A bucket belongs to the slice its middle falls in; live objects are placed by their
+  // bucket too, so that a slice's live never counts objects its allocs do not.
+  const double slice_ms = static_cast<double>(end_ms - start_ms) / kCohorts;
+  auto slice_of_bucket = [&](size_t bucket) {
+    const double middle = static_cast<double>(origin_ms_) +
+                          (static_cast<double>(bucket) + 0.5) * static_cast<double>(bucket_ms_);
+    const double slice = std::floor((middle - static_cast<double>(start_ms)) / slice_ms);
+    return static_cast<size_t>(std::clamp(slice, 0.0, static_cast<double>(kCohorts - 1)));
+  };
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    if (alloc_buckets_[i].empty()) continue;
+    stacks[i].cohorts.assign(kCohorts, {});
+    for (size_t b = 0; b < alloc_buckets_[i].size(); ++b) {
+      stacks[i].cohorts[slice_of_bucket(b)].allocs += alloc_buckets_[i][b];
+    }
+  }
+  for (const auto& [address, object] : live_) {
+    std::vector<AllocationCohort>& cohorts = stacks[object.stack_index].cohorts;
+    if (!cohorts.empty()) cohorts[slice_of_bucket(BucketOf(object.t_ms))].live++;
+  }
+  return stacks;
 }
 
 void LiveHeapTracker::OnFree(uint64_t address, int64_t t_ms) {

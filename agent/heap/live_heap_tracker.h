@@ -55,6 +55,10 @@ class LiveHeapTracker {
   void TakePoint(int64_t t_ms);
 
   const std::vector<SnapshotStack>& stacks() const { return stacks_; }
+  // The stacks with their allocation cohorts: the window [start_ms, end_ms] cut into
+  // kCohorts equal slices, each with its sampled allocations and how many are still live.
+  std::vector<SnapshotStack> StacksWithCohorts(int64_t start_ms, int64_t end_ms) const;
+  static constexpr size_t kCohorts = 8;
   uint64_t live_objects_tracked() const { return live_.size(); }
 
  private:
@@ -64,6 +68,7 @@ class LiveHeapTracker {
     uint32_t window;
     double weight_bytes;
     double weight_count;
+    int64_t t_ms;  // when it was allocated
   };
   struct Totals {
     double live_bytes = 0;
@@ -82,6 +87,12 @@ class LiveHeapTracker {
   // to the window's own while its weight may change.
   void Charge(uint32_t stack_index, uint32_t window, const Totals& unweighted);
   void Publish(uint32_t stack_index);
+  // Allocation times are kept per stack as counts in buckets of bucket_ms_ from
+  // origin_ms_; the buckets widen (pairs merged) rather than grow past kMaxBuckets, so a
+  // long window costs each stack a fixed few hundred bytes.
+  size_t BucketOf(int64_t t_ms) const;
+  void CountAllocation(uint32_t stack_index, int64_t t_ms);
+  static constexpr size_t kMaxBuckets = 128;
 
   size_t max_stacks_;
   std::vector<SnapshotStack> stacks_;
@@ -91,6 +102,9 @@ class LiveHeapTracker {
   absl::flat_hash_map<uint64_t, LiveObject> live_;
   absl::flat_hash_map<uint32_t, Window> windows_;
   int64_t overflow_index_ = -1;
+  int64_t origin_ms_ = -1;  // the first event's time
+  int64_t bucket_ms_ = 250;
+  std::vector<std::vector<uint32_t>> alloc_buckets_;  // per stack
 };
 
 }  // namespace drip::agent

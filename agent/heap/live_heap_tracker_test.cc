@@ -31,6 +31,35 @@ TEST(LiveHeapTrackerTest, SampledAllocationCountsItsPoissonWeight) {
   EXPECT_NEAR(point.live_allocs, 1 / p, 1);
 }
 
+// Cohorts: the window in eighths by allocation time, each with its sampled allocations
+// and how many are live at the end — also after a long window has widened the buckets the
+// allocation times are kept in.
+TEST(LiveHeapTrackerTest, CohortsCountAllocationsAndSurvivorsByAllocationTime) {
+  for (int64_t window_ms : {8'000, 800'000}) {
+    LiveHeapTracker tracker;
+    const uint64_t id = tracker.AddStack({0x1000}, Frames("cache"));
+    const int64_t start = 1'000'000;
+    const int64_t step = window_ms / 80;
+    uint64_t address = 0x1000;
+    // Ten allocations in each eighth; in the first eighth all but one are freed, in the
+    // second half none are.
+    for (int i = 0; i < 80; ++i) {
+      const int64_t t = start + step / 2 + i * step;
+      tracker.OnAlloc(id, ++address, 64, 0, t);
+      if (i < 9) tracker.OnFree(address, t + 1);
+    }
+    const std::vector<SnapshotStack> stacks = tracker.StacksWithCohorts(start, start + window_ms);
+    ASSERT_EQ(stacks[0].cohorts.size(), LiveHeapTracker::kCohorts) << window_ms;
+    EXPECT_EQ(stacks[0].cohorts[0].allocs, 10) << window_ms;
+    EXPECT_EQ(stacks[0].cohorts[0].live, 1) << window_ms;
+    for (size_t c = 1; c < LiveHeapTracker::kCohorts; ++c) {
+      EXPECT_EQ(stacks[0].cohorts[c].allocs, 10) << window_ms << " " << c;
+      EXPECT_EQ(stacks[0].cohorts[c].live, 10) << window_ms << " " << c;
+    }
+    EXPECT_TRUE(tracker.stacks()[0].cohorts.empty());  // only the copy carries them
+  }
+}
+
 TEST(LiveHeapTrackerTest, FreeTakesTheSameWeightOff) {
   LiveHeapTracker tracker;
   const uint64_t id = tracker.AddStack({0x1000}, Frames("transient"));

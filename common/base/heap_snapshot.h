@@ -10,6 +10,7 @@
 // counts s/p bytes and 1/p allocations (T = sampling.mean_bytes).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +36,15 @@ struct LivePoint {
   int64_t live_allocs = 0;
 };
 
+// One slice of the window by allocation time: how many sampled allocations it had, and how
+// many of them were still live at the end. Survival by age is what tells a structure
+// replacing what it holds (its oldest objects keep being freed) from a leak (they stay).
+inline constexpr size_t kMaxAllocationCohorts = 64;
+struct AllocationCohort {
+  int64_t allocs = 0;
+  int64_t live = 0;
+};
+
 struct SnapshotStack {
   uint64_t id = 0;                 // unique within the snapshot
   std::vector<StackFrame> frames;  // innermost first; allocator frames included
@@ -47,6 +57,8 @@ struct SnapshotStack {
   int64_t freed_bytes = 0;
   int64_t first_alloc_ms = 0;  // first and last sampled allocation (0: none)
   int64_t last_alloc_ms = 0;
+  // The window cut into equal slices, oldest first (empty when not recorded).
+  std::vector<AllocationCohort> cohorts;
 };
 
 // The target's own memory, read from /proc/PID/status each interval.

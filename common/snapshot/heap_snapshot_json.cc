@@ -46,6 +46,13 @@ Json StackJson(const SnapshotStack& s) {
   j["freed_bytes"] = s.freed_bytes;
   j["first_alloc_ms"] = s.first_alloc_ms;
   j["last_alloc_ms"] = s.last_alloc_ms;
+  if (!s.cohorts.empty()) {
+    Json cohorts = Json::array();
+    for (const AllocationCohort& c : s.cohorts) {
+      cohorts.push_back(Json{{"allocs", c.allocs}, {"live", c.live}});
+    }
+    j["cohorts"] = std::move(cohorts);
+  }
   return j;
 }
 
@@ -205,6 +212,19 @@ absl::Status ReadStack(const Reader& r, const Json& j, const std::string& path, 
   RETURN_IF_ERROR(r.Int64(j, path, "freed_bytes", true, &s->freed_bytes));
   RETURN_IF_ERROR(r.Int64(j, path, "first_alloc_ms", true, &s->first_alloc_ms));
   RETURN_IF_ERROR(r.Int64(j, path, "last_alloc_ms", true, &s->last_alloc_ms));
+  const Json* cohorts = nullptr;
+  RETURN_IF_ERROR(r.Array(j, path, "cohorts", false, &cohorts));
+  if (cohorts != nullptr) {
+    const std::string cohorts_path = Reader::Join(path, "cohorts");
+    s->cohorts.resize(cohorts->size());
+    for (size_t i = 0; i < cohorts->size(); ++i) {
+      const Json& c = (*cohorts)[i];
+      const std::string cohort_path = Reader::Index(cohorts_path, i);
+      RETURN_IF_ERROR(r.ExpectObject(c, cohort_path));
+      RETURN_IF_ERROR(r.Int64(c, cohort_path, "allocs", true, &s->cohorts[i].allocs));
+      RETURN_IF_ERROR(r.Int64(c, cohort_path, "live", true, &s->cohorts[i].live));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -55,6 +55,8 @@ TEST(HeapSnapshotJsonTest, WritesTheDocumentedLayout) {
   EXPECT_EQ(j["stacks"][0]["frames"][0]["module_offset"], 0x9a234);
   EXPECT_EQ(j["stacks"][0]["series"][1]["live_allocs"], 2);
   EXPECT_EQ(j["stacks"][1]["sampled_allocs"], 1);
+  EXPECT_EQ(j["stacks"][0]["cohorts"][1]["live"], 3);
+  EXPECT_FALSE(j["stacks"][1].contains("cohorts"));  // not recorded: left out
   // Pretty-printed with two spaces, keys in the documented order.
   EXPECT_EQ(text.rfind("{\n  \"version\": 1,\n  \"target\": {\n    \"pid\": 4242", 0), 0u);
   EXPECT_EQ(text.back(), '\n');
@@ -107,6 +109,12 @@ TEST(HeapSnapshotJsonTest, EveryErrorNamesItsField) {
        "snap.json: stacks: required field is missing"},
       {"missing stack counter", [](nlohmann::json& j) { j["stacks"][1].erase("freed_bytes"); },
        "snap.json: stacks[1].freed_bytes: required field is missing"},
+      {"more survivors than allocations",
+       [](nlohmann::json& j) { j["stacks"][0]["cohorts"][1]["live"] = 9; },
+       "snap.json: stacks[0].cohorts[1].live: 9 is more than the slice's allocs 4"},
+      {"cohort without its count",
+       [](nlohmann::json& j) { j["stacks"][0]["cohorts"][2].erase("allocs"); },
+       "snap.json: stacks[0].cohorts[2].allocs: required field is missing"},
       {"missing point time", [](nlohmann::json& j) { j["stacks"][1]["series"][0].erase("t_ms"); },
        "snap.json: stacks[1].series[0].t_ms: required field is missing"},
       {"version 2", [](nlohmann::json& j) { j["version"] = 2; },

@@ -81,6 +81,11 @@ void HeapSnapshotToProto(const HeapSnapshot& s, drip::v1::HeapSnapshot* out) {
     q->set_freed_bytes(stack.freed_bytes);
     q->set_first_alloc_ms(stack.first_alloc_ms);
     q->set_last_alloc_ms(stack.last_alloc_ms);
+    for (const AllocationCohort& c : stack.cohorts) {
+      auto* qc = q->add_cohorts();
+      qc->set_allocs(c.allocs);
+      qc->set_live(c.live);
+    }
   }
 }
 
@@ -132,6 +137,7 @@ HeapSnapshot HeapSnapshotFromProto(const drip::v1::HeapSnapshot& p) {
     stack.freed_bytes = q.freed_bytes();
     stack.first_alloc_ms = q.first_alloc_ms();
     stack.last_alloc_ms = q.last_alloc_ms();
+    for (const auto& qc : q.cohorts()) stack.cohorts.push_back({qc.allocs(), qc.live()});
   }
   return s;
 }

@@ -43,6 +43,7 @@ inline HeapSnapshot FullSnapshot() {
   a.freed_bytes = 1 << 19;
   a.first_alloc_ms = 1'700'000'100'500;
   a.last_alloc_ms = 1'700'000'120'000;
+  a.cohorts = {{5, 5}, {4, 3}, {3, 3}, {0, 0}};
   SnapshotStack b;
   b.id = 7;
   b.frames = {{0x1000, "", "[vdso]", "", 0x1000, "", 0}};
@@ -111,6 +112,11 @@ inline void ExpectSnapshotsEqual(const HeapSnapshot& a, const HeapSnapshot& b) {
     EXPECT_EQ(x.freed_bytes, y.freed_bytes);
     EXPECT_EQ(x.first_alloc_ms, y.first_alloc_ms);
     EXPECT_EQ(x.last_alloc_ms, y.last_alloc_ms);
+    ASSERT_EQ(x.cohorts.size(), y.cohorts.size());
+    for (size_t j = 0; j < x.cohorts.size(); ++j) {
+      EXPECT_EQ(x.cohorts[j].allocs, y.cohorts[j].allocs);
+      EXPECT_EQ(x.cohorts[j].live, y.cohorts[j].live);
+    }
   }
 }
 

@@ -73,6 +73,20 @@ absl::Status CheckStack(const Checker& c, const SnapshotStack& stack, const std:
         path + ".first_alloc_ms",
         fmt::format("{} is after last_alloc_ms {}", stack.first_alloc_ms, stack.last_alloc_ms));
   }
+  if (stack.cohorts.size() > kMaxAllocationCohorts) {
+    return c.Error(path + ".cohorts", fmt::format("{} slices, at most {}", stack.cohorts.size(),
+                                                  kMaxAllocationCohorts));
+  }
+  for (size_t j = 0; j < stack.cohorts.size(); ++j) {
+    const AllocationCohort& cohort = stack.cohorts[j];
+    const std::string at = fmt::format("{}.cohorts[{}]", path, j);
+    RETURN_IF_ERROR(c.NonNegative(at + ".allocs", cohort.allocs));
+    RETURN_IF_ERROR(c.NonNegative(at + ".live", cohort.live));
+    if (cohort.live > cohort.allocs) {
+      return c.Error(at + ".live", fmt::format("{} is more than the slice's allocs {}", cohort.live,
+                                               cohort.allocs));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -16,7 +16,8 @@
 //   stack      id value, frame count % 5 × palette index, point count % 24 ×
 //              (time, live_bytes, live_allocs), then sampled_allocs, sampled_frees,
 //              allocated_bytes, freed_bytes, first_alloc time, last_alloc time — each a
-//              value, and a first/last of 0 meaning "none"
+//              value, and a first/last of 0 meaning "none" — then cohort count % 9 ×
+//              (allocs, live)
 // tests/fuzz/make_seed_corpora.cc writes seeds in this format.
 //
 // What is checked: snapshots that ValidateHeapSnapshot accepts are diagnosed without a
@@ -118,6 +119,10 @@ HeapSnapshot Build(fuzz::FuzzInput& in) {
     const int64_t last = Value(in);
     stack.first_alloc_ms = first == 0 ? 0 : Time(in);
     stack.last_alloc_ms = last == 0 ? 0 : Time(in);
+    for (int c = in.U8() % 9; c > 0 && !in.empty(); --c) {
+      const int64_t allocs = Value(in);
+      stack.cohorts.push_back({allocs, Value(in)});
+    }
   }
   return s;
 }

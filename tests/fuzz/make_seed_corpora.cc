@@ -133,6 +133,7 @@ HeapSnapshot TinySnapshot() {
   stack.allocated_bytes = 3 * 4096;
   stack.first_alloc_ms = 5000;
   stack.last_alloc_ms = 25000;
+  stack.cohorts = {{1, 1}, {1, 1}, {1, 1}, {0, 0}};
   s.stacks.push_back(stack);
   s.rss = {{1000, 1 << 20, 1 << 19}, {31000, 2 << 20, 1 << 20}};
   return s;
@@ -189,6 +190,7 @@ void SnapshotSeeds() {
       {"/stacks/0/series/1/live_bytes", -4096},
       {"/stacks/0/frames/0/line", -1},
       {"/stacks/0/first_alloc_ms", 99999},
+      {"/stacks/0/cohorts/0/live", 5},
       {"/stacks/0/sampled_allocs", 1.5},
       {"/stacks/0/allocated_bytes", 9223372036854775807LL},
       {"/stacks/0/frames/1/address", 18446744073709551615ULL},
@@ -293,6 +295,12 @@ std::string Tagged(const HeapSnapshot& s) {
     w.Value(st.last_alloc_ms == 0 ? 0 : 1);
     if (st.first_alloc_ms != 0) w.Time(st.first_alloc_ms);
     if (st.last_alloc_ms != 0) w.Time(st.last_alloc_ms);
+    const size_t cohorts = std::min<size_t>(st.cohorts.size(), 8);
+    w.U8(static_cast<uint8_t>(cohorts));
+    for (size_t c = 0; c < cohorts; ++c) {
+      w.Value(st.cohorts[c].allocs);
+      w.Value(st.cohorts[c].live);
+    }
   }
   return w.bytes();
 }
