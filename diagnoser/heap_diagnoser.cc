@@ -223,17 +223,24 @@ std::string TopFrameLabel(const DiagnosedStack& s) {
 // deviation). The second half, so that a structure that filled early in the window and
 // then held does not count; against its own scatter, so that a churning heap's noise does
 // not either, while a quiet process's page-exact growth of a few hundred KiB does.
-bool RssStillRising(const HeapSnapshot& snapshot, int max_points, double min_rise) {
-  if (snapshot.rss.size() < 4) return false;
-  const int64_t t0 = snapshot.rss.front().t_ms, t1 = snapshot.rss.back().t_ms;
-  const int64_t half = t0 + (t1 - t0) / 2;
+// The target's anonymous memory from `from_ms` on: its Theil–Sen rise over that span and
+// its robust scatter about the trend (1.4826 × the median absolute deviation).
+struct AnonTrend {
+  size_t points = 0;
+  double rise = 0;
+  double sigma = 0;
+};
+
+AnonTrend AnonTrendSince(const HeapSnapshot& snapshot, int64_t from_ms, int max_points) {
+  AnonTrend trend;
   std::vector<double> t, y;
   for (const RssPoint& p : snapshot.rss) {
-    if (p.t_ms < half) continue;
-    t.push_back(static_cast<double>(p.t_ms - half) / kMsPerHour);
+    if (p.t_ms < from_ms) continue;
+    t.push_back(static_cast<double>(p.t_ms - from_ms) / kMsPerHour);
     y.push_back(static_cast<double>(p.anon_bytes));
   }
-  if (t.size() < 3) return false;
+  trend.points = t.size();
+  if (t.size() < 3) return trend;
   const double slope = TheilSenSlope(t, y, max_points);
   std::vector<double> residual(t.size());
   for (size_t i = 0; i < t.size(); ++i) residual[i] = y[i] - slope * t[i];
@@ -243,9 +250,70 @@ bool RssStillRising(const HeapSnapshot& snapshot, int max_points, double min_ris
   };
   const double center = median(residual);
   for (double& r : residual) r = std::abs(r - center);
-  const double sigma = 1.4826 * median(residual);
-  const double rise = slope * t.back();
-  return rise >= std::max(min_rise, 3 * sigma);
+  trend.sigma = 1.4826 * median(residual);
+  trend.rise = slope * t.back();
+  return trend;
+}
+
+bool RssStillRising(const HeapSnapshot& snapshot, int max_points, double min_rise) {
+  if (snapshot.rss.size() < 4) return false;
+  const int64_t t0 = snapshot.rss.front().t_ms, t1 = snapshot.rss.back().t_ms;
+  const AnonTrend late = AnonTrendSince(snapshot, t0 + (t1 - t0) / 2, max_points);
+  return late.points >= 3 && late.rise >= std::max(min_rise, 3 * late.sigma);
+}
+
+// The most the target's anonymous memory can have risen over the window: the larger of its
+// trend's rise and its end levels' difference, plus three times its scatter; -1 without
+// enough read-outs to say.
+double AnonRiseAllowance(const HeapSnapshot& snapshot, int max_points) {
+  const size_t n = snapshot.rss.size();
+  if (n < 4) return -1;
+  const AnonTrend whole = AnonTrendSince(snapshot, snapshot.rss.front().t_ms, max_points);
+  const size_t k = std::max<size_t>(1, n / 12);
+  double first = 0, last = 0;
+  for (size_t i = 0; i < k; ++i) {
+    first += static_cast<double>(snapshot.rss[i].anon_bytes) / static_cast<double>(k);
+    last += static_cast<double>(snapshot.rss[n - k + i].anon_bytes) / static_cast<double>(k);
+  }
+  return std::max({whole.rise, last - first, 0.0}) + 3 * whole.sigma;
+}
+
+// Stacks whose growth nothing explains (leaks and undecided ones) that together added
+// several times what the whole process did cannot be growing it by that much: most of
+// what they added took the place of memory freed in the window by older objects the
+// window never saw (a cache at capacity turning over its contents), or filled free heap.
+// Such a window mostly tracked long-lived objects replacing older ones, and any stack
+// whose objects outlive it looks leaked there — a cache's small index entries as much as
+// a leak. Its leaks are held back as inconclusive; a longer window, in which the turnover
+// levels off, tells.
+constexpr double kMaxStackRiseOverAnonRise = 3;
+
+void HoldBackLeaksOfATurnoverWindow(const HeapSnapshot& snapshot,
+                                    const std::vector<StackEvidence>& evidence,
+                                    const DiagnoserConfig& c, std::vector<DiagnosedStack>* ranked) {
+  const double allowance = AnonRiseAllowance(snapshot, c.max_trend_points);
+  if (allowance < 0) return;
+  double unexplained = 0;
+  for (size_t i = 0; i < ranked->size(); ++i) {
+    const Verdict v = (*ranked)[i].verdict;
+    if (v == Verdict::kLeak || v == Verdict::kInconclusive) {
+      unexplained += std::max(0.0, evidence[i].rise);
+    }
+  }
+  if (unexplained <=
+      kMaxStackRiseOverAnonRise * allowance + static_cast<double>(c.min_rise_bytes)) {
+    return;
+  }
+  for (DiagnosedStack& d : *ranked) {
+    if (d.verdict != Verdict::kLeak) continue;
+    d.verdict = Verdict::kInconclusive;
+    d.reason += fmt::format(
+        "; but the stacks not explained in this window added {} while the process's anonymous "
+        "memory rose at most {}: what they added mostly took the place of older objects the "
+        "window never saw (a structure turning over its contents), and objects that outlive "
+        "the window look leaked in it; a longer window tells",
+        Bytes(unexplained), Bytes(allowance));
+  }
 }
 
 struct Conclusion {
@@ -414,6 +482,7 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
     d.steadiness = e.steadiness;
     d.recent_growth_ratio = e.recent_growth_ratio;
   }
+  HoldBackLeaksOfATurnoverWindow(snapshot, evidence, config_, &ranked);
   std::sort(ranked.begin(), ranked.end(), [](const DiagnosedStack& a, const DiagnosedStack& b) {
     const bool a_leak = a.verdict == Verdict::kLeak, b_leak = b.verdict == Verdict::kLeak;
     if (a_leak != b_leak) return a_leak;
