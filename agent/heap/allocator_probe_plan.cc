@@ -136,30 +136,41 @@ absl::StatusOr<AllocatorProbePlan> PlanAllocatorProbes(int pid, const std::strin
   } else {
     plan.allocator = "glibc";
   }
+  // One probe per address: allocators alias their entry points (tcmalloc's free is also
+  // operator delete and delete[], its operator new is also new[]). Two probes on one
+  // address would both run on every call: the free counted three times against the budget,
+  // and an allocation taken off the sampling countdown twice, which samples it twice as
+  // often as its weight assumes.
+  auto add_site = [](std::vector<ProbeSite>* sites, ProbeSite site) {
+    for (const ProbeSite& s : *sites) {
+      if (s.module == site.module && s.offset == site.offset) return;
+    }
+    sites->push_back(std::move(site));
+  };
   const Module* new_module = nullptr;
   for (const AllocatorFunction& f : kAllocFunctions) {
     const Module* m = find(f.name, f.cxx);
     if (m == nullptr) continue;
     if (f.cxx && new_module == nullptr) new_module = m;
-    plan.allocs.push_back(
-        {f.name, m->path, m->open_path, *m->index.FunctionOffset(f.name), f.kind});
+    add_site(&plan.allocs,
+             {f.name, m->path, m->open_path, *m->index.FunctionOffset(f.name), f.kind});
   }
   const Module* free_module = find("free", false);
   if (free_module != nullptr) {
-    plan.frees.push_back({"free", free_module->path, free_module->open_path,
-                          *free_module->index.FunctionOffset("free"), 0});
+    add_site(&plan.frees, {"free", free_module->path, free_module->open_path,
+                           *free_module->index.FunctionOffset("free"), 0});
   }
   // realloc frees its first argument: watched with the frees, so that a tracked block
   // realloc'ed while the allocation probes are off is not taken for a leak.
   for (const ProbeSite& site : std::vector<ProbeSite>(plan.allocs)) {
     if (site.alloc_kind == DRIP_ALLOC_REALLOC || site.alloc_kind == DRIP_ALLOC_REALLOCARRAY) {
-      plan.frees.push_back({site.function, site.module, site.open_path, site.offset, 0});
+      add_site(&plan.frees, {site.function, site.module, site.open_path, site.offset, 0});
     }
   }
   if (new_module != nullptr && !BaseNameHas(new_module->path, "libstdc++.so")) {
     for (const char* name : kDeleteFunctions) {
       if (auto offset = new_module->index.FunctionOffset(name)) {
-        plan.frees.push_back({name, new_module->path, new_module->open_path, *offset, 0});
+        add_site(&plan.frees, {name, new_module->path, new_module->open_path, *offset, 0});
       }
     }
   }

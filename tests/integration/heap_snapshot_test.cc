@@ -262,6 +262,83 @@ TEST(HeapSnapshotRealServiceTest, RedisLruCacheAtCapacityUnderARealClientIsNotAL
   }
 }
 
+// The allocators services are built with: tcmalloc (gperftools) and jemalloc as Debian
+// ships them, put under the plain scenario with LD_PRELOAD as a service linked with them
+// would have them, and glibc's malloc linked into a static executable. Attach mode probes
+// whichever serves malloc; preload mode's shim forwards to it. Each snapshot must say which
+// allocator it found and the diagnosis must name the leak, with default options. (tcmalloc
+// aliases free to operator delete and delete[]: probed once per address, its frees cost
+// what glibc's do; probed per name, they went over attach mode's budget at once.)
+class HeapSnapshotAllocatorTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HeapSnapshotAllocatorTest, AttachAndPreloadNameTheAllocatorAndTheLeak) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for uprobes and BPF";
+  const std::string allocator = GetParam();
+  std::string library, program = ProgramFor("fp"), expected = allocator;
+  std::vector<std::string> modes = {"attach", "preload"};
+  if (allocator == "static") {
+    program = DRIP_LEAK_SCENARIOS_STATIC_BIN;
+    expected = "executable";
+    modes = {"attach"};  // nothing to preload into a static executable
+  } else {
+    library = allocator == "tcmalloc" ? "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
+                                      : "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+    ASSERT_EQ(access(library.c_str(), R_OK), 0)
+        << library << " missing: scripts/install-deps.sh installs libtcmalloc-minimal4 and "
+        << "libjemalloc2";
+  }
+  TempDir dir;
+  auto run = [&](const std::string& mode) -> std::string {
+    std::vector<std::string> argv = {"/usr/bin/env", "-u", "DRIP_SAMPLE_BYTES"};
+    if (mode == "preload") {
+      argv.push_back(std::string("LD_PRELOAD=") + DRIP_SAMPLER_SO + ":" + library);
+    } else if (!library.empty()) {
+      argv.push_back("LD_PRELOAD=" + library);
+    }
+    argv.insert(argv.end(), {program, "plain"});
+    auto child = ChildProcess::Start(argv, dir.File(mode + ".log"));
+    if (!child.ok()) return "cannot start: " + std::string(child.status().message());
+    for (int i = 0; i < 600 && (*child)->Log().find("ready") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if ((*child)->Log().find("ready") == std::string::npos)
+      return "never ready: " + (*child)->Log();
+    const std::string snapshot = dir.File(mode + ".json");
+    CommandOutput snap = RunCommand(
+        {DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string((*child)->pid()), "--duration",
+         std::to_string(kSnapshotSeconds), "--output", snapshot, "--mode", mode},
+        std::chrono::seconds(kLongestSnapshotSeconds + 60));
+    if (snap.err.find("the kernel refused") != std::string::npos) return "refused: " + snap.err;
+    if (snap.exit_code != 0) return "snapshot failed: " + snap.err;
+    if (snap.err.find("allocator " + expected + ",") == std::string::npos) {
+      return "allocator " + expected + " not named: " + snap.err;
+    }
+    CommandOutput diag =
+        RunCommand({DRIPCTL_BIN, "diagnose", snapshot, "--json"}, std::chrono::seconds(60));
+    const nlohmann::json result = nlohmann::json::parse(diag.out, nullptr, false);
+    if (result.is_discarded() || result["stacks"].empty()) return "bad diagnosis: " + diag.out;
+    const nlohmann::json& top = result["stacks"][0];
+    if (result.value("outcome", "") != "leak" || top.value("verdict", "") != "leak" ||
+        top["frames"][0].value("function", "").rfind("leak_plain_record", 0) != 0) {
+      return "the leak is not named first: " + snap.err + diag.out.substr(0, 3000);
+    }
+    return "";
+  };
+  std::vector<std::future<std::string>> runs;
+  for (const std::string& mode : modes) {
+    runs.push_back(std::async(std::launch::async, [&, mode] { return run(mode); }));
+  }
+  for (size_t i = 0; i < modes.size(); ++i) {
+    const std::string failure = runs[i].get();
+    if (failure.rfind("refused: ", 0) == 0) GTEST_SKIP() << "the kernel refused BPF: " << failure;
+    EXPECT_EQ(failure, "") << allocator << " " << modes[i];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Allocators, HeapSnapshotAllocatorTest,
+                         ::testing::Values("tcmalloc", "jemalloc", "static"),
+                         [](const auto& info) { return info.param; });
+
 INSTANTIATE_TEST_SUITE_P(Scenarios, HeapSnapshotTest,
                          ::testing::Values("plain", "new", "rare", "churn", "realloc", "library",
                                            "cache", "startup", "cacheleak", "startupleak"),
