@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <new>  // the operators' tag types only: nothing of libstdc++ is linked
 
 #include "agent/sampler_shim/byte_sampler.h"
 #include "agent/sampler_shim/drip_sampler.h"
@@ -56,6 +57,62 @@ struct NextAllocator {
 
 NextAllocator g_next;
 const char* g_allocator_name = "";  // the file of the next allocator's malloc
+
+// operator new and delete, every variant a compiler emits, by their mangled names (the
+// shim has no libstdc++ to declare them with). A program linked with tcmalloc or jemalloc
+// gets them from that allocator, and they do not go through malloc: without them here,
+// the shim would see none of a C++ program's allocations. libstdc++'s call malloc and
+// free, which the shim samples already: those the shim only forwards to, or a block
+// would be sampled twice.
+enum CxxOperator : int {
+  kNew,
+  kNewArray,
+  kNewNothrow,
+  kNewArrayNothrow,
+  kNewAligned,
+  kNewArrayAligned,
+  kNewAlignedNothrow,
+  kNewArrayAlignedNothrow,
+  kDelete,
+  kDeleteArray,
+  kDeleteSized,
+  kDeleteArraySized,
+  kDeleteNothrow,
+  kDeleteArrayNothrow,
+  kDeleteAligned,
+  kDeleteArrayAligned,
+  kDeleteSizedAligned,
+  kDeleteArraySizedAligned,
+  kDeleteAlignedNothrow,
+  kDeleteArrayAlignedNothrow,
+  kCxxOperators,
+};
+constexpr const char* kCxxOperatorNames[kCxxOperators] = {
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPvmSt11align_val_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+};
+void* g_next_cxx[kCxxOperators] = {};
+// Whether the next operator new is the allocator's own (the shim samples it), not one
+// that calls malloc (the shim's malloc samples it).
+bool g_cxx_is_allocators = false;
 
 // The hot four, called through these: until the allocator is resolved they point at
 // stand-ins that resolve it (or serve the bootstrap arena while it is being resolved),
@@ -143,6 +200,11 @@ __attribute__((noinline)) void Resolve() {
     next.valloc = own(next.valloc);
     next.pvalloc = own(next.pvalloc);
   }
+  for (int i = 0; i < kCxxOperators; ++i) g_next_cxx[i] = dlsym(RTLD_NEXT, kCxxOperatorNames[i]);
+  Dl_info new_owner{};
+  g_cxx_is_allocators = g_next_cxx[kNew] != nullptr && owner.dli_fbase != nullptr &&
+                        dladdr(g_next_cxx[kNew], &new_owner) != 0 &&
+                        new_owner.dli_fbase == owner.dli_fbase;
   g_next = next;
   g_malloc.store(next.malloc, std::memory_order_release);
   g_free.store(next.free, std::memory_order_release);
@@ -263,6 +325,56 @@ __attribute__((always_inline)) inline void* Reallocate(void* old, size_t size) {
 
 bool IsPowerOfTwo(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
+// Calls the next operator new `op` (aligned when alignment != 0, nothrow when nothrow !=
+// nullptr). One the program's allocator lacks is served by its malloc (or memalign); a
+// failed throwing form then aborts, as an uncaught bad_alloc would.
+void* CallNextNew(CxxOperator op, size_t size, size_t alignment, const void* nothrow) {
+  void* f = g_next_cxx[op];
+  if (f == nullptr) {
+    void* p = alignment != 0 ? NextMemalign(alignment, size) : g_next.malloc(size);
+    if (p == nullptr && nothrow == nullptr) abort();
+    return p;
+  }
+  if (alignment == 0 && nothrow == nullptr) return reinterpret_cast<void* (*)(size_t)>(f)(size);
+  if (alignment == 0) return reinterpret_cast<void* (*)(size_t, const void*)>(f)(size, nothrow);
+  if (nothrow == nullptr) return reinterpret_cast<void* (*)(size_t, size_t)>(f)(size, alignment);
+  return reinterpret_cast<void* (*)(size_t, size_t, const void*)>(f)(size, alignment, nothrow);
+}
+
+// Calls the next operator delete `op` (sized when size != 0, aligned when alignment != 0,
+// nothrow when nothrow != nullptr); the allocator's free when it has no such operator.
+void CallNextDelete(CxxOperator op, void* p, size_t size, size_t alignment, const void* nothrow) {
+  void* f = g_next_cxx[op];
+  if (f == nullptr) {
+    g_free.load(std::memory_order_relaxed)(p);
+  } else if (nothrow != nullptr) {
+    if (alignment != 0) {
+      reinterpret_cast<void (*)(void*, size_t, const void*)>(f)(p, alignment, nothrow);
+    } else {
+      reinterpret_cast<void (*)(void*, const void*)>(f)(p, nothrow);
+    }
+  } else if (size != 0 && alignment != 0) {
+    reinterpret_cast<void (*)(void*, size_t, size_t)>(f)(p, size, alignment);
+  } else if (size != 0 || alignment != 0) {
+    reinterpret_cast<void (*)(void*, size_t)>(f)(p, size != 0 ? size : alignment);
+  } else {
+    reinterpret_cast<void (*)(void*)>(f)(p);
+  }
+}
+
+__attribute__((always_inline)) inline void* CxxNew(CxxOperator op, size_t size, size_t alignment,
+                                                   const void* nothrow) {
+  if (__builtin_expect(!Ready(), 0)) return BootstrapAllocate(size, alignment);
+  if (!g_cxx_is_allocators) return CallNextNew(op, size, alignment, nothrow);
+  return AllocateAndSample(size, [=] { return CallNextNew(op, size, alignment, nothrow); });
+}
+
+__attribute__((always_inline)) inline void CxxDelete(CxxOperator op, void* p, size_t size,
+                                                     size_t alignment, const void* nothrow) {
+  if (g_cxx_is_allocators && !UntrackFreedBlock(p)) return;  // a bootstrap block
+  CallNextDelete(op, p, size, alignment, nothrow);
+}
+
 }  // namespace
 }  // namespace drip::sampler_shim
 
@@ -365,6 +477,75 @@ DRIP_INTERPOSE void* pvalloc(size_t size) noexcept {
     return rounded < size ? nullptr : NextMemalign(page, rounded);
   });
 }
+
+}  // extern "C"
+
+// operator new and delete (see kCxxOperatorNames). A sized delete's size is at least 1,
+// so 0 stands for "not sized" below; an alignment likewise.
+using drip::sampler_shim::CxxDelete;
+using drip::sampler_shim::CxxNew;
+namespace op = drip::sampler_shim;
+
+DRIP_INTERPOSE void* operator new(size_t size) { return CxxNew(op::kNew, size, 0, nullptr); }
+DRIP_INTERPOSE void* operator new[](size_t size) { return CxxNew(op::kNewArray, size, 0, nullptr); }
+DRIP_INTERPOSE void* operator new(size_t size, const std::nothrow_t& tag) noexcept {
+  return CxxNew(op::kNewNothrow, size, 0, &tag);
+}
+DRIP_INTERPOSE void* operator new[](size_t size, const std::nothrow_t& tag) noexcept {
+  return CxxNew(op::kNewArrayNothrow, size, 0, &tag);
+}
+DRIP_INTERPOSE void* operator new(size_t size, std::align_val_t alignment) {
+  return CxxNew(op::kNewAligned, size, static_cast<size_t>(alignment), nullptr);
+}
+DRIP_INTERPOSE void* operator new[](size_t size, std::align_val_t alignment) {
+  return CxxNew(op::kNewArrayAligned, size, static_cast<size_t>(alignment), nullptr);
+}
+DRIP_INTERPOSE void* operator new(size_t size, std::align_val_t alignment,
+                                  const std::nothrow_t& tag) noexcept {
+  return CxxNew(op::kNewAlignedNothrow, size, static_cast<size_t>(alignment), &tag);
+}
+DRIP_INTERPOSE void* operator new[](size_t size, std::align_val_t alignment,
+                                    const std::nothrow_t& tag) noexcept {
+  return CxxNew(op::kNewArrayAlignedNothrow, size, static_cast<size_t>(alignment), &tag);
+}
+DRIP_INTERPOSE void operator delete(void* p) noexcept { CxxDelete(op::kDelete, p, 0, 0, nullptr); }
+DRIP_INTERPOSE void operator delete[](void* p) noexcept {
+  CxxDelete(op::kDeleteArray, p, 0, 0, nullptr);
+}
+DRIP_INTERPOSE void operator delete(void* p, size_t size) noexcept {
+  CxxDelete(op::kDeleteSized, p, size, 0, nullptr);
+}
+DRIP_INTERPOSE void operator delete[](void* p, size_t size) noexcept {
+  CxxDelete(op::kDeleteArraySized, p, size, 0, nullptr);
+}
+DRIP_INTERPOSE void operator delete(void* p, const std::nothrow_t& tag) noexcept {
+  CxxDelete(op::kDeleteNothrow, p, 0, 0, &tag);
+}
+DRIP_INTERPOSE void operator delete[](void* p, const std::nothrow_t& tag) noexcept {
+  CxxDelete(op::kDeleteArrayNothrow, p, 0, 0, &tag);
+}
+DRIP_INTERPOSE void operator delete(void* p, std::align_val_t alignment) noexcept {
+  CxxDelete(op::kDeleteAligned, p, 0, static_cast<size_t>(alignment), nullptr);
+}
+DRIP_INTERPOSE void operator delete[](void* p, std::align_val_t alignment) noexcept {
+  CxxDelete(op::kDeleteArrayAligned, p, 0, static_cast<size_t>(alignment), nullptr);
+}
+DRIP_INTERPOSE void operator delete(void* p, size_t size, std::align_val_t alignment) noexcept {
+  CxxDelete(op::kDeleteSizedAligned, p, size, static_cast<size_t>(alignment), nullptr);
+}
+DRIP_INTERPOSE void operator delete[](void* p, size_t size, std::align_val_t alignment) noexcept {
+  CxxDelete(op::kDeleteArraySizedAligned, p, size, static_cast<size_t>(alignment), nullptr);
+}
+DRIP_INTERPOSE void operator delete(void* p, std::align_val_t alignment,
+                                    const std::nothrow_t& tag) noexcept {
+  CxxDelete(op::kDeleteAlignedNothrow, p, 0, static_cast<size_t>(alignment), &tag);
+}
+DRIP_INTERPOSE void operator delete[](void* p, std::align_val_t alignment,
+                                      const std::nothrow_t& tag) noexcept {
+  CxxDelete(op::kDeleteArrayAlignedNothrow, p, 0, static_cast<size_t>(alignment), &tag);
+}
+
+extern "C" {
 
 const char* drip_sampler_allocator(void) {
   return Ready() ? drip::sampler_shim::g_allocator_name : "";

@@ -336,12 +336,40 @@ std::vector<std::string> ReadNeeded(const ElfFile& elf) {
   return needed;
 }
 
-const std::set<std::string> kAllocating = {"malloc",       "calloc",         "realloc",
-                                           "reallocarray", "posix_memalign", "aligned_alloc",
-                                           "memalign",     "valloc",         "pvalloc"};
-const std::set<std::string> kFreeing = {"free", "realloc", "reallocarray"};
+// operator new and delete, every variant (a tcmalloc or jemalloc program's own do not go
+// through malloc).
+const std::set<std::string> kCxxNew = {"_Znwm",
+                                       "_Znam",
+                                       "_ZnwmRKSt9nothrow_t",
+                                       "_ZnamRKSt9nothrow_t",
+                                       "_ZnwmSt11align_val_t",
+                                       "_ZnamSt11align_val_t",
+                                       "_ZnwmSt11align_val_tRKSt9nothrow_t",
+                                       "_ZnamSt11align_val_tRKSt9nothrow_t"};
+const std::set<std::string> kCxxDelete = {"_ZdlPv",
+                                          "_ZdaPv",
+                                          "_ZdlPvm",
+                                          "_ZdaPvm",
+                                          "_ZdlPvRKSt9nothrow_t",
+                                          "_ZdaPvRKSt9nothrow_t",
+                                          "_ZdlPvSt11align_val_t",
+                                          "_ZdaPvSt11align_val_t",
+                                          "_ZdlPvmSt11align_val_t",
+                                          "_ZdaPvmSt11align_val_t",
+                                          "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+                                          "_ZdaPvSt11align_val_tRKSt9nothrow_t"};
+std::set<std::string> Union(std::set<std::string> a, const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+const std::set<std::string> kAllocating =
+    Union({"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+           "memalign", "valloc", "pvalloc"},
+          kCxxNew);
+const std::set<std::string> kFreeing = Union({"free", "realloc", "reallocarray"}, kCxxDelete);
 // cfree may have no probe of its own: GCC folds it into a tail call of free.
-const std::set<std::string> kMayFree = {"free", "cfree", "realloc", "reallocarray"};
+const std::set<std::string> kMayFree =
+    Union({"free", "cfree", "realloc", "reallocarray"}, kCxxDelete);
 
 // The names of the exported functions whose bytes hold `pc` (several when the compiler
 // folded identical functions, such as free and cfree, into one body).

@@ -263,8 +263,9 @@ TEST(HeapSnapshotRealServiceTest, RedisLruCacheAtCapacityUnderARealClientIsNotAL
 }
 
 // The allocators services are built with: tcmalloc (gperftools) and jemalloc as Debian
-// ships them, put under the plain scenario with LD_PRELOAD as a service linked with them
-// would have them, and glibc's malloc linked into a static executable. Attach mode probes
+// ships them, put under the C++ `new` scenario with LD_PRELOAD as a service linked with
+// them would have them (their own operator new, which never calls malloc: the shim must
+// interpose it too), and glibc's malloc linked into a static executable. Attach mode probes
 // whichever serves malloc; preload mode's shim forwards to it. Each snapshot must say which
 // allocator it found and the diagnosis must name the leak, with default options. (tcmalloc
 // aliases free to operator delete and delete[]: probed once per address, its frees cost
@@ -295,7 +296,7 @@ TEST_P(HeapSnapshotAllocatorTest, AttachAndPreloadNameTheAllocatorAndTheLeak) {
     } else if (!library.empty()) {
       argv.push_back("LD_PRELOAD=" + library);
     }
-    argv.insert(argv.end(), {program, "plain"});
+    argv.insert(argv.end(), {program, "new"});
     auto child = ChildProcess::Start(argv, dir.File(mode + ".log"));
     if (!child.ok()) return "cannot start: " + std::string(child.status().message());
     for (int i = 0; i < 600 && (*child)->Log().find("ready") == std::string::npos; ++i) {
@@ -319,7 +320,8 @@ TEST_P(HeapSnapshotAllocatorTest, AttachAndPreloadNameTheAllocatorAndTheLeak) {
     if (result.is_discarded() || result["stacks"].empty()) return "bad diagnosis: " + diag.out;
     const nlohmann::json& top = result["stacks"][0];
     if (result.value("outcome", "") != "leak" || top.value("verdict", "") != "leak" ||
-        top["frames"][0].value("function", "").rfind("leak_plain_record", 0) != 0) {
+        !drip_fixture::IsExpectedLeakFunction(*drip_fixture::FindLeakScenario("new"),
+                                              top["frames"][0].value("function", ""))) {
       return "the leak is not named first: " + snap.err + diag.out.substr(0, 3000);
     }
     return "";
