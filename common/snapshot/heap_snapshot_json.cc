@@ -79,10 +79,10 @@ class Reader {
   // not required.
   absl::Status Find(const Json& obj, const std::string& path, std::string_view key, bool required,
                     const Json** out) const {
+    *out = nullptr;  // on every path, so that no caller reads an unset pointer
     auto it = obj.find(key);
     if (it == obj.end()) {
       if (required) return Error(Join(path, key), "required field is missing");
-      *out = nullptr;
       return absl::OkStatus();
     }
     *out = &*it;
