@@ -632,6 +632,19 @@ TEST(HeapDiagnoserTest, CacheThatFilledEarlyInTheWindowLeavesNoLeakFound) {
   EXPECT_EQ(d.summary.rfind("no leak found", 0), 0u) << d.summary;
 }
 
+// A short snapshot of one allocation site (read every 0.5 s, sampled every 16 KiB, attach
+// mode), diagnosed.
+Diagnosis DiagnoseOneSite(const AllocationSite& site, uint32_t seed, double duration_s = 16) {
+  SyntheticOptions options;
+  options.duration_s = duration_s;
+  options.interval_s = 0.5;
+  options.sampling_mean_bytes = 16384;
+  options.seed = seed;
+  SyntheticHeap heap(options);
+  heap.AddSite(site);
+  return HeapDiagnoser().Diagnose(heap.Build());
+}
+
 // A cache at capacity long before the snapshot, its entries freed at random (idle ones
 // evicted after 12 s on average): attach mode tracks only what arrives in the window, so
 // the tracked part rises as the cache turns over, steadily enough over 16 s to pass for a
@@ -641,12 +654,6 @@ TEST(HeapDiagnoserTest, CacheThatFilledEarlyInTheWindowLeavesNoLeakFound) {
 TEST(HeapDiagnoserTest, CacheAtCapacitySeenFromMidLifeIsNotALeak) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     for (double duration_s : {16.0, 64.0}) {
-      SyntheticOptions options;
-      options.duration_s = duration_s;
-      options.interval_s = 0.5;
-      options.sampling_mean_bytes = 16384;
-      options.seed = seed;
-      SyntheticHeap heap(options);
       AllocationSite entries;
       entries.frames = CacheFrames();
       entries.from_s = -600;
@@ -654,8 +661,7 @@ TEST(HeapDiagnoserTest, CacheAtCapacitySeenFromMidLifeIsNotALeak) {
       entries.size = 4096;
       entries.lifetime_s = 12;
       entries.exponential_lifetime = true;
-      heap.AddSite(entries);
-      Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+      Diagnosis d = DiagnoseOneSite(entries, seed, duration_s);
       ASSERT_FALSE(d.stacks.empty());
       EXPECT_EQ(CountVerdict(d, Verdict::kLeak), 0)
           << seed << " " << duration_s << " s: " << d.stacks[0].reason;
@@ -672,20 +678,13 @@ TEST(HeapDiagnoserTest, CacheAtCapacitySeenFromMidLifeIsNotALeak) {
 // place of older entries: not a leak.
 TEST(HeapDiagnoserTest, StackGrowingFarBeyondTheProcessIsNotALeak) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
-    SyntheticOptions options;
-    options.duration_s = 16;
-    options.interval_s = 0.5;
-    options.sampling_mean_bytes = 16384;
-    options.seed = seed;
-    SyntheticHeap heap(options);
     AllocationSite entries;
     entries.frames = CacheFrames();
     entries.from_s = -1200;
     entries.rate_per_s = 900;
     entries.size = 4096;
     entries.lifetime_s = 60;
-    heap.AddSite(entries);
-    Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+    Diagnosis d = DiagnoseOneSite(entries, seed);
     ASSERT_FALSE(d.stacks.empty());
     EXPECT_EQ(d.stacks[0].verdict, Verdict::kInconclusive) << seed << ": " << d.stacks[0].reason;
     EXPECT_NE(d.stacks[0].reason.find("anonymous memory rose at most"), std::string::npos)
@@ -698,12 +697,6 @@ TEST(HeapDiagnoserTest, StackGrowingFarBeyondTheProcessIsNotALeak) {
 // among the next, so it is a leak.
 TEST(HeapDiagnoserTest, LeakAmongShortLivedObjectsOfOneStackIsALeak) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
-    SyntheticOptions options;
-    options.duration_s = 16;
-    options.interval_s = 0.5;
-    options.sampling_mean_bytes = 16384;
-    options.seed = seed;
-    SyntheticHeap heap(options);
     AllocationSite requests;
     requests.frames = LeakFrames();
     requests.from_s = -600;
@@ -711,8 +704,7 @@ TEST(HeapDiagnoserTest, LeakAmongShortLivedObjectsOfOneStackIsALeak) {
     requests.size = 1024;
     requests.lifetime_s = 0.5;
     requests.leak_fraction = 0.1;
-    heap.AddSite(requests);
-    Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
+    Diagnosis d = DiagnoseOneSite(requests, seed);
     ASSERT_FALSE(d.stacks.empty());
     EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak) << seed << ": " << d.stacks[0].reason;
   }
