@@ -343,7 +343,11 @@ TEST(HeapDiagnoserTest, LeakOnOnePathOfAChurningSiteIsALeak) {
 // added must beat the noise of a cache replacing as much as the site frees (taken as all
 // of what was live at the half, lost objects included: an overestimate), which its 90
 // sampled lost objects there do in every seed. (In one minute, 194 of seeds 1-200 do.)
+// Survival by age holds back, for a longer window, the few where the oldest quarter's
+// survivors fall short of the next quarters' by two sigma by chance (7 of seeds 1-200,
+// seed 14 here): those must say so, never call the leak anything else.
 TEST(HeapDiagnoserTest, LeakOnOnePathOfAChurningSiteIsALeakInATwoMinuteSnapshot) {
+  int held_back = 0;
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     SyntheticOptions options;
     options.duration_s = 120;
@@ -359,8 +363,14 @@ TEST(HeapDiagnoserTest, LeakOnOnePathOfAChurningSiteIsALeakInATwoMinuteSnapshot)
     heap.AddSite(site);
     Diagnosis d = HeapDiagnoser().Diagnose(heap.Build());
     ASSERT_FALSE(d.stacks.empty());
+    if (d.stacks[0].verdict == Verdict::kInconclusive &&
+        d.stacks[0].reason.find("oldest objects are still being freed") != std::string::npos) {
+      ++held_back;
+      continue;
+    }
     EXPECT_EQ(d.stacks[0].verdict, Verdict::kLeak) << seed << ": " << d.stacks[0].reason;
   }
+  EXPECT_LE(held_back, 1);
 }
 
 TEST(HeapDiagnoserTest, ExactTrackingNeedsNoSamplingMargin) {
