@@ -45,30 +45,31 @@ constexpr double kSurvivalSigmas = 2;
 void SurvivalByAge(const SnapshotStack& stack, const DiagnoserConfig& config, StackEvidence* e) {
   const size_t n = stack.cohorts.size();
   if (n < 4) return;
-  // Quarters [from, to) of the window by allocation time.
+  // Quarters [from, to) of the window by allocation time, summed in doubles: counts near
+  // INT64_MAX (a corrupt or hostile snapshot passes validation with them) must not wrap.
+  struct Quarter {
+    double allocs = 0, live = 0;
+  };
   auto quarters = [&](size_t from, size_t to) {
-    AllocationCohort sum;
+    Quarter sum;
     for (size_t i = from * n / 4; i < to * n / 4; ++i) {
-      sum.allocs += stack.cohorts[i].allocs;
-      sum.live += stack.cohorts[i].live;
+      sum.allocs += static_cast<double>(stack.cohorts[i].allocs);
+      sum.live += static_cast<double>(stack.cohorts[i].live);
     }
     return sum;
   };
   // The oldest quarter against the two after it (the youngest still holds objects that a
   // leak's short-lived siblings have not freed yet): twice the objects to compare with,
   // and twice the age gap, as a single next quarter would give.
-  const AllocationCohort oldest = quarters(0, 1), next = quarters(1, 3);
+  const Quarter oldest = quarters(0, 1), next = quarters(1, 3);
   const double min_allocs = static_cast<double>(std::max<int64_t>(1, config.min_sampled_allocs));
-  if (static_cast<double>(oldest.allocs) < min_allocs ||
-      static_cast<double>(next.allocs) < min_allocs) {
-    return;
-  }
-  const double n0 = static_cast<double>(oldest.allocs), n1 = static_cast<double>(next.allocs);
-  e->oldest_survival = static_cast<double>(oldest.live) / n0;
-  e->next_survival = static_cast<double>(next.live) / n1;
+  if (oldest.allocs < min_allocs || next.allocs < min_allocs) return;
+  const double n0 = oldest.allocs, n1 = next.allocs;
+  e->oldest_survival = oldest.live / n0;
+  e->next_survival = next.live / n1;
   // Two proportions: each object of a quarter survived or not, independently.
-  const double pooled = static_cast<double>(oldest.live + next.live) / (n0 + n1);
-  const double sigma = std::sqrt(pooled * (1 - pooled) * (1 / n0 + 1 / n1));
+  const double pooled = (oldest.live + next.live) / (n0 + n1);
+  const double sigma = std::sqrt(std::max(0.0, pooled * (1 - pooled)) * (1 / n0 + 1 / n1));
   e->oldest_still_dying = e->oldest_survival < kMaterialSurvivalRatio * e->next_survival &&
                           e->next_survival - e->oldest_survival >= kSurvivalSigmas * sigma;
 }
