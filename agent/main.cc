@@ -133,6 +133,11 @@ int RunSnapshot(const drip::agent::SnapshotOptions& options, const std::string& 
                static_cast<unsigned long long>(snapshot->sampled_allocs),
                static_cast<unsigned long long>(snapshot->matched_frees),
                snapshot->stop_reason.c_str(), snapshot->stop_detail.c_str());
+  if (!snapshot->unsampled_calls.empty()) {
+    std::fprintf(stderr, "drip-agent: not sampled: the program's calls to %s%s\n",
+                 fmt::format("{}", fmt::join(snapshot->unsampled_calls, ", ")).c_str(),
+                 snapshot->mode == "preload" ? " (attach mode, --mode attach, probes them)" : "");
+  }
   return kExitOk;
 }
 

@@ -69,6 +69,10 @@ void RenderHeader(const HeapSnapshot& s, std::ostream& out) {
       "sampling  {}; {} sampled allocations, {} frees matched, {} dropped, {} "
       "unwind failures\n",
       sampling, s.sampled_allocs, s.matched_frees, s.dropped_events, s.unwind_failures);
+  if (!s.unsampled_calls.empty()) {
+    out << fmt::format("blind to  the program's calls to {} ({} mode cannot sample them)\n",
+                       fmt::join(s.unsampled_calls, ", "), s.mode);
+  }
   if (s.mode == "attach" && s.duty_cycle.cpu_budget > 0) {
     out << fmt::format("probes    on {:.0f}% of the window, {:.2f}% of a core (budget {:.2f}%)\n",
                        s.duty_cycle.on_fraction * 100, s.duty_cycle.estimated_cpu_fraction * 100,

@@ -76,7 +76,8 @@ bool SameSnapshot(const HeapSnapshot& a, const HeapSnapshot& b) {
       a.stop_reason != b.stop_reason || a.stop_detail != b.stop_detail ||
       a.sampled_allocs != b.sampled_allocs || a.matched_frees != b.matched_frees ||
       a.dropped_events != b.dropped_events || a.unwind_failures != b.unwind_failures ||
-      a.rss.size() != b.rss.size() || a.stacks.size() != b.stacks.size()) {
+      a.unsampled_calls != b.unsampled_calls || a.rss.size() != b.rss.size() ||
+      a.stacks.size() != b.stacks.size()) {
     return false;
   }
   for (size_t i = 0; i < a.rss.size(); ++i) {

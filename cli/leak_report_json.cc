@@ -85,6 +85,7 @@ nlohmann::ordered_json LeakReportToJson(const drip::v1::LeakReport& r) {
   j["diagnosed_host"] = r.diagnosed_host();
   j["diagnosed_ms"] = r.diagnosed_ms();
   j["diagnosis_summary"] = r.diagnosis_summary();
+  j["growth_explained"] = r.growth_explained();
   j["recommended_action"] = r.recommended_action();
   j["recommendation"] = r.recommendation();
   nlohmann::ordered_json history = nlohmann::ordered_json::array();

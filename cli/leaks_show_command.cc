@@ -96,6 +96,7 @@ void RenderStacks(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalS
                      When(r.diagnosed_ms(), now_ms));
   if (!r.diagnosis_summary().empty()) out << ": " << r.diagnosis_summary();
   out << "\n";
+  if (!r.growth_explained().empty()) out << r.growth_explained() << "\n";
   absl::StatusOr<diagnoser::Diagnosis> stacks = StacksFromProto(r.top_stacks());
   if (!stacks.ok()) {
     // A newer collector's verdict: say so rather than print half a stack.

@@ -35,6 +35,42 @@ bool MoreUrgent(const drip::v1::LeakHost& a, const drip::v1::LeakHost& b) {
   return a.growth_bytes_per_hour() > b.growth_bytes_per_hour();
 }
 
+// A snapshot watches minutes; the detector has watched the host for hours. Set side by side,
+// a leak verdict that explains the long-term growth is confirmed, one that explains a
+// fraction of it says there is more to find, and a diagnosis with no leak says the snapshot
+// missed what the detector sees.
+std::string GrowthExplained(const drip::v1::LeakReport& r, int64_t now_ms) {
+  if (r.top_stacks_size() == 0) return "";
+  const drip::v1::LeakHost* host = nullptr;
+  for (const drip::v1::LeakHost& h : r.hosts()) {
+    if (h.host() == r.diagnosed_host()) host = &h;
+  }
+  if (host == nullptr || host->growth_bytes_per_hour() <= 0) return "";
+  double leaking = 0;
+  for (const drip::v1::DiagnosedStack& s : r.top_stacks()) {
+    if (s.verdict() == "leak") leaking += std::max(0.0, s.growth_bytes_per_hour());
+  }
+  const double growth = host->growth_bytes_per_hour();
+  const int64_t since_s =
+      host->growth_since_s() > 0 ? host->growth_since_s() : host->first_flagged_s();
+  const std::string measured = fmt::format(
+      "the {} the detector measured on {}{}", FormatByteRate(growth), host->host(),
+      since_s > 0 && now_ms / 1000 > since_s
+          ? fmt::format(" over {}", FormatSpan(static_cast<double>(now_ms / 1000 - since_s)))
+          : std::string());
+  if (leaking <= 0) {
+    return fmt::format("no leaking stack in the snapshot explains {}", measured);
+  }
+  const double share = leaking / growth;
+  if (share >= 0.5) {
+    return fmt::format("the leaking stacks grow {}: {:.0f}% of {}", FormatByteRate(leaking),
+                       std::min(share, 9.99) * 100, measured);
+  }
+  return fmt::format(
+      "the leaking stacks grow {}: only {:.0f}% of {}; the rest is not in this snapshot",
+      FormatByteRate(leaking), share * 100, measured);
+}
+
 // What to do about a leak of `component` under `policy`, for on-call to read.
 std::pair<std::string, std::string> Recommend(const std::string& id, const std::string& component,
                                               const MitigationPolicy& policy) {
@@ -179,7 +215,7 @@ void LeakReportBook::RefreshDerivedLocked(drip::v1::LeakReport* r, int64_t now_m
   auto [action, text] = Recommend(r->id(), r->component(), mitigation_->For(r->component()));
   r->set_recommended_action(action);
   r->set_recommendation(text);
-  (void)now_ms;
+  r->set_growth_explained(GrowthExplained(*r, now_ms));
 }
 
 void LeakReportBook::CorrelateVersionsLocked(drip::v1::LeakReport* r) const {

@@ -199,6 +199,7 @@ TEST_F(LeakReportBookTest, TheLatestDiagnosisBecomesTheReportsStacks) {
   snapshot.finished_ms = kT0Ms;
   diagnoser::DiagnosedStack& stack = snapshot.diagnosis.stacks.emplace_back();
   stack.verdict = diagnoser::Verdict::kLeak;
+  stack.growth_bytes_per_hour = 60e6;
   StackFrame& frame = stack.frames.emplace_back();
   frame.function = "RememberSession";
   frame.file = "leaky_service.cc";
@@ -211,6 +212,33 @@ TEST_F(LeakReportBookTest, TheLatestDiagnosisBecomesTheReportsStacks) {
   EXPECT_EQ(r->top_stacks(0).frames(0).function(), "RememberSession");
   EXPECT_EQ(r->diagnosed_host(), "a");
   EXPECT_EQ(r->hosts(0).snapshot_state(), "done");
+  // The stack's growth set against the detector's long-term figure for the host.
+  EXPECT_NE(r->growth_explained().find("94% of the "), std::string::npos) << r->growth_explained();
+  EXPECT_NE(r->growth_explained().find("the detector measured on a"), std::string::npos)
+      << r->growth_explained();
+}
+
+// A diagnosis that names no leak while the detector has seen the host grow for hours says
+// that the snapshot missed it, rather than leaving on-call with "no leak found".
+TEST_F(LeakReportBookTest, ADiagnosisWithoutALeakSaysItDoesNotExplainTheMeasuredGrowth) {
+  FleetSuspects pass;
+  HostSuspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 - 3 * 3600);
+  s.suspect.growth_since = kT0Ms / 1000 - 3 * 3600;
+  s.suspect.last_updated = kT0Ms / 1000;
+  SnapshotAttempt& snapshot = s.snapshot.emplace();
+  snapshot.state = SnapshotAttempt::State::kDone;
+  snapshot.finished_ms = kT0Ms;
+  diagnoser::DiagnosedStack& stack = snapshot.diagnosis.stacks.emplace_back();
+  stack.verdict = diagnoser::Verdict::kInconclusive;
+  stack.growth_bytes_per_hour = 50e6;
+  stack.frames.emplace_back().function = "LruCache::Insert";
+  pass.hosts.push_back(s);
+  book_->Update(kT0Ms, pass);
+  auto r = book_->Get("leak-1");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->growth_explained().rfind("no leaking stack in the snapshot explains the ", 0), 0u)
+      << r->growth_explained();
+  EXPECT_NE(r->growth_explained().find(" over 3.0 h"), std::string::npos) << r->growth_explained();
 }
 
 TEST_F(LeakReportBookTest, StateChangesFollowTheLifecycle) {

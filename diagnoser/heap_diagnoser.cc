@@ -342,6 +342,10 @@ std::string NextStep(const HeapSnapshot& snapshot, const DiagnosedStack* candida
   const int64_t duration =
       std::clamp<int64_t>(std::llround(std::max(window_s, 30.0) * 4), 120, 3600);
   std::string command = fmt::format("drip-agent snapshot --pid {} --duration {}", pid, duration);
+  // Attach mode probes the allocator's own entry points that the preload shim cannot see.
+  if (snapshot.mode == "preload" && !snapshot.unsampled_calls.empty()) {
+    return command + " --mode attach";
+  }
   if (!snapshot.mode.empty()) command += " --mode " + snapshot.mode;
   const bool thin = candidate != nullptr && candidate->sampled_allocs < 4 * c.min_sampled_allocs;
   if (snapshot.mode == "attach" && thin && snapshot.sampling_mean_bytes >= 4096) {
@@ -497,6 +501,12 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
   diagnosis.outcome = conclusion.outcome;
   diagnosis.summary = std::move(conclusion.summary);
   diagnosis.next_step = std::move(conclusion.next_step);
+  // A snapshot blind to some of the program's allocator calls says so in every outcome:
+  // what it missed may be the leak, and a block freed through them looks live.
+  if (!snapshot.unsampled_calls.empty()) {
+    diagnosis.summary += fmt::format("; not sampled: the program's calls to {}",
+                                     fmt::join(snapshot.unsampled_calls, ", "));
+  }
   if (config_.max_stacks > 0 && ranked.size() > static_cast<size_t>(config_.max_stacks)) {
     ranked.resize(static_cast<size_t>(config_.max_stacks));
   }

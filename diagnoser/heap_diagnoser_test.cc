@@ -605,6 +605,30 @@ TEST(HeapDiagnoserTest, AttachModeStoppedByItsBudgetAsksForTheBudgetItNeeds) {
   EXPECT_NE(d.summary.find("stopped after"), std::string::npos) << d.summary;
 }
 
+// A preload snapshot of a program that allocates through its allocator's own API (mallocx,
+// sdallocx) saw only churn while the process grew: the summary names the calls it could
+// not sample, and the next step is an attach snapshot, which probes them.
+TEST(HeapDiagnoserTest, PreloadSnapshotBlindToTheProgramsOwnAllocatorCallsAsksForAttachMode) {
+  SyntheticOptions options;
+  options.duration_s = 40;
+  options.interval_s = 0.5;
+  options.mode = "preload";
+  SyntheticHeap heap(options);
+  AddChurn(heap);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.target.pid = 77;
+  snapshot.unsampled_calls = {"mallocx", "sdallocx"};
+  for (size_t i = 0; i < snapshot.rss.size(); ++i) {
+    snapshot.rss[i].anon_bytes += static_cast<int64_t>(i) * (1 << 20);
+  }
+  Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_EQ(d.outcome, Outcome::kInconclusive) << d.summary;
+  EXPECT_EQ(d.next_step, "drip-agent snapshot --pid 77 --duration 160 --mode attach");
+  EXPECT_NE(d.summary.find("not sampled: the program's calls to mallocx, sdallocx"),
+            std::string::npos)
+      << d.summary;
+}
+
 // Growth that frees almost all it allocates and has not levelled off is what a cache still
 // filling looks like, and a leak among churn too: neither is shown, so neither is said.
 TEST(HeapDiagnoserTest, StructureStillFillingIsNotCalledACacheBeforeItLevelsOff) {

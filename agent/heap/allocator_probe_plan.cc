@@ -22,7 +22,7 @@ struct AllocatorFunction {
 
 // Every entry point that hands out memory. The C++ ones are probed where they are
 // defined so that the frame above the probe is the code that said `new`.
-constexpr std::array<AllocatorFunction, 17> kAllocFunctions = {{
+constexpr std::array<AllocatorFunction, 19> kAllocFunctions = {{
     {"malloc", DRIP_ALLOC_MALLOC, false},
     {"calloc", DRIP_ALLOC_CALLOC, false},
     {"realloc", DRIP_ALLOC_REALLOC, false},
@@ -40,7 +40,48 @@ constexpr std::array<AllocatorFunction, 17> kAllocFunctions = {{
     {"_ZnamSt11align_val_t", DRIP_ALLOC_MALLOC, true},
     {"_ZnwmSt11align_val_tRKSt9nothrow_t", DRIP_ALLOC_MALLOC, true},
     {"_ZnamSt11align_val_tRKSt9nothrow_t", DRIP_ALLOC_MALLOC, true},
+    // jemalloc's own API, which programs that detect jemalloc call directly (folly does, and
+    // frees what it got from malloc with sdallocx): separate code, not aliases of malloc.
+    {"mallocx", DRIP_ALLOC_MALLOC, false},
+    {"rallocx", DRIP_ALLOC_REALLOC, false},
 }};
+
+// What frees a block: free, and jemalloc's dallocx(ptr, flags) and sdallocx(ptr, size, flags).
+constexpr std::array<const char*, 3> kFreeFunctions = {"free", "dallocx", "sdallocx"};
+
+// Allocator entry points a program may call by their own names instead of the malloc
+// family. The preload shim interposes none of them; attach mode samples those that are
+// aliases of a probed entry point (tcmalloc's tc_* are) or are probed themselves.
+constexpr std::array<const char*, 30> kOwnApiFunctions = {"mallocx",
+                                                          "rallocx",
+                                                          "xallocx",
+                                                          "dallocx",
+                                                          "sdallocx",
+                                                          "tc_malloc",
+                                                          "tc_calloc",
+                                                          "tc_realloc",
+                                                          "tc_free",
+                                                          "tc_free_sized",
+                                                          "tc_memalign",
+                                                          "tc_posix_memalign",
+                                                          "tc_valloc",
+                                                          "tc_pvalloc",
+                                                          "tc_new",
+                                                          "tc_newarray",
+                                                          "tc_new_nothrow",
+                                                          "tc_newarray_nothrow",
+                                                          "tc_delete",
+                                                          "tc_deletearray",
+                                                          "tc_delete_sized",
+                                                          "tc_deletearray_sized",
+                                                          "tc_malloc_skip_new_handler",
+                                                          "mi_malloc",
+                                                          "mi_zalloc",
+                                                          "mi_calloc",
+                                                          "mi_realloc",
+                                                          "mi_reallocf",
+                                                          "mi_malloc_aligned",
+                                                          "mi_free"};
 
 // operator delete is probed only where it does not end in a probed free(): libstdc++'s
 // calls free, so probing it too would double the cost of every delete for nothing.
@@ -155,10 +196,10 @@ absl::StatusOr<AllocatorProbePlan> PlanAllocatorProbes(int pid, const std::strin
     add_site(&plan.allocs,
              {f.name, m->path, m->open_path, *m->index.FunctionOffset(f.name), f.kind});
   }
-  const Module* free_module = find("free", false);
-  if (free_module != nullptr) {
-    add_site(&plan.frees, {"free", free_module->path, free_module->open_path,
-                           *free_module->index.FunctionOffset("free"), 0});
+  for (const char* name : kFreeFunctions) {
+    if (const Module* m = find(name, false)) {
+      add_site(&plan.frees, {name, m->path, m->open_path, *m->index.FunctionOffset(name), 0});
+    }
   }
   // realloc frees its first argument: watched with the frees, so that a tracked block
   // realloc'ed while the allocation probes are off is not taken for a leak.
@@ -172,6 +213,38 @@ absl::StatusOr<AllocatorProbePlan> PlanAllocatorProbes(int pid, const std::strin
       if (auto offset = new_module->index.FunctionOffset(name)) {
         add_site(&plan.frees, {name, new_module->path, new_module->open_path, *offset, 0});
       }
+    }
+  }
+
+  // Which of the allocator's own entry points the program calls (imports), and whether a
+  // probe sits at the address each one resolves to.
+  std::vector<const ElfFunctionIndex*> importers;
+  std::vector<ElfFunctionIndex> others;
+  others.reserve(paths.size());
+  for (const std::string& path : paths) {
+    if (BaseNameHas(path, "libdrip_sampler.so")) continue;
+    const Module* known = nullptr;
+    for (const Module& m : modules) {
+      if (m.path == path) known = &m;
+    }
+    if (known != nullptr) {
+      importers.push_back(&known->index);
+    } else if (auto index = ElfFunctionIndex::Read(proc + "/root" + path); index.ok()) {
+      others.push_back(std::move(*index));
+      importers.push_back(&others.back());
+    }
+  }
+  for (const char* name : kOwnApiFunctions) {
+    const bool imported = std::any_of(importers.begin(), importers.end(),
+                                      [&](const ElfFunctionIndex* i) { return i->Imports(name); });
+    const Module* m = find(name, false);
+    if (!imported || m == nullptr) continue;
+    plan.own_api_calls.push_back(name);
+    const uint64_t offset = *m->index.FunctionOffset(name);
+    auto at = [&](const ProbeSite& s) { return s.module == m->path && s.offset == offset; };
+    if (std::none_of(plan.allocs.begin(), plan.allocs.end(), at) &&
+        std::none_of(plan.frees.begin(), plan.frees.end(), at)) {
+      plan.unprobed_calls.push_back(name);
     }
   }
   return plan;

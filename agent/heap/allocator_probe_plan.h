@@ -28,6 +28,11 @@ struct AllocatorProbePlan {
   std::vector<ProbeSite> frees;
   std::string allocator;  // "glibc", "jemalloc", "tcmalloc", "mimalloc" or "executable"
   std::string shim_path;  // the mapped libdrip_sampler.so, seen from here; empty if none
+  // The allocator's own entry points (jemalloc's mallocx/sdallocx, tcmalloc's tc_*,
+  // mimalloc's mi_*) that some module of the process imports: calls the preload shim never
+  // sees. unprobed_calls: those of them no probe above covers, which attach mode misses.
+  std::vector<std::string> own_api_calls;
+  std::vector<std::string> unprobed_calls;
 };
 
 // Fails with NotFound when the process is gone and FailedPrecondition when no module of

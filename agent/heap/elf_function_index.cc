@@ -45,16 +45,23 @@ absl::StatusOr<ElfFunctionIndex> ElfFunctionIndex::Read(const std::string& path)
       GElf_Sym sym;
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
       const int type = GELF_ST_TYPE(sym.st_info);
-      // An IFUNC symbol is a resolver, not the function: probing it would miss every call.
-      if (type != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0) {
-        continue;
-      }
       const int binding = GELF_ST_BIND(sym.st_info);
       if (binding != STB_GLOBAL && binding != STB_WEAK) continue;
+      // An import is an undefined FUNC, or NOTYPE as some linkers leave it.
+      const bool import = shdr.sh_type == SHT_DYNSYM && sym.st_shndx == SHN_UNDEF &&
+                          (type == STT_FUNC || type == STT_NOTYPE);
+      // An IFUNC symbol is a resolver, not the function: probing it would miss every call.
+      if (!import && (type != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)) {
+        continue;
+      }
       const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
       if (name == nullptr || *name == '\0') continue;
       std::string bare(name);
       if (size_t at = bare.find('@'); at != std::string::npos) bare.resize(at);
+      if (import) {
+        index.imports_.insert(std::move(bare));
+        continue;
+      }
       for (const LoadSegment& seg : segments) {
         if (sym.st_value >= seg.vaddr && sym.st_value < seg.vaddr + seg.memsz) {
           index.offsets_.try_emplace(bare, sym.st_value - seg.vaddr + seg.offset);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 
 namespace drip::agent {
@@ -24,10 +25,16 @@ class ElfFunctionIndex {
   // symbols answer to their bare name.
   std::optional<uint64_t> FunctionOffset(const std::string& name) const;
 
+  // Whether the file calls `name` from another module: an undefined function symbol of
+  // .dynsym (bare name, as above). How the snapshotter tells which allocator entry
+  // points a program really calls.
+  bool Imports(const std::string& name) const { return imports_.contains(name); }
+
   size_t size() const { return offsets_.size(); }
 
  private:
   absl::flat_hash_map<std::string, uint64_t> offsets_;
+  absl::flat_hash_set<std::string> imports_;
 };
 
 }  // namespace drip::agent

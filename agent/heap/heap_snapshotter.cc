@@ -223,6 +223,17 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   }
   snapshot.mode = mode;
   snapshot.target.allocator = plan.allocator;
+  // The shim interposes the malloc family and operator new/delete, not an allocator's own
+  // API: a program calling that by name is only partly seen, and says so.
+  snapshot.unsampled_calls = mode == "preload" ? plan.own_api_calls : plan.unprobed_calls;
+  if (!snapshot.unsampled_calls.empty()) {
+    log->warn(
+        "snapshot: pid {} ({}) calls {} ({}'s own API), which a {}-mode snapshot cannot "
+        "sample: allocations through them are missing, and blocks freed through them look "
+        "live{}",
+        options.pid, snapshot.target.comm, fmt::join(snapshot.unsampled_calls, ", "),
+        plan.allocator, mode, mode == "preload" ? "; attach mode (--mode attach) probes them" : "");
+  }
 
   ASSIGN_OR_RETURN(std::unique_ptr<StackUnwinder> unwinder,
                    StackUnwinder::ForProcess(options.pid, options.proc_root));

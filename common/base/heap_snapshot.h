@@ -90,6 +90,9 @@ struct DutyCycle {
   double estimated_cpu_fraction = 0;  // probe_hits * cost / window, as a fraction of a core
 };
 
+inline constexpr size_t kMaxUnsampledCalls = 64;
+inline constexpr size_t kMaxUnsampledCallName = 128;
+
 struct HeapSnapshot {
   static constexpr int kVersion = 1;
   int version = kVersion;
@@ -108,6 +111,10 @@ struct HeapSnapshot {
   uint64_t matched_frees = 0;
   uint64_t dropped_events = 0;   // lost in the ring buffer or over the events/s limit
   uint64_t unwind_failures = 0;  // sampled allocations whose stack could not be unwound
+  // Allocator entry points the program calls that this snapshot could not sample, by name
+  // (preload mode: jemalloc's mallocx/sdallocx, tcmalloc's tc_*; docs/snapshot.md).
+  // Allocations through them are missing; blocks freed through them look live.
+  std::vector<std::string> unsampled_calls;
   std::vector<RssPoint> rss;
   std::vector<SnapshotStack> stacks;
 };

@@ -288,6 +288,17 @@ absl::Status ReadSnapshot(const Reader& r, const Json& root, HeapSnapshot* s) {
     RETURN_IF_ERROR(r.Uint64(*events, "events", "matched_frees", false, &s->matched_frees));
     RETURN_IF_ERROR(r.Uint64(*events, "events", "dropped", false, &s->dropped_events));
     RETURN_IF_ERROR(r.Uint64(*events, "events", "unwind_failures", false, &s->unwind_failures));
+    const Json* calls;
+    RETURN_IF_ERROR(r.Array(*events, "events", "unsampled_calls", false, &calls));
+    if (calls != nullptr) {
+      for (size_t i = 0; i < calls->size(); ++i) {
+        const Json& c = (*calls)[i];
+        if (!c.is_string()) {
+          return r.Error(Reader::Index("events.unsampled_calls", i), "expected a string");
+        }
+        s->unsampled_calls.push_back(c.get<std::string>());
+      }
+    }
   }
 
   const Json* rss;
@@ -345,6 +356,7 @@ std::string HeapSnapshotToJson(const HeapSnapshot& s) {
                      {"matched_frees", s.matched_frees},
                      {"dropped", s.dropped_events},
                      {"unwind_failures", s.unwind_failures}};
+  if (!s.unsampled_calls.empty()) j["events"]["unsampled_calls"] = s.unsampled_calls;
   Json rss = Json::array();
   for (const RssPoint& p : s.rss) {
     rss.push_back(Json{{"t_ms", p.t_ms}, {"rss_bytes", p.rss_bytes}, {"anon_bytes", p.anon_bytes}});

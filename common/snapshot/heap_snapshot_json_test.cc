@@ -50,6 +50,7 @@ TEST(HeapSnapshotJsonTest, WritesTheDocumentedLayout) {
   EXPECT_EQ(j["stop"]["reason"], "duration");
   EXPECT_EQ(j["events"]["dropped"], 1);
   EXPECT_EQ(j["events"]["unwind_failures"], 2);
+  EXPECT_EQ(j["events"]["unsampled_calls"], nlohmann::json({"mallocx", "sdallocx"}));
   EXPECT_EQ(j["rss"][1]["anon_bytes"], 151 << 20);
   EXPECT_EQ(j["stacks"][0]["frames"][1]["line"], 88);
   EXPECT_EQ(j["stacks"][0]["frames"][0]["module_offset"], 0x9a234);
@@ -112,6 +113,11 @@ TEST(HeapSnapshotJsonTest, EveryErrorNamesItsField) {
       {"more survivors than allocations",
        [](nlohmann::json& j) { j["stacks"][0]["cohorts"][1]["live"] = 9; },
        "snap.json: stacks[0].cohorts[1].live: 9 is more than the slice's allocs 4"},
+      {"unsampled call that is not a name",
+       [](nlohmann::json& j) { j["events"]["unsampled_calls"][1] = 7; },
+       "snap.json: events.unsampled_calls[1]: expected a string"},
+      {"empty unsampled call", [](nlohmann::json& j) { j["events"]["unsampled_calls"][0] = ""; },
+       "snap.json: events.unsampled_calls[0]: must be a name of 1 to 128 bytes (got 0)"},
       {"cohort without its count",
        [](nlohmann::json& j) { j["stacks"][0]["cohorts"][2].erase("allocs"); },
        "snap.json: stacks[0].cohorts[2].allocs: required field is missing"},

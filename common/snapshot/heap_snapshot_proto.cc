@@ -56,6 +56,7 @@ void HeapSnapshotToProto(const HeapSnapshot& s, drip::v1::HeapSnapshot* out) {
   out->set_matched_frees(s.matched_frees);
   out->set_dropped_events(s.dropped_events);
   out->set_unwind_failures(s.unwind_failures);
+  for (const std::string& call : s.unsampled_calls) out->add_unsampled_calls(call);
   out->mutable_rss()->Reserve(static_cast<int>(s.rss.size()));
   for (const RssPoint& p : s.rss) {
     auto* q = out->add_rss();
@@ -119,6 +120,7 @@ HeapSnapshot HeapSnapshotFromProto(const drip::v1::HeapSnapshot& p) {
   s.matched_frees = p.matched_frees();
   s.dropped_events = p.dropped_events();
   s.unwind_failures = p.unwind_failures();
+  s.unsampled_calls.assign(p.unsampled_calls().begin(), p.unsampled_calls().end());
   s.rss.reserve(p.rss_size());
   for (const auto& q : p.rss()) s.rss.push_back({q.t_ms(), q.rss_bytes(), q.anon_bytes()});
   s.stacks.reserve(p.stacks_size());

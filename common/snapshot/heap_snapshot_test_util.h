@@ -27,6 +27,7 @@ inline HeapSnapshot FullSnapshot() {
   s.matched_frees = 3;
   s.dropped_events = 1;
   s.unwind_failures = 2;
+  s.unsampled_calls = {"mallocx", "sdallocx"};
   s.rss = {{1'700'000'100'000, 200 << 20, 150 << 20}, {1'700'000'110'500, 201 << 20, 151 << 20}};
   SnapshotStack a;
   a.id = std::numeric_limits<uint64_t>::max();
@@ -79,6 +80,7 @@ inline void ExpectSnapshotsEqual(const HeapSnapshot& a, const HeapSnapshot& b) {
   EXPECT_EQ(a.matched_frees, b.matched_frees);
   EXPECT_EQ(a.dropped_events, b.dropped_events);
   EXPECT_EQ(a.unwind_failures, b.unwind_failures);
+  EXPECT_EQ(a.unsampled_calls, b.unsampled_calls);
   ASSERT_EQ(a.rss.size(), b.rss.size());
   for (size_t i = 0; i < a.rss.size(); ++i) {
     EXPECT_EQ(a.rss[i].t_ms, b.rss[i].t_ms);

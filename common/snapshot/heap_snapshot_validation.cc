@@ -127,6 +127,21 @@ absl::Status ValidateHeapSnapshot(const HeapSnapshot& s, std::string_view source
   RETURN_IF_ERROR(c.FiniteNonNegative("duty_cycle.estimated_cpu_fraction",
                                       s.duty_cycle.estimated_cpu_fraction));
 
+  // A list of entry point names: a few dozen short names at most.
+  if (s.unsampled_calls.size() > kMaxUnsampledCalls) {
+    return c.Error(
+        "events.unsampled_calls",
+        fmt::format("{} names, at most {}", s.unsampled_calls.size(), kMaxUnsampledCalls));
+  }
+  for (size_t i = 0; i < s.unsampled_calls.size(); ++i) {
+    const std::string& name = s.unsampled_calls[i];
+    if (name.empty() || name.size() > kMaxUnsampledCallName) {
+      return c.Error(fmt::format("events.unsampled_calls[{}]", i),
+                     fmt::format("must be a name of 1 to {} bytes (got {})", kMaxUnsampledCallName,
+                                 name.size()));
+    }
+  }
+
   for (size_t i = 0; i < s.rss.size(); ++i) {
     const RssPoint& p = s.rss[i];
     const std::string path = fmt::format("rss[{}]", i);

@@ -337,6 +337,86 @@ TEST_P(HeapSnapshotAllocatorTest, AttachAndPreloadNameTheAllocatorAndTheLeak) {
   }
 }
 
+// A program calling jemalloc's own API by name (mallocx, sdallocx), as folly does when it
+// finds jemalloc. Attach mode probes those entry points and names the leak; the preload
+// shim interposes only the malloc family, so its snapshot names the calls it could not
+// sample, the process keeps running, and the diagnosis says to take an attach snapshot.
+TEST(HeapSnapshotOwnApiTest, JemallocCallsByNameAreProbedInAttachModeAndNamedAsUnsampledInPreload) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for uprobes and BPF";
+  const std::string program = DRIP_JEMALLOC_API_LEAK_BIN;
+  ASSERT_FALSE(program.empty())
+      << "drip-jemalloc-api-leak was not built: scripts/install-deps.sh installs libjemalloc2";
+  TempDir dir;
+  // Both modes at once, each on its own copy of the program. The preload leg checks what
+  // the snapshot says it missed, not a verdict: its window, which sees no growing stack,
+  // is kept from extending itself to the limit.
+  const std::vector<std::string> modes = {"attach", "preload"};
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  std::vector<std::future<CommandOutput>> snaps;
+  for (const std::string& mode : modes) {
+    std::vector<std::string> argv = {"/usr/bin/env", "-u", "DRIP_SAMPLE_BYTES"};
+    if (mode == "preload") argv.push_back(std::string("LD_PRELOAD=") + DRIP_SAMPLER_SO);
+    argv.push_back(program);
+    auto child = ChildProcess::Start(argv, dir.File(mode + ".log"));
+    ASSERT_TRUE(child.ok()) << child.status();
+    for (int i = 0; i < 600 && (*child)->Log().find("ready") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_NE((*child)->Log().find("ready"), std::string::npos) << (*child)->Log();
+    std::vector<std::string> snapshot_argv = {DRIP_AGENT_BIN, "snapshot",
+                                              "--pid",        std::to_string((*child)->pid()),
+                                              "--duration",   std::to_string(kSnapshotSeconds),
+                                              "--output",     dir.File(mode + ".json"),
+                                              "--mode",       mode};
+    if (mode == "preload") {
+      snapshot_argv.insert(snapshot_argv.end(),
+                           {"--extend-up-to", std::to_string(kSnapshotSeconds)});
+    }
+    snaps.push_back(std::async(std::launch::async, RunCommand, snapshot_argv,
+                               std::chrono::seconds(kLongestSnapshotSeconds + 60)));
+    children.push_back(std::move(*child));
+  }
+  for (size_t m = 0; m < modes.size(); ++m) {
+    const std::string& mode = modes[m];
+    SCOPED_TRACE(mode);
+    const CommandOutput snap = snaps[m].get();
+    if (snap.err.find("the kernel refused") != std::string::npos) {
+      GTEST_SKIP() << "the kernel refused BPF: " << snap.err;
+    }
+    ASSERT_EQ(snap.exit_code, 0) << snap.err;
+    EXPECT_NE(snap.err.find("allocator jemalloc,"), std::string::npos) << snap.err;
+    EXPECT_EQ(kill(children[m]->pid(), 0), 0) << "the target died under the snapshot";
+    const std::string snapshot = dir.File(mode + ".json");
+    const nlohmann::json raw = nlohmann::json::parse(std::ifstream(snapshot), nullptr, false);
+    ASSERT_FALSE(raw.is_discarded());
+    CommandOutput diag =
+        RunCommand({DRIPCTL_BIN, "diagnose", snapshot, "--json"}, std::chrono::seconds(60));
+    const nlohmann::json result = nlohmann::json::parse(diag.out, nullptr, false);
+    ASSERT_FALSE(result.is_discarded()) << diag.out << diag.err;
+    if (mode == "attach") {
+      EXPECT_FALSE(raw["events"].contains("unsampled_calls")) << raw["events"].dump();
+      ASSERT_FALSE(result["stacks"].empty()) << diag.out;
+      EXPECT_EQ(result.value("outcome", ""), "leak") << diag.out.substr(0, 3000);
+      EXPECT_EQ(result["stacks"][0]["frames"][0].value("function", ""), "keep_order_record")
+          << diag.out.substr(0, 3000);
+    } else {
+      EXPECT_EQ(raw["events"]["unsampled_calls"], nlohmann::json({"mallocx", "sdallocx"}))
+          << raw["events"].dump();
+      EXPECT_NE(snap.err.find("not sampled: the program's calls to mallocx, sdallocx"),
+                std::string::npos)
+          << snap.err;
+      EXPECT_NE(result.value("summary", "").find("not sampled"), std::string::npos) << diag.out;
+      for (const auto& stack : result["stacks"]) {
+        EXPECT_NE(stack["frames"][0].value("function", ""), "keep_order_record") << diag.out;
+      }
+      if (result.value("outcome", "") == "inconclusive") {
+        EXPECT_NE(result.value("next_step", "").find("--mode attach"), std::string::npos)
+            << diag.out;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Allocators, HeapSnapshotAllocatorTest,
                          ::testing::Values("tcmalloc", "jemalloc", "static"),
                          [](const auto& info) { return info.param; });
