@@ -24,6 +24,13 @@
 extern "C" void* mallocx(size_t size, int flags);
 extern "C" void sdallocx(void* ptr, size_t size, int flags);
 
+// The named functions keep their own frames (as in leak_scenarios.cc).
+#if defined(__clang__)
+#define DRIP_KEEP_FRAME __attribute__((noinline))
+#else
+#define DRIP_KEEP_FRAME __attribute__((noinline, noipa))
+#endif
+
 namespace {
 
 std::atomic<bool> stop{false};
@@ -33,14 +40,14 @@ void OnSignal(int) { stop = true; }
 
 }  // namespace
 
-extern "C" __attribute__((noinline, noipa)) void keep_order_record(size_t size) {
+extern "C" DRIP_KEEP_FRAME void keep_order_record(size_t size) {
   void* p = mallocx(size, 0);
   if (p == nullptr) return;
   std::memset(p, 0x5a, size);
   orders.push_back(p);
 }
 
-extern "C" __attribute__((noinline, noipa)) void scratch_buffer(size_t size) {
+extern "C" DRIP_KEEP_FRAME void scratch_buffer(size_t size) {
   void* p = mallocx(size, 0);
   if (p == nullptr) return;
   std::memset(p, 0x11, size);
