@@ -34,6 +34,16 @@ absl::StatusOr<uint64_t> ReadNumberFile(const std::string& path, std::string* bu
   return value;
 }
 
+// Whether a unit's cgroup path runs through another unit (a user's manager, a service's
+// delegated subtree, a container's scope) before reaching it.
+bool InsideAUnit(const std::string& path) {
+  const std::vector<std::string> parts = SplitString(path, '/');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (parts[i].ends_with(".service") || parts[i].ends_with(".scope")) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 CgroupUnitSampler::CgroupUnitSampler(CgroupMount memory_hierarchy, std::string proc_root)
@@ -156,8 +166,12 @@ void CgroupUnitSampler::AppendSamples(int64_t timestamp_ms, std::vector<drip::v1
       }
       continue;
     }
-    drip::v1::Sample& sample = out->emplace_back();
     const bool service = unit.name.ends_with(".service");
+    // A service nested in another unit (a user's manager, a delegated subtree) is not the
+    // host's: its memory is in the enclosing unit's sample, and its name must not pass
+    // for a system service's.
+    if (service && InsideAUnit(unit.path)) continue;
+    drip::v1::Sample& sample = out->emplace_back();
     sample.set_component(
         fmt::format("{}:{}", service ? "svc" : "scope", ComponentNamer::ToValidUtf8(unit.name)));
     sample.set_instance(fmt::format("cg@{}", unit.id));

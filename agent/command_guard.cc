@@ -57,6 +57,15 @@ absl::StatusOr<std::string> CommandGuard::ComponentOfPid(int pid) const {
       .ComponentOf(pid, CgroupPathFromFile(cgroup), parsed->comm);
 }
 
+absl::Status CommandGuard::Unnamed(int pid, const absl::Status& why) {
+  // A pid that names no process now is refused, not waved through: by the time the
+  // executor or the snapshotter looks, a new process may hold it, one the allow-list was
+  // never asked about.
+  return absl::PermissionDeniedError(
+      fmt::format("pid {}: {}; a target this agent cannot name is never acted on", pid,
+                  std::string(why.message())));
+}
+
 absl::Status CommandGuard::CheckTarget(const std::string& component,
                                        const std::string& what) const {
   for (const std::string& pattern : options_.allowed_components) {
@@ -97,18 +106,16 @@ absl::Status CommandGuard::Admit(const drip::v1::Command& command) {
       return CheckTarget("svc:" + m.unit(), fmt::format("unit {}", m.unit()));
     }
     absl::StatusOr<std::string> component = ComponentOfPid(m.pid());
-    // A process that is gone is the executor's to report (it says so precisely).
-    if (!component.ok()) return absl::OkStatus();
+    if (!component.ok()) return Unnamed(m.pid(), component.status());
     return CheckTarget(*component, fmt::format("pid {}", m.pid()));
   }
   if (command.has_snapshot()) {
     const drip::v1::SnapshotCommand& s = command.snapshot();
     absl::StatusOr<std::string> component = ComponentOfPid(s.pid());
-    if (component.ok()) {
-      if (absl::Status target = CheckTarget(*component, fmt::format("pid {}", s.pid()));
-          !target.ok()) {
-        return target;
-      }
+    if (!component.ok()) return Unnamed(s.pid(), component.status());
+    if (absl::Status target = CheckTarget(*component, fmt::format("pid {}", s.pid()));
+        !target.ok()) {
+      return target;
     }
     std::lock_guard<std::mutex> lock(mu_);
     return TakeSnapshotSlotLocked();

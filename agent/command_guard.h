@@ -53,6 +53,7 @@ class CommandGuard {
   absl::StatusOr<std::string> ComponentOfPid(int pid) const;
 
  private:
+  static absl::Status Unnamed(int pid, const absl::Status& why);
   absl::Status CheckTarget(const std::string& component, const std::string& what) const;
   absl::Status TakeSnapshotSlotLocked();
 

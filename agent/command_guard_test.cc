@@ -107,5 +107,22 @@ TEST(CommandGuardTest, ZeroSnapshotsPerHourRefusesEverySnapshot) {
   EXPECT_EQ(guard.Admit(Snapshot(getpid())).code(), absl::StatusCode::kResourceExhausted);
 }
 
+// A pid that names no process now is refused even with an allow-list of "*": by the time
+// a runner looked, a new process could hold it, one nobody checked.
+TEST(CommandGuardTest, APidThatNamesNoProcessIsNeverAdmitted) {
+  CommandGuardOptions options;
+  options.allowed_components = {"*"};
+  options.proc_root = "/nonexistent-proc";
+  CommandGuard guard(options);
+  for (const drip::v1::Command& command :
+       {Snapshot(getpid()), Mitigation("signal-process", getpid())}) {
+    absl::Status status = guard.Admit(command);
+    EXPECT_EQ(status.code(), absl::StatusCode::kPermissionDenied) << status;
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("a target this agent cannot name is never acted on"));
+  }
+  EXPECT_EQ(guard.Admit(Snapshot(0)).code(), absl::StatusCode::kPermissionDenied);
+}
+
 }  // namespace
 }  // namespace drip::agent

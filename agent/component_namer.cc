@@ -29,14 +29,19 @@ ComponentNamer::ComponentNamer(std::string proc_root) : proc_root_(std::move(pro
 
 std::string ComponentNamer::ServiceUnitOf(std::string_view cgroup_path) {
   std::vector<std::string> parts = SplitString(TrimWhitespace(cgroup_path), '/');
-  // Innermost first: a service may contain delegated sub-cgroups ("nginx.service/worker")
-  // and a user manager contains its own services and scopes.
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    const std::string& part = *it;
+  // The outermost unit decides: only the host's system manager names system services.
+  // What a unit contains is its own business — delegated sub-cgroups ("nginx.service/
+  // worker"), a container's own systemd, a user's manager — and a unit named there (a user
+  // service called "sshd.service") must not pass for the host's, whose restart and
+  // snapshot allow-lists are written for system services.
+  for (const std::string& part : parts) {
     // A scope groups processes systemd did not start (logins, containers, the user
     // manager's own init.scope); its name says nothing stable across hosts.
     if (EndsWith(part, kScopeSuffix)) return "";
-    if (EndsWith(part, kServiceSuffix) && part.size() > kServiceSuffix.size()) return part;
+    if (EndsWith(part, kServiceSuffix) && part.size() > kServiceSuffix.size()) {
+      // user@UID.service is a system unit, but what runs in it is that user's.
+      return part.starts_with("user@") ? "" : part;
+    }
   }
   return "";
 }

@@ -44,9 +44,10 @@ class ComponentNamer {
   // process's own root.
   std::string ProgramName(int pid, std::string_view exe_target, std::string_view comm) const;
 
-  // The systemd service unit a cgroup path belongs to ("nginx.service"), or "" when the
-  // innermost unit on the path is a scope, a slice only, or absent. Nested units (user
-  // managers, delegated subtrees) resolve to the innermost service.
+  // The system service a cgroup path belongs to ("nginx.service"): the outermost unit on
+  // the path when it is a service. "" when that unit is a scope, a user's manager
+  // (user@UID.service: its services are the user's, not the host's), or there is none.
+  // Units nested in a unit (delegated subtrees, a container's systemd) are that unit's.
   static std::string ServiceUnitOf(std::string_view cgroup_path);
 
   // The executable name for a /proc/PID/exe link target: its basename, without the

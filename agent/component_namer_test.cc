@@ -28,13 +28,24 @@ TEST(ComponentNamerTest, TemplateInstancesKeepTheirInstanceName) {
             "systemd-fsck@dev-disk-by\\x2duuid-0a1b.service");
 }
 
-TEST(ComponentNamerTest, NestedUserServiceResolvesToInnermostService) {
+// A user's own services are not system services: a local user must not be able to pose
+// as one (a leaking user unit called sshd.service would get the host's sshd restarted,
+// and pass the snapshot allow-list for the root agent to parse the user's files).
+TEST(ComponentNamerTest, AUsersServiceIsNeverNamedAsASystemService) {
   EXPECT_EQ(ComponentNamer::ServiceUnitOf(
                 "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service"),
-            "foo.service");
+            "");
   EXPECT_EQ(ComponentNamer::ServiceUnitOf("/user.slice/user-1000.slice/user@1000.service/"
-                                          "session.slice/pipewire.service"),
-            "pipewire.service");
+                                          "app.slice/sshd.service"),
+            "");
+  EXPECT_EQ(ComponentNamer::ServiceUnitOf("/user.slice/user-1000.slice/user@1000.service"), "");
+  // Nor are the services of a container's own systemd the host's.
+  EXPECT_EQ(ComponentNamer::ServiceUnitOf(
+                "/machine.slice/machine-web.scope/payload/system.slice/nginx.service"),
+            "");
+  EXPECT_EQ(
+      ComponentNamer::ServiceUnitOf("/system.slice/lxc.service/ct1/system.slice/sshd.service"),
+      "lxc.service");
 }
 
 TEST(ComponentNamerTest, DelegatedSubCgroupOfAServiceBelongsToTheService) {

@@ -1,6 +1,7 @@
 #include "agent/elf_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,9 +16,16 @@ absl::StatusOr<ElfFile> ElfFile::Open(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) {
     return absl::InternalError("libelf: version mismatch");
   }
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, and regular files only: a mapped path swapped for a FIFO would block the
+  // open (and the snapshot with it) for good, and a device would be read as a file.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     return absl::NotFoundError(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(fmt::format("{}: not a regular file", path));
   }
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {

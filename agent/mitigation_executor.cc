@@ -315,6 +315,17 @@ drip::v1::CommandResult MitigationExecutor::RestartUnit(const drip::v1::Mitigati
     return Done(fmt::format("would restart {} (ActiveState={}){}", unit, *state,
                             allowed ? "" : kNotAllowedNote));
   }
+  // A leak is mitigated by restarting the service that leaks, which is running: a unit that
+  // is not (systemd-poweroff.service, debug-shell.service, a stopped sshd) is refused, and
+  // the restart itself is a try-restart, so a unit stopped in between stays stopped.
+  absl::StatusOr<std::string> state = options_.restarter->ActiveState(unit);
+  if (!state.ok()) return Failed(std::string(state.status().message()));
+  if (*state != "active" && *state != "reloading") {
+    return Failed(
+        fmt::format("restart-unit {}: the unit is {}, not running; restart-unit restarts a running "
+                    "service and never starts one",
+                    unit, *state));
+  }
   absl::StatusOr<std::string> job = options_.restarter->Restart(unit);
   if (!job.ok()) return Failed(std::string(job.status().message()));
   *outcome = kSucceeded;

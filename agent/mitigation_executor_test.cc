@@ -134,8 +134,9 @@ class FakeRestarter : public UnitRestarter {
   absl::StatusOr<std::string> ActiveState(const std::string& unit) override {
     asked.push_back(unit);
     if (!fail_with.ok()) return fail_with;
-    return std::string("active");
+    return state;
   }
+  std::string state = "active";
   std::vector<std::string> restarted;
   std::vector<std::string> asked;
   absl::Status fail_with = absl::OkStatus();
@@ -300,6 +301,25 @@ TEST(MitigationExecutorTest, RestartUnitDispatchesToTheRestarter) {
   EXPECT_EQ(r.detail(),
             "restarting getty@tty1.service (systemd job /org/freedesktop/systemd1/job/77)");
   EXPECT_EQ(restarter.restarted, std::vector<std::string>{"getty@tty1.service"});
+}
+
+// A collector (or whoever holds its key) must not be able to start a unit through
+// restart-unit: systemd's RestartUnit starts a stopped unit, so systemd-poweroff.service
+// would power the host off. Only a running unit is restarted.
+TEST(MitigationExecutorTest, RestartUnitNeverStartsAUnitThatIsNotRunning) {
+  FakeRestarter restarter;
+  MitigationExecutorOptions options = Allowing({"restart-unit"});
+  options.restarter = &restarter;
+  MitigationExecutor executor(options);
+  for (const std::string state : {"inactive", "failed", "activating", "deactivating"}) {
+    restarter.state = state;
+    drip::v1::CommandResult r = executor.Execute(Restart("systemd-poweroff.service"));
+    EXPECT_FALSE(r.ok()) << state;
+    EXPECT_EQ(r.error(),
+              "restart-unit systemd-poweroff.service: the unit is " + state +
+                  ", not running; restart-unit restarts a running service and never starts one");
+  }
+  EXPECT_TRUE(restarter.restarted.empty());
 }
 
 TEST(MitigationExecutorTest, RestartUnitRejectsWhatIsNotAServiceName) {

@@ -71,17 +71,18 @@ absl::StatusOr<std::string> SdBusUnitRestarter::Restart(const std::string& unit)
   if (!bus.ok()) return bus.status();
   BusError error;
   sd_bus_message* raw_reply = nullptr;
-  int r = sd_bus_call_method(bus->get(), kDestination, kManagerPath, kManagerInterface,
-                             "RestartUnit", error.get(), &raw_reply, "ss", unit.c_str(), "replace");
+  int r =
+      sd_bus_call_method(bus->get(), kDestination, kManagerPath, kManagerInterface,
+                         "TryRestartUnit", error.get(), &raw_reply, "ss", unit.c_str(), "replace");
   MessagePtr reply(raw_reply);
   if (r < 0) {
     return absl::UnavailableError(
-        fmt::format("{}: systemd refused RestartUnit: {}", what, error.Describe(r)));
+        fmt::format("{}: systemd refused TryRestartUnit: {}", what, error.Describe(r)));
   }
   const char* job = nullptr;
   r = sd_bus_message_read(reply.get(), "o", &job);
   if (r < 0 || job == nullptr) {
-    return absl::InternalError(fmt::format("{}: cannot read RestartUnit's reply: {}", what,
+    return absl::InternalError(fmt::format("{}: cannot read TryRestartUnit's reply: {}", what,
                                            std::strerror(r < 0 ? -r : EBADMSG)));
   }
   return std::string(job);

@@ -16,8 +16,9 @@ class UnitRestarter {
  public:
   virtual ~UnitRestarter() = default;
 
-  // Queues a restart of `unit` (mode "replace") and returns the job's object path,
-  // e.g. "/org/freedesktop/systemd1/job/1234". The restart itself runs after this returns.
+  // Queues a restart of `unit` if it is running (TryRestartUnit, mode "replace": a stopped
+  // unit is left stopped, never started) and returns the job's object path, e.g.
+  // "/org/freedesktop/systemd1/job/1234". The restart itself runs after this returns.
   // Errors name the unit and carry systemd's error name and message.
   virtual absl::StatusOr<std::string> Restart(const std::string& unit) = 0;
 

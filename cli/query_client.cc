@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "cli/terminal_safe_text.h"
 #include "common/base/strings.h"
 #include "common/rpc/tls_settings.h"
 #include "fmt/format.h"
@@ -53,11 +54,11 @@ absl::Status QueryClient::ToStatus(const grpc::Status& status, const char* metho
   auto code = static_cast<absl::StatusCode>(status.error_code());
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::UnavailableError(
-        fmt::format("cannot reach collector at {}: {}", address_, status.error_message()));
+    return absl::UnavailableError(fmt::format("cannot reach collector at {}: {}", address_,
+                                              TerminalSafe(status.error_message())));
   }
   return absl::Status(code, fmt::format("collector at {} refused {}: {}", address_, method,
-                                        status.error_message()));
+                                        TerminalSafe(status.error_message())));
 }
 
 absl::StatusOr<drip::v1::ListHostsResponse> QueryClient::ListHosts() {
@@ -65,6 +66,7 @@ absl::StatusOr<drip::v1::ListHostsResponse> QueryClient::ListHosts() {
   drip::v1::ListHostsResponse response;
   grpc::Status status = stub_->ListHosts(context.get(), drip::v1::ListHostsRequest(), &response);
   if (!status.ok()) return ToStatus(status, "ListHosts");
+  MakeTerminalSafe(&response);
   return response;
 }
 
@@ -74,6 +76,7 @@ absl::StatusOr<drip::v1::GetSeriesResponse> QueryClient::GetSeries(
   drip::v1::GetSeriesResponse response;
   grpc::Status status = stub_->GetSeries(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "GetSeries");
+  MakeTerminalSafe(&response);
   return response;
 }
 
@@ -83,6 +86,7 @@ absl::StatusOr<drip::v1::ListSuspectsResponse> QueryClient::ListSuspects(
   drip::v1::ListSuspectsResponse response;
   grpc::Status status = stub_->ListSuspects(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "ListSuspects");
+  MakeTerminalSafe(&response);
   return response;
 }
 
@@ -92,6 +96,7 @@ absl::StatusOr<drip::v1::ListLeaksResponse> QueryClient::ListLeaks(
   drip::v1::ListLeaksResponse response;
   grpc::Status status = stub_->ListLeaks(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "ListLeaks");
+  MakeTerminalSafe(&response);
   return response;
 }
 
@@ -102,6 +107,7 @@ absl::StatusOr<drip::v1::LeakReport> QueryClient::GetLeak(const std::string& id)
   drip::v1::LeakReport response;
   grpc::Status status = stub_->GetLeak(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "GetLeak");
+  MakeTerminalSafe(&response);
   return response;
 }
 
@@ -111,6 +117,7 @@ absl::StatusOr<drip::v1::LeakReport> QueryClient::UpdateLeakState(
   drip::v1::LeakReport response;
   grpc::Status status = stub_->UpdateLeakState(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "UpdateLeakState");
+  MakeTerminalSafe(&response);
   return response;
 }
 
@@ -120,6 +127,7 @@ absl::StatusOr<drip::v1::MitigateResponse> QueryClient::Mitigate(
   drip::v1::MitigateResponse response;
   grpc::Status status = stub_->Mitigate(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "Mitigate");
+  MakeTerminalSafe(&response);
   return response;
 }
 
@@ -129,6 +137,7 @@ absl::StatusOr<drip::v1::ListAuditResponse> QueryClient::ListAudit(
   drip::v1::ListAuditResponse response;
   grpc::Status status = stub_->ListAudit(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "ListAudit");
+  MakeTerminalSafe(&response);
   return response;
 }
 

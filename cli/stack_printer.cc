@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cli/terminal_safe_text.h"
 #include "common/base/duration.h"
 #include "common/snapshot/heap_snapshot_proto.h"
 #include "diagnoser/format/diagnosis_proto.h"
@@ -32,9 +33,11 @@ void PrintDiagnosedStack(int rank, const diagnoser::DiagnosedStack& s, std::ostr
     const StackFrame& f = s.frames[i];
     std::string where;
     if (!f.function.empty() && !f.module.empty()) {
-      where = fmt::format("  [{}+{:#x}]", Basename(f.module), f.module_offset);
+      where = fmt::format("  [{}+{:#x}]", TerminalSafe(Basename(f.module)), f.module_offset);
     }
-    out << fmt::format("  #{:<2} {}{}\n", i, diagnoser::FrameLabel(f), where);
+    // Symbol and file names come from the target's binaries (dripctl diagnose reads
+    // snapshots straight from files); the collector's answers are made safe as they arrive.
+    out << fmt::format("  #{:<2} {}{}\n", i, TerminalSafe(diagnoser::FrameLabel(f)), where);
   }
 }
 

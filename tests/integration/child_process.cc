@@ -121,9 +121,19 @@ CommandOutput RunCommand(const std::vector<std::string>& argv, std::chrono::mill
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (std::chrono::steady_clock::now() >= deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      result.err = "timed out\n";
+      // SIGTERM first, so that a command that handles it (a snapshot ends its window and
+      // logs where it was) leaves its account in the failure; SIGKILL after 5 s.
+      kill(pid, SIGTERM);
+      const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (waitpid(pid, &status, WNOHANG) != pid) {
+        if (std::chrono::steady_clock::now() >= grace) {
+          kill(pid, SIGKILL);
+          waitpid(pid, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      result.err = fmt::format("timed out after {} ms\n", timeout.count());
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
