@@ -26,6 +26,18 @@ HostSuspect MakeSuspect(const std::string& host, const std::string& component,
   return h;
 }
 
+// A finished snapshot of `h` whose diagnosis has one stack, returned to fill in.
+diagnoser::DiagnosedStack& AddDoneSnapshot(HostSuspect* h, diagnoser::Verdict verdict,
+                                           double growth_bytes_per_hour) {
+  SnapshotAttempt& snapshot = h->snapshot.emplace();
+  snapshot.state = SnapshotAttempt::State::kDone;
+  snapshot.finished_ms = kT0Ms;
+  diagnoser::DiagnosedStack& stack = snapshot.diagnosis.stacks.emplace_back();
+  stack.verdict = verdict;
+  stack.growth_bytes_per_hour = growth_bytes_per_hour;
+  return stack;
+}
+
 class LeakReportBookTest : public ::testing::Test {
  protected:
   void SetUp() override { Open(); }
@@ -194,12 +206,7 @@ TEST_F(LeakReportBookTest, SeverityFollowsTheShortestEtaToOom) {
 TEST_F(LeakReportBookTest, TheLatestDiagnosisBecomesTheReportsStacks) {
   FleetSuspects pass;
   HostSuspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000);
-  SnapshotAttempt& snapshot = s.snapshot.emplace();
-  snapshot.state = SnapshotAttempt::State::kDone;
-  snapshot.finished_ms = kT0Ms;
-  diagnoser::DiagnosedStack& stack = snapshot.diagnosis.stacks.emplace_back();
-  stack.verdict = diagnoser::Verdict::kLeak;
-  stack.growth_bytes_per_hour = 60e6;
+  diagnoser::DiagnosedStack& stack = AddDoneSnapshot(&s, diagnoser::Verdict::kLeak, 60e6);
   StackFrame& frame = stack.frames.emplace_back();
   frame.function = "RememberSession";
   frame.file = "leaky_service.cc";
@@ -225,13 +232,8 @@ TEST_F(LeakReportBookTest, ADiagnosisWithoutALeakSaysItDoesNotExplainTheMeasured
   HostSuspect s = MakeSuspect("a", "svc:leaky.service", kT0Ms / 1000 - 3 * 3600);
   s.suspect.growth_since = kT0Ms / 1000 - 3 * 3600;
   s.suspect.last_updated = kT0Ms / 1000;
-  SnapshotAttempt& snapshot = s.snapshot.emplace();
-  snapshot.state = SnapshotAttempt::State::kDone;
-  snapshot.finished_ms = kT0Ms;
-  diagnoser::DiagnosedStack& stack = snapshot.diagnosis.stacks.emplace_back();
-  stack.verdict = diagnoser::Verdict::kInconclusive;
-  stack.growth_bytes_per_hour = 50e6;
-  stack.frames.emplace_back().function = "LruCache::Insert";
+  AddDoneSnapshot(&s, diagnoser::Verdict::kInconclusive, 50e6).frames.emplace_back().function =
+      "LruCache::Insert";
   pass.hosts.push_back(s);
   book_->Update(kT0Ms, pass);
   auto r = book_->Get("leak-1");
