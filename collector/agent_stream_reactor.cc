@@ -19,7 +19,6 @@ AgentStreamReactor::AgentStreamReactor(grpc::CallbackServerContext* context,
       transport_(transport),
       peer_(context->peer()),
       session_(*session_parts, CallerCredentialsOf(*context), context->peer()),
-      bucket_(transport->max_samples_per_second, transport->burst_samples),
       throttle_alarm_(std::make_shared<grpc::Alarm>()) {
   std::lock_guard<std::mutex> lock(mu_);
   StartReadLocked();
@@ -230,8 +229,13 @@ void AgentStreamReactor::StartReadLocked() {
 }
 
 void AgentStreamReactor::ReadNextLocked(size_t samples) {
+  // The host's bucket, not the stream's: a reconnect must not buy a fresh burst. Before
+  // the hello names the host there is nothing to charge.
   const std::chrono::nanoseconds wait =
-      bucket_.Take(static_cast<double>(samples), std::chrono::steady_clock::now());
+      host_.empty() || transport_->rate_limits == nullptr
+          ? std::chrono::nanoseconds(0)
+          : transport_->rate_limits->Take(host_, static_cast<double>(samples),
+                                          std::chrono::steady_clock::now());
   if (wait.count() <= 0 || closing_ || finish_called_) {
     StartReadLocked();
     return;

@@ -9,8 +9,9 @@
 // the agents, which buffer, instead of growing queues in the collector; at most one
 // message per stream is held in memory, and a stream never has more than one task in
 // the writers' queue, so one host's flood cannot starve the others. Past the per-host
-// rate limit the next read waits on an alarm for as long as the stream's token bucket
-// is in debt: HTTP/2 flow control then holds the flooding agent back, and it buffers.
+// rate limit the next read waits on an alarm for as long as the host's token bucket
+// (host_rate_limits.h: it outlives the stream) is in debt: HTTP/2 flow control then holds the
+// flooding agent back, and it buffers.
 //
 // Outbound: one gRPC write at a time. Welcome and commands queue in order; acks
 // coalesce into the highest durable sequence while a write is in flight, since an ack
@@ -40,7 +41,7 @@
 #include "collector/agent_session.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
-#include "collector/token_bucket.h"
+#include "collector/host_rate_limits.h"
 #include "collector/worker_pool.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "grpcpp/alarm.h"
@@ -61,9 +62,9 @@ struct AgentStreamTransport {
   ConnectedHosts* hosts = nullptr;      // how commands find the host's stream
   CollectorMetrics* metrics = nullptr;  // stream outcomes, refusals, throttling
   // ingest.max_samples_per_second_per_host and its burst (0: no limit): see
-  // token_bucket.h and "Flow control" above.
+  // token_bucket.h and "Flow control" above; one bucket per host (may be null: no limit).
   double max_samples_per_second = 0;
-  double burst_samples = 0;
+  HostRateLimits* rate_limits = nullptr;
   // Runs once, from whichever thread ends the reactor, just before it deletes itself.
   std::function<void(AgentStreamReactor*)> on_destroy;
 };
@@ -139,7 +140,6 @@ class AgentStreamReactor final
   bool done_ = false;  // OnDone ran
   std::string_view outcome_;
   uint64_t batches_stored_ = 0;
-  TokenBucket bucket_;
   // Shared so that OnDone can cancel it after releasing mu_, even if the alarm's own
   // callback deletes the reactor meanwhile.
   std::shared_ptr<grpc::Alarm> throttle_alarm_;

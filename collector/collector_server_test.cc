@@ -727,6 +727,36 @@ TEST_F(CollectorServerTest, FloodingHostIsSlowedToItsRateWhileAnotherHostIsServe
   drain.join();
 }
 
+// The rate limit belongs to the host, not to the stream: an agent that reconnects after a
+// flood finds its debt waiting, rather than a fresh burst.
+TEST_F(CollectorServerTest, AReconnectDoesNotResetTheHostsRateLimit) {
+  config_.ingest.max_samples_per_second_per_host = 100;
+  config_.ingest.burst_samples_per_host = 100;
+  StartServer();
+  {
+    auto agent = NewAgent();
+    ASSERT_EQ(agent->SayHello("again-1"), 0u);
+    ASSERT_TRUE(agent->Send(Batch(1, 1000)));  // nine seconds of debt
+    ASSERT_TRUE(agent->AwaitAck(1));
+    agent->Cancel();
+  }
+  for (int i = 0; i < 200 && Metric("drip_ingest_throttled_batches_total") < 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(Metric("drip_ingest_throttled_batches_total"), 1);
+  auto again = NewAgent();
+  ASSERT_EQ(again->SayHello("again-1"), 1u);
+  // One sample on the new stream: with a bucket of its own it would have a burst of 100 to
+  // spend; the host's bucket is still nine seconds in debt, so the next read waits.
+  ASSERT_TRUE(again->Send(Batch(2, 1)));
+  ASSERT_TRUE(again->AwaitAck(2));
+  for (int i = 0; i < 200 && Metric("drip_ingest_throttled_batches_total") < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Metric("drip_ingest_throttled_batches_total"), 2);
+  again->Cancel();
+}
+
 TEST_F(CollectorServerTest, ShutdownWhileAStreamIsThrottledEndsItCleanly) {
   config_.ingest.max_samples_per_second_per_host = 100;
   config_.ingest.burst_samples_per_host = 100;

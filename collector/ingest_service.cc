@@ -9,12 +9,14 @@ namespace drip::collector {
 
 IngestService::IngestService(const IngestOptions& options, const AgentSessionParts& session_parts,
                              ConnectedHosts* hosts, CollectorMetrics* metrics)
-    : session_parts_(session_parts), writers_("drip-write", options.write_threads) {
+    : session_parts_(session_parts),
+      writers_("drip-write", options.write_threads),
+      rate_limits_(options.max_samples_per_second, options.burst_samples) {
   transport_.writers = &writers_;
   transport_.hosts = hosts;
   transport_.metrics = metrics;
   transport_.max_samples_per_second = options.max_samples_per_second;
-  transport_.burst_samples = options.burst_samples;
+  transport_.rate_limits = &rate_limits_;
   transport_.on_destroy = [this](AgentStreamReactor* reactor) { Forget(reactor); };
 }
 

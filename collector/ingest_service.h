@@ -52,6 +52,7 @@ class IngestService final : public drip::v1::AgentService::CallbackService {
 
   const AgentSessionParts session_parts_;
   WorkerPool writers_;
+  HostRateLimits rate_limits_;  // outlives every stream: a reconnect finds its host's bucket
   AgentStreamTransport transport_;
   mutable std::mutex mu_;
   std::condition_variable forgotten_;  // a reactor left streams_

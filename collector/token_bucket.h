@@ -5,7 +5,7 @@
 // flooding agent is slowed by HTTP/2 flow control (it buffers, as during any outage)
 // while every other host's stream is read as before.
 //
-// Not thread-safe: each stream owns one and uses it under its own lock.
+// Not thread-safe: HostRateLimits keeps one per host and uses it under its lock.
 #pragma once
 
 #include <chrono>
