@@ -278,6 +278,14 @@ class CollectorServerTest : public ::testing::Test {
   }
 
   // Value of a counter or gauge in the server's registry; -1 when absent.
+  // The counter `name` once it reaches `at_least`, or its value after 2 s.
+  double AwaitCounter(const std::string& name, double at_least) {
+    for (int i = 0; i < 200 && Metric(name) < at_least; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return Metric(name);
+  }
+
   double Metric(const std::string& name, const std::string& label = "",
                 const std::string& value = "") {
     for (const prometheus::MetricFamily& family : server_->registry().Collect()) {
@@ -740,20 +748,14 @@ TEST_F(CollectorServerTest, AReconnectDoesNotResetTheHostsRateLimit) {
     ASSERT_TRUE(agent->AwaitAck(1));
     agent->Cancel();
   }
-  for (int i = 0; i < 200 && Metric("drip_ingest_throttled_batches_total") < 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_EQ(Metric("drip_ingest_throttled_batches_total"), 1);
+  ASSERT_EQ(AwaitCounter("drip_ingest_throttled_batches_total", 1), 1);
   auto again = NewAgent();
   ASSERT_EQ(again->SayHello("again-1"), 1u);
   // One sample on the new stream: with a bucket of its own it would have a burst of 100 to
   // spend; the host's bucket is still nine seconds in debt, so the next read waits.
   ASSERT_TRUE(again->Send(Batch(2, 1)));
   ASSERT_TRUE(again->AwaitAck(2));
-  for (int i = 0; i < 200 && Metric("drip_ingest_throttled_batches_total") < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(Metric("drip_ingest_throttled_batches_total"), 2);
+  EXPECT_EQ(AwaitCounter("drip_ingest_throttled_batches_total", 2), 2);
   again->Cancel();
 }
 
