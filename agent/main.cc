@@ -210,6 +210,11 @@ int main(int argc, char** argv) {
   snapshot_cmd->add_option("--extend-up-to", extend_up_to,
                            "while the evidence is too short to decide, keep going up to this "
                            "many seconds in all (default 4x --duration, at most 600; 0: never)");
+  std::optional<std::string> expect_growth;
+  snapshot_cmd->add_option("--expect-growth", expect_growth,
+                           "the growth already measured on the process (e.g. 4KiB/s, "
+                           "3.6MiB/h; what the collector passes): sample and extend the window "
+                           "until a leak that fast would show");
   snapshot_cmd->add_option("--interval", snapshot_options.interval_seconds,
                            "seconds between read-outs (default duration/60, 0.25-10)");
   snapshot_cmd->add_option("--max-events-per-second", snapshot_options.max_events_per_second,
@@ -222,6 +227,12 @@ int main(int argc, char** argv) {
   if (snapshot_cmd->parsed()) {
     snapshot_options.extend_up_to_seconds =
         extend_up_to.value_or(std::min(4 * snapshot_options.duration_seconds, 600.0));
+    if (expect_growth) {
+      absl::StatusOr<double> rate = drip::ParseByteRate(*expect_growth);
+      if (!rate.ok())
+        return Usage("snapshot: --expect-growth: " + std::string(rate.status().message()));
+      snapshot_options.expected_growth_bytes_per_hour = *rate;
+    }
     return RunSnapshot(snapshot_options, snapshot_output, snapshot_log_level);
   }
 

@@ -69,6 +69,12 @@ void RenderHeader(const HeapSnapshot& s, std::ostream& out) {
       "sampling  {}; {} sampled allocations, {} frees matched, {} dropped, {} "
       "unwind failures\n",
       sampling, s.sampled_allocs, s.matched_frees, s.dropped_events, s.unwind_failures);
+  if (s.target.expected_growth_bytes_per_hour > 0) {
+    out << fmt::format(
+        "expected  {}: the growth measured before the snapshot (--expect-growth, "
+        "or the collector's detector)\n",
+        FormatByteRate(s.target.expected_growth_bytes_per_hour));
+  }
   if (!s.unsampled_calls.empty()) {
     out << fmt::format("blind to  the program's calls to {} ({} mode cannot sample them)\n",
                        fmt::join(s.unsampled_calls, ", "), s.mode);

@@ -65,9 +65,10 @@ bool SameSnapshot(const HeapSnapshot& a, const HeapSnapshot& b) {
   const SnapshotTarget& y = b.target;
   if (a.version != b.version || x.pid != y.pid || x.comm != y.comm || x.exe != y.exe ||
       x.start_time_ms != y.start_time_ms || x.host != y.host || x.component != y.component ||
-      x.instance != y.instance || a.mode != b.mode || a.start_ms != b.start_ms ||
-      a.end_ms != b.end_ms || a.interval_seconds != b.interval_seconds ||
-      a.sampling_mean_bytes != b.sampling_mean_bytes ||
+      x.instance != y.instance || x.allocator != y.allocator ||
+      x.expected_growth_bytes_per_hour != y.expected_growth_bytes_per_hour || a.mode != b.mode ||
+      a.start_ms != b.start_ms || a.end_ms != b.end_ms ||
+      a.interval_seconds != b.interval_seconds || a.sampling_mean_bytes != b.sampling_mean_bytes ||
       a.duty_cycle.cpu_budget != b.duty_cycle.cpu_budget ||
       a.duty_cycle.probe_hit_cost_ns != b.duty_cycle.probe_hit_cost_ns ||
       a.duty_cycle.on_fraction != b.duty_cycle.on_fraction ||

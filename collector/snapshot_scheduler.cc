@@ -80,6 +80,10 @@ void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
       snap->set_mode(policy_.mode);
       const auto longest = std::max(policy_.duration, policy_.extend_up_to);
       snap->set_extend_up_to_seconds(static_cast<uint32_t>(policy_.extend_up_to.count() / 1000));
+      // What the detector measured sizes the window: the agent samples densely enough, and
+      // long enough, to see a leak of that rate, and never reads too short a window as
+      // "no leak found".
+      snap->set_expected_growth_bytes_per_hour(std::max(0.0, s.growth_bytes_per_hour));
       if (!hosts_->SendCommand(s.host, command)) continue;
       SnapshotAttempt attempt;
       attempt.command_id = command.id();

@@ -70,6 +70,8 @@ TEST_F(SnapshotSchedulerTest, FastestLeakOnAHostGetsItsOneSnapshotSlot) {
   EXPECT_EQ(stream_.sent[0].snapshot().component(), "proc:fast");
   EXPECT_EQ(stream_.sent[0].snapshot().pid(), 20);
   EXPECT_EQ(scheduler.counts().requested, 1u);
+  // The agent sizes the window for the growth the detector measured.
+  EXPECT_EQ(stream_.sent[0].snapshot().expected_growth_bytes_per_hour(), 1e9);
 }
 
 TEST_F(SnapshotSchedulerTest, ResultIsDiagnosedAndAttachedToTheSuspect) {

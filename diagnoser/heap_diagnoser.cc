@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -329,7 +330,7 @@ double RoundBudgetUp(double fraction) { return std::ceil(fraction * 20 - 1e-9) /
 // its budget, the budget the probes need; otherwise a longer window (and, when the best
 // candidate had few samples, a denser sampling) of the same process.
 std::string NextStep(const HeapSnapshot& snapshot, const DiagnosedStack* candidate,
-                     const DiagnoserConfig& c) {
+                     const DiagnoserConfig& c, double seconds_needed = 0) {
   const std::string pid =
       snapshot.target.pid > 0 ? std::to_string(snapshot.target.pid) : std::string("PID");
   const double window_s = static_cast<double>(snapshot.end_ms - snapshot.start_ms) / 1000;
@@ -339,9 +340,15 @@ std::string NextStep(const HeapSnapshot& snapshot, const DiagnosedStack* candida
     return fmt::format("drip-agent snapshot --pid {} --mode attach --cpu-budget {:.2f}", pid,
                        std::min(RoundBudgetUp(needed), 1.0));
   }
-  const int64_t duration =
-      std::clamp<int64_t>(std::llround(std::max(window_s, 30.0) * 4), 120, 3600);
+  const int64_t duration = std::clamp<int64_t>(
+      std::llround(std::max(std::max(window_s, 30.0) * 4, seconds_needed)), 120, 3600);
   std::string command = fmt::format("drip-agent snapshot --pid {} --duration {}", pid, duration);
+  // The agent sizes the window and its sampling for the growth the detector measured.
+  if (snapshot.target.expected_growth_bytes_per_hour > 0) {
+    std::string rate = Bytes(snapshot.target.expected_growth_bytes_per_hour);
+    rate.erase(std::remove(rate.begin(), rate.end(), ' '), rate.end());
+    command += fmt::format(" --expect-growth {}/h", rate);
+  }
   // Attach mode probes the allocator's own entry points that the preload shim cannot see.
   if (snapshot.mode == "preload" && !snapshot.unsampled_calls.empty()) {
     return command + " --mode attach";
@@ -352,6 +359,38 @@ std::string NextStep(const HeapSnapshot& snapshot, const DiagnosedStack* candida
     command += fmt::format(" --sample-bytes {}", snapshot.sampling_mean_bytes / 4);
   }
   return command;
+}
+
+// What this window could have shown of a leak growing as fast as the collector's detector
+// measured on the component: `expected_bytes` in the sampled time, about `expected_samples`
+// of it sampled. `seconds_needed` > 0 when that is too little for any stack to be called a
+// leak (below min_rise_bytes or min_sampled_allocs): the window a leak of that rate needs,
+// with a margin of two for Poisson noise.
+struct GrowthResolution {
+  double expected_bytes = 0;
+  double expected_samples = 0;
+  double seconds_needed = 0;
+};
+
+std::optional<GrowthResolution> ResolveExpectedGrowth(const HeapSnapshot& snapshot,
+                                                      const DiagnoserConfig& c) {
+  const double per_second = snapshot.target.expected_growth_bytes_per_hour / 3600;
+  if (!(per_second > 0)) return std::nullopt;
+  double sampled_fraction = 1;
+  if (snapshot.mode == "attach") sampled_fraction = snapshot.duty_cycle.on_fraction;
+  const double window_s = static_cast<double>(snapshot.end_ms - snapshot.start_ms) / 1000;
+  const double sampled_s = std::max(window_s * sampled_fraction, 0.0);
+  const double T = static_cast<double>(snapshot.sampling_mean_bytes);
+  GrowthResolution r;
+  r.expected_bytes = per_second * sampled_s;
+  r.expected_samples = T > 0 ? r.expected_bytes / T : r.expected_bytes;
+  const double min_samples = static_cast<double>(std::max<int64_t>(c.min_sampled_allocs, 1));
+  const double min_bytes = static_cast<double>(std::max<int64_t>(c.min_rise_bytes, 1));
+  if (r.expected_samples >= min_samples && r.expected_bytes >= min_bytes) return r;
+  const double sampled_needed =
+      2 * std::max(min_bytes, min_samples * std::max(T, 1.0)) / per_second;
+  r.seconds_needed = sampled_needed / std::max(sampled_fraction, 1e-3);
+  return r;
 }
 
 Conclusion Conclude(const std::vector<DiagnosedStack>& ranked, const HeapSnapshot& snapshot,
@@ -398,28 +437,46 @@ Conclusion Conclude(const std::vector<DiagnosedStack>& ranked, const HeapSnapsho
   // No leak named. "No leak found" only when nothing the window saw still grows: the
   // process's memory did not rise over the second half and no stack is left undecided.
   // A window the budget cut short has seen too little to rule anything out.
+  // Nor while the window is too short, or too thinly sampled, to show the growth the
+  // detector measured on the component: a slow leak under heavy churn leaves one or two
+  // samples in a minute, which look like nothing.
+  const std::optional<GrowthResolution> expected = ResolveExpectedGrowth(snapshot, c);
+  const bool unresolved = expected.has_value() && expected->seconds_needed > 0;
   const bool rss_growing = rss_growth > 0 && rss_still_rising;
   const bool cut_short = snapshot.mode == "attach" && snapshot.stop_reason == "budget";
-  if (!rss_growing && !cut_short && candidate == nullptr) {
+  if (!rss_growing && !cut_short && candidate == nullptr && !unresolved) {
     if (ranked.empty()) {
       out.summary = fmt::format("no stacks in the snapshot ({})", rss);
       return out;
     }
-    out.summary = fmt::format("no leak found ({}){}", rss, rest);
+    const std::string unexplained =
+        expected.has_value()
+            ? fmt::format("; the {} the detector measured is not in the sampled heap",
+                          FormatByteRate(snapshot.target.expected_growth_bytes_per_hour))
+            : std::string();
+    out.summary = fmt::format("no leak found ({}){}{}", rss, rest, unexplained);
     return out;
   }
   out.outcome = Outcome::kInconclusive;
-  out.next_step = NextStep(snapshot, candidate, c);
+  out.next_step = NextStep(snapshot, candidate, c, unresolved ? expected->seconds_needed : 0);
   std::string why;
-  if (snapshot.mode == "attach" && snapshot.stop_reason == "budget") {
+  if (cut_short) {
     why = fmt::format("attach mode stopped after {} on its CPU budget ({:.0f}% of a core)",
                       FormatSpan(static_cast<double>(snapshot.end_ms - snapshot.start_ms) / 1000),
                       snapshot.duty_cycle.cpu_budget * 100);
   } else if (candidate != nullptr) {
     why = fmt::format("the best candidate, {} ({} sampled allocations), is not yet decided",
                       TopFrameLabel(*candidate), candidate->sampled_allocs);
-  } else {
+  } else if (!unresolved) {
     why = "no sampled stack grows with it";
+  }
+  if (unresolved) {
+    if (!why.empty()) why += "; ";
+    why += fmt::format(
+        "at the {} the detector measured, this window holds about {} of new memory, {:.1f} "
+        "sampled allocations of it: too little to tell a leak that slow from noise",
+        FormatByteRate(snapshot.target.expected_growth_bytes_per_hour),
+        Bytes(expected->expected_bytes), expected->expected_samples);
   }
   out.summary =
       fmt::format("inconclusive ({}): {}; to decide: {}{}", rss, why, out.next_step, rest);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -625,6 +626,90 @@ TEST(HeapDiagnoserTest, PreloadSnapshotBlindToTheProgramsOwnAllocatorCallsAsksFo
   EXPECT_EQ(d.outcome, Outcome::kInconclusive) << d.summary;
   EXPECT_EQ(d.next_step, "drip-agent snapshot --pid 77 --duration 160 --mode attach");
   EXPECT_NE(d.summary.find("not sampled: the program's calls to mallocx, sdallocx"),
+            std::string::npos)
+      << d.summary;
+}
+
+// A slow leak under heavy churn, with the growth the collector's detector measured: 1 KB/s
+// (+3.4 MiB/h), sampled at 32 KiB in a 40 s preload window, leaves a few sampled objects.
+// With the measured growth the window is known to be too short to resolve it, says so, and
+// the next step sizes one that is not (not the 4 x window a thin candidate gets).
+SyntheticOptions SlowLeakWindow(double duration_s, uint64_t sampling_mean_bytes) {
+  SyntheticOptions options;
+  options.duration_s = duration_s;
+  options.interval_s = std::max(0.5, duration_s / 60);
+  options.mode = "preload";
+  options.sampling_mean_bytes = sampling_mean_bytes;
+  return options;
+}
+
+AllocationSite SlowLeak() {
+  AllocationSite leak = Leak();
+  leak.rate_per_s = 5;  // 1 KB/s
+  return leak;
+}
+
+TEST(HeapDiagnoserTest, AWindowTooShortForTheGrowthTheDetectorMeasuredIsNeverNoLeakFound) {
+  SyntheticHeap heap(SlowLeakWindow(40, 32 * 1024));
+  heap.AddSite(SlowLeak());
+  AddChurn(heap);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.target.pid = 4242;
+  const Diagnosis blind = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_NE(blind.outcome, Outcome::kLeak) << blind.summary;
+
+  snapshot.target.expected_growth_bytes_per_hour = 3600.0 * 1000;
+  const Diagnosis told = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_EQ(told.outcome, Outcome::kInconclusive) << told.summary;
+  EXPECT_EQ(told.summary.find("no leak found"), std::string::npos) << told.summary;
+  EXPECT_NE(told.summary.find("at the +3.4 MiB/h the detector measured, this window holds about"),
+            std::string::npos)
+      << told.summary;
+  // 2 x max(64 KiB, 8 x 32 KiB) / 1 KB/s = 524 s, with the growth for the agent to size by.
+  EXPECT_EQ(told.next_step,
+            "drip-agent snapshot --pid 4242 --duration 524 --expect-growth 3.4MiB/h --mode "
+            "preload")
+      << told.next_step;
+}
+
+// The lie this replaces: no sampled object of the leak at all in a 20 s window at 128 KiB,
+// nothing growing, "no leak found" while the component grows 3.4 MiB/h.
+TEST(HeapDiagnoserTest, NoSampleOfASlowLeakTheDetectorMeasuredIsInconclusiveNotNoLeakFound) {
+  SyntheticHeap heap(SlowLeakWindow(20, 128 * 1024));
+  heap.AddSite(SlowLeak());
+  AddChurn(heap);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.target.pid = 4242;
+  const Diagnosis blind = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_EQ(blind.outcome, Outcome::kNoLeak) << blind.summary;
+  snapshot.target.expected_growth_bytes_per_hour = 3600.0 * 1000;
+  const Diagnosis told = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_EQ(told.outcome, Outcome::kInconclusive) << told.summary;
+  EXPECT_EQ(told.summary.find("no leak found"), std::string::npos) << told.summary;
+  EXPECT_NE(told.summary.find("sampled allocations of it: too little"), std::string::npos)
+      << told.summary;
+}
+
+TEST(HeapDiagnoserTest, AWindowLongAndDenseEnoughForTheMeasuredGrowthNamesTheSlowLeak) {
+  SyntheticHeap heap(SlowLeakWindow(600, 16 * 1024));
+  heap.AddSite(SlowLeak());
+  AddChurn(heap);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.target.expected_growth_bytes_per_hour = 3600.0 * 1000;
+  const Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_EQ(d.outcome, Outcome::kLeak) << d.summary;
+  ASSERT_FALSE(d.stacks.empty());
+  EXPECT_EQ(d.stacks[0].frames[0].function, "Session::Remember(Request const&)") << d.summary;
+}
+
+TEST(HeapDiagnoserTest, AWindowThatCouldShowTheMeasuredGrowthButSawNoneSaysItIsNotInTheHeap) {
+  SyntheticHeap heap(SlowLeakWindow(600, 16 * 1024));
+  AddChurn(heap);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.target.expected_growth_bytes_per_hour = 3600.0 * 1000;
+  const Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  EXPECT_EQ(d.outcome, Outcome::kNoLeak) << d.summary;
+  EXPECT_NE(d.summary.find("the +3.4 MiB/h the detector measured is not in the sampled heap"),
             std::string::npos)
       << d.summary;
 }

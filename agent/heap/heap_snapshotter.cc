@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -196,6 +197,12 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     return absl::InvalidArgumentError(
         fmt::format("snapshot: cpu budget must be within (0, 1], not {}", options.cpu_budget));
   }
+  if (!std::isfinite(options.expected_growth_bytes_per_hour) ||
+      options.expected_growth_bytes_per_hour < 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("snapshot: expected growth must be 0 or more bytes/h, not {}",
+                    options.expected_growth_bytes_per_hour));
+  }
   if (options.extend_up_to_seconds > options.max_duration_seconds) {
     return absl::InvalidArgumentError(
         fmt::format("snapshot: --extend-up-to must be at most {} seconds, not {}",
@@ -206,6 +213,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.target.host = options.host;
   snapshot.target.component = options.component;
   snapshot.target.instance = options.instance;
+  snapshot.target.expected_growth_bytes_per_hour = options.expected_growth_bytes_per_hour;
   uint64_t start_ticks = 0;
   if (absl::Status s = FillTarget(options.proc_root, options.pid, &snapshot.target, &start_ticks);
       !s.ok()) {
@@ -240,9 +248,12 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   HeapProbeSession::Options session_options;
   session_options.pid = options.pid;
   // Attach mode sizes T from the allocation rate unless it was given.
+  // A growth already measured bounds T too, so that a slow leak shows within the window.
+  SamplingRatePlanner::Config planner_config;
+  planner_config.expected_growth_bytes_per_second = options.expected_growth_bytes_per_hour / 3600;
+  planner_config.window_seconds = options.duration_seconds;
   std::optional<SamplingRatePlanner> planner;
-  if (mode == "attach" && options.sampling_mean_bytes == 0)
-    planner.emplace(SamplingRatePlanner::Config{});
+  if (mode == "attach" && options.sampling_mean_bytes == 0) planner.emplace(planner_config);
   session_options.sampling_mean_bytes =
       planner ? planner->mean_bytes() : std::max<uint64_t>(options.sampling_mean_bytes, 1);
   session_options.max_tracked = options.max_tracked;
@@ -277,7 +288,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     if (control.ok()) {
       shim_control.emplace(*control);
       if (options.sampling_mean_bytes == 0) {
-        SamplingRatePlanner::Config config;
+        SamplingRatePlanner::Config config = planner_config;
         // The shim's own default (DRIP_SAMPLE_BYTES unset): what it samples at until the
         // first request.
         config.initial_mean_bytes = 512 * 1024;

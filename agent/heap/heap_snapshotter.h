@@ -43,6 +43,11 @@ struct SnapshotOptions {
   // While the window so far would leave the diagnoser inconclusive, the snapshot doubles
   // its duration, up to this many seconds in all (0 or <= duration: never extends).
   double extend_up_to_seconds = 0;
+  // The growth the collector's detector measured on the target (bytes/h; 0: unknown).
+  // With it, T is kept small enough for the window to sample a leak of that rate often
+  // enough to decide (within a cost limit), and a window that could not yet resolve it
+  // counts as short of evidence.
+  double expected_growth_bytes_per_hour = 0;
   // Copied into the snapshot's target when the collector asked for it.
   std::string host;
   std::string component;

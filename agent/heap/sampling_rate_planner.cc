@@ -16,15 +16,22 @@ std::optional<uint64_t> SamplingRatePlanner::Update(double window_seconds, uint6
   const double rate = static_cast<double>(window_bytes - last_bytes_) / seconds;
   last_seconds_ = window_seconds;
   last_bytes_ = window_bytes;
-  const double wanted = rate / std::max(config_.target_samples_per_second, 1e-3);
+  double wanted = rate / std::max(config_.target_samples_per_second, 1e-3);
+  // The cheapest T the cost limit allows: densifying for a known growth stops there.
+  const double cheapest = rate / std::max(config_.max_samples_per_second, 1e-3);
+  const double for_growth = config_.expected_growth_bytes_per_second * config_.window_seconds /
+                            std::max(config_.growth_samples, 1.0);
+  if (for_growth > 0 && for_growth < wanted) wanted = std::max(for_growth, cheapest);
   const uint64_t hi = std::max(config_.min_mean_bytes, config_.max_mean_bytes);
   const uint64_t clamped = static_cast<uint64_t>(
       std::clamp(wanted, static_cast<double>(config_.min_mean_bytes), static_cast<double>(hi)));
   // Hysteresis on the wanted T itself, so that a rate near a power of two does not flap.
   if (clamped < 2 * mean_bytes_ && 2 * clamped > mean_bytes_) return std::nullopt;
-  // The power of two nearest below, within the bounds.
-  const uint64_t next = std::clamp<uint64_t>(std::bit_floor(std::max<uint64_t>(clamped, 1)),
-                                             config_.min_mean_bytes, hi);
+  // The power of two nearest below, within the bounds; nearest above when below would
+  // cost more than the limit allows.
+  uint64_t next = std::bit_floor(std::max<uint64_t>(clamped, 1));
+  if (static_cast<double>(next) < cheapest && next < hi) next *= 2;
+  next = std::clamp<uint64_t>(next, config_.min_mean_bytes, hi);
   if (next == mean_bytes_) return std::nullopt;
   mean_bytes_ = next;
   return next;

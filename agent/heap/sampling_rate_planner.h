@@ -13,6 +13,16 @@
 // asks for at least twice or half the current T (a noisy rate must not make T flap;
 // every sampled event carries its own T, so estimates stay unbiased across a change).
 //
+// When the collector's detector has already measured the target's growth G, that rate
+// sets a second bound: a leak of rate G must leave enough samples in the window,
+//     T <= G x window / growth_samples,
+// which matters for a slow leak under heavy churn (1 KiB/s next to 45 MB/s of churn
+// gives one sample a minute at the rate-based T). Densifying is bounded by cost:
+// never more than max_samples_per_second sampled allocations a second (each is a stack
+// copy and an unwind, and in preload mode a uprobe trap). What T cannot give within that,
+// the window's self-extension does (HeapDiagnoser reads a window too short for G as
+// inconclusive).
+//
 // Pure logic, fed cumulative counters by the snapshotter; not thread-safe.
 #pragma once
 
@@ -34,6 +44,13 @@ class SamplingRatePlanner {
     // The rate is measured over at least this much open-window time before T is set,
     // and T is reconsidered after as much again each time.
     double min_measure_seconds = 0.5;
+    // The growth already measured on the target (bytes/s; 0: unknown) and the window it
+    // must show in: T is kept to at most G x window / growth_samples.
+    double expected_growth_bytes_per_second = 0;
+    double window_seconds = 0;
+    double growth_samples = 32;
+    // Densifying for G stops here (sampled allocations per second).
+    double max_samples_per_second = 3000;
   };
 
   explicit SamplingRatePlanner(const Config& config);

@@ -37,6 +37,27 @@ TEST(SamplingRatePlannerTest, WaitsForEnoughWindowTimeAndIgnoresSmallChanges) {
   EXPECT_EQ(planner.Update(4.0, 105'000'000 + 6'000'000), 4096u);
 }
 
+TEST(SamplingRatePlannerTest, AKnownSlowGrowthUnderHeavyChurnSamplesDenserWithinTheCostLimit) {
+  // 45 MB/s of churn: about 1000 samples/s at 32 KiB, where a 1 KiB/s leak leaves about
+  // one sample in 40 s.
+  SamplingRatePlanner::Config config;
+  config.initial_mean_bytes = 512 * 1024;  // the shim's own default
+  SamplingRatePlanner blind(config);
+  EXPECT_EQ(blind.Update(1.0, 45'000'000), 32768u);
+  // Told the growth, T would go to 1 KiB for 32 samples in 40 s (45 k samples/s); the
+  // cost limit stops it at 15 KB, rounded up to 16 KiB (about 2,700 samples/s).
+  config.expected_growth_bytes_per_second = 1024;
+  config.window_seconds = 40;
+  SamplingRatePlanner told(config);
+  EXPECT_EQ(told.Update(1.0, 45'000'000), 16384u);
+  // A growth the rate-based T already resolves changes nothing: 50 KB/s against 1 MB/s.
+  config.expected_growth_bytes_per_second = 50'000;
+  SamplingRatePlanner fast_leak(config);
+  config.expected_growth_bytes_per_second = 0;
+  SamplingRatePlanner fast_blind(config);
+  EXPECT_EQ(fast_leak.Update(1.0, 1'000'000), fast_blind.Update(1.0, 1'000'000));
+}
+
 TEST(SamplingRatePlannerTest, NoAllocationsDropToTheFloor) {
   SamplingRatePlanner planner({});
   EXPECT_EQ(planner.Update(1.0, 0), 256u);

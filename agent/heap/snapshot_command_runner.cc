@@ -1,6 +1,7 @@
 #include "agent/heap/snapshot_command_runner.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "agent/heap/heap_snapshotter.h"
 #include "agent/instance_check.h"
@@ -63,6 +64,12 @@ void SnapshotCommandRunner::Submit(const drip::v1::Command& command) {
                 fmt::format("duration {} s is outside (0, {}] s (snapshots.max_duration)",
                             snap.duration_seconds(), options_.max_duration_seconds));
   }
+  if (!std::isfinite(snap.expected_growth_bytes_per_hour()) ||
+      snap.expected_growth_bytes_per_hour() < 0) {
+    return Fail(command.id(), fmt::format("expected growth {} bytes/h is not a rate a snapshot "
+                                          "can be sized for (a finite number, 0 or more)",
+                                          snap.expected_growth_bytes_per_hour()));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (busy_) return Fail(command.id(), "another snapshot is running on this host");
   if (worker_.joinable()) worker_.join();  // the previous one has finished
@@ -92,6 +99,7 @@ void SnapshotCommandRunner::Run(drip::v1::Command command) {
     options.host = options_.host;
     options.component = snap.component();
     options.instance = snap.instance();
+    options.expected_growth_bytes_per_hour = snap.expected_growth_bytes_per_hour();
     absl::StatusOr<HeapSnapshot> snapshot = TakeHeapSnapshot(options, &stop_);
     if (snapshot.ok()) {
       TrimStacks(&*snapshot, options_.max_stacks_sent);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -61,6 +62,20 @@ TEST(SnapshotCommandRunnerTest, DurationBeyondTheAgentsLimitIsRefused) {
   drip::v1::CommandResult r = replies.WaitForOne();
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error().find("snapshots.max_duration"), std::string::npos) << r.error();
+}
+
+TEST(SnapshotCommandRunnerTest, AnExpectedGrowthThatIsNotARateIsRefused) {
+  for (double bad :
+       {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    Replies replies;
+    SnapshotCommandRunner runner({}, replies.Sink());
+    drip::v1::Command command = SnapshotOf(getpid(), 10);
+    command.mutable_snapshot()->set_expected_growth_bytes_per_hour(bad);
+    runner.Submit(command);
+    drip::v1::CommandResult r = replies.WaitForOne();
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().find("expected growth"), std::string::npos) << r.error();
+  }
 }
 
 TEST(SnapshotCommandRunnerTest, ProcessThatIsGoneFailsWithTheReason) {

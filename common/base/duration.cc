@@ -85,6 +85,33 @@ absl::StatusOr<uint64_t> ParseByteSize(std::string_view text) {
   return static_cast<uint64_t>(std::llround(bytes));
 }
 
+absl::StatusOr<double> ParseByteRate(std::string_view text) {
+  std::string_view t = TrimWhitespace(text);
+  if (!t.empty() && t.front() == '+') t.remove_prefix(1);  // as FormatByteRate writes it
+  const size_t slash = t.rfind('/');
+  if (slash == std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not a growth rate (e.g. 4KiB/s, 3.6MiB/h, 1GiB/d)", text));
+  }
+  absl::StatusOr<uint64_t> bytes = ParseByteSize(t.substr(0, slash));
+  if (!bytes.ok()) return bytes.status();
+  const std::string_view per = TrimWhitespace(t.substr(slash + 1));
+  double seconds = 0;
+  if (per == "s") {
+    seconds = 1;
+  } else if (per == "m" || per == "min") {
+    seconds = 60;
+  } else if (per == "h") {
+    seconds = 3600;
+  } else if (per == "d") {
+    seconds = 86400;
+  } else {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' has unknown time unit '{}' (use /s, /m, /h, /d)", text, per));
+  }
+  return static_cast<double>(*bytes) * (3600 / seconds);
+}
+
 std::string FormatDuration(std::chrono::milliseconds d) {
   int64_t ms = d.count();
   if (ms % 86'400'000 == 0 && ms != 0) return fmt::format("{}d", ms / 86'400'000);

@@ -14,6 +14,9 @@ namespace drip {
 
 absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view text);
 absl::StatusOr<uint64_t> ParseByteSize(std::string_view text);
+// A growth rate, "<size>/<s|m|h|d>" ("4KiB/s", "3.6MiB/h", and "+3.6 MiB/h" as
+// FormatByteRate writes it), in bytes per hour.
+absl::StatusOr<double> ParseByteRate(std::string_view text);
 std::string FormatDuration(std::chrono::milliseconds d);
 // A span for people, to two significant figures: "45 s", "12 min", "7.5 h", "3.2 d".
 std::string FormatSpan(double seconds);

@@ -47,6 +47,16 @@ TEST(DurationTest, ParsesByteSizes) {
   EXPECT_FALSE(ParseByteSize("12 parsecs").ok());
 }
 
+TEST(DurationTest, ParsesGrowthRatesAsFormatByteRateWritesThem) {
+  EXPECT_DOUBLE_EQ(*ParseByteRate("1KiB/s"), 1024.0 * 3600);
+  EXPECT_DOUBLE_EQ(*ParseByteRate("2MiB/h"), 2.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(*ParseByteRate("24GB/d"), 1e9);
+  EXPECT_DOUBLE_EQ(*ParseByteRate(FormatByteRate(4.0 * (1 << 20))), 4.0 * (1 << 20));
+  EXPECT_FALSE(ParseByteRate("4KiB").ok());
+  EXPECT_FALSE(ParseByteRate("4KiB/fortnight").ok());
+  EXPECT_FALSE(ParseByteRate("-4KiB/s").ok());
+}
+
 TEST(DurationTest, FormatsRoundTrip) {
   EXPECT_EQ(FormatDuration(milliseconds(3'600'000)), "1h");
   EXPECT_EQ(FormatDuration(milliseconds(1500)), "1500ms");

@@ -79,6 +79,11 @@ struct SnapshotTarget {
   // "glibc", "jemalloc", "tcmalloc", "mimalloc" or "executable" (its own or static): who
   // serves malloc; in preload mode, the allocator the shim forwards to. "" when unknown.
   std::string allocator;
+  // The growth the collector's detector measured on the component before it asked for the
+  // snapshot (bytes/h; 0: unknown, as for a snapshot taken by hand without
+  // --expect-growth). The window is sized to resolve it, and a window too short or too
+  // thinly sampled to show it is never read as "no leak found".
+  double expected_growth_bytes_per_hour = 0;
 };
 
 // How attach mode kept the target within its CPU budget (docs/snapshot.md).

@@ -248,6 +248,8 @@ absl::Status ReadSnapshot(const Reader& r, const Json& root, HeapSnapshot* s) {
   RETURN_IF_ERROR(r.String(*target, "target", "component", false, &s->target.component));
   RETURN_IF_ERROR(r.String(*target, "target", "instance", false, &s->target.instance));
   RETURN_IF_ERROR(r.String(*target, "target", "allocator", false, &s->target.allocator));
+  RETURN_IF_ERROR(r.Double(*target, "target", "expected_growth_bytes_per_hour", false,
+                           &s->target.expected_growth_bytes_per_hour));
 
   RETURN_IF_ERROR(r.String(root, top, "mode", true, &s->mode));
 
@@ -342,6 +344,9 @@ std::string HeapSnapshotToJson(const HeapSnapshot& s) {
                      {"exe", s.target.exe},           {"start_time_ms", s.target.start_time_ms},
                      {"host", s.target.host},         {"component", s.target.component},
                      {"instance", s.target.instance}, {"allocator", s.target.allocator}};
+  if (s.target.expected_growth_bytes_per_hour != 0) {
+    j["target"]["expected_growth_bytes_per_hour"] = s.target.expected_growth_bytes_per_hour;
+  }
   j["mode"] = s.mode;
   j["window"] = Json{
       {"start_ms", s.start_ms}, {"end_ms", s.end_ms}, {"interval_seconds", s.interval_seconds}};

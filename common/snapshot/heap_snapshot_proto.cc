@@ -39,6 +39,7 @@ void HeapSnapshotToProto(const HeapSnapshot& s, drip::v1::HeapSnapshot* out) {
   target->set_component(s.target.component);
   target->set_instance(s.target.instance);
   target->set_allocator(s.target.allocator);
+  target->set_expected_growth_bytes_per_hour(s.target.expected_growth_bytes_per_hour);
   out->set_mode(s.mode);
   out->set_start_ms(s.start_ms);
   out->set_end_ms(s.end_ms);
@@ -101,6 +102,7 @@ HeapSnapshot HeapSnapshotFromProto(const drip::v1::HeapSnapshot& p) {
   s.target.component = p.target().component();
   s.target.instance = p.target().instance();
   s.target.allocator = p.target().allocator();
+  s.target.expected_growth_bytes_per_hour = p.target().expected_growth_bytes_per_hour();
   s.mode = p.mode();
   s.start_ms = p.start_ms();
   s.end_ms = p.end_ms();

@@ -106,6 +106,8 @@ absl::Status ValidateHeapSnapshot(const HeapSnapshot& s, std::string_view source
                    fmt::format("must be a process id above 0 (got {})", s.target.pid));
   }
   RETURN_IF_ERROR(c.NonNegative("target.start_time_ms", s.target.start_time_ms));
+  RETURN_IF_ERROR(c.FiniteNonNegative("target.expected_growth_bytes_per_hour",
+                                      s.target.expected_growth_bytes_per_hour));
   RETURN_IF_ERROR(c.NonNegative("window.start_ms", s.start_ms));
   if (s.end_ms < s.start_ms) {
     return c.Error("window.end_ms",
