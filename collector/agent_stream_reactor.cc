@@ -18,9 +18,13 @@ AgentStreamReactor::AgentStreamReactor(grpc::CallbackServerContext* context,
     : context_(context),
       transport_(transport),
       peer_(context->peer()),
+      connected_at_(std::chrono::steady_clock::now()),
       session_(*session_parts, CallerCredentialsOf(*context), context->peer()),
       throttle_alarm_(std::make_shared<grpc::Alarm>()) {
   std::lock_guard<std::mutex> lock(mu_);
+  // Every stream starts unauthenticated; IngestService refuses new ones past its limit.
+  transport_->metrics->streams_awaiting_hello.Increment();
+  awaiting_hello_counted_ = true;
   StartReadLocked();
 }
 
@@ -30,6 +34,29 @@ void AgentStreamReactor::FinishForShutdown() {
   std::lock_guard<std::mutex> lock(mu_);
   CloseLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down; reconnect"),
               stream_outcome::kShutdown);
+}
+
+void AgentStreamReactor::RefuseAwaitingHello(int64_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  FinishNowLocked(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                               fmt::format("{} connections have not said hello yet "
+                                           "(ingest.max_streams_awaiting_hello); retry later",
+                                           limit)),
+                  stream_outcome::kTooManyAwaitingHello);
+}
+
+bool AgentStreamReactor::CloseIfNoHelloSince(std::chrono::steady_clock::time_point cutoff) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A first message being handled may be the hello: its answer decides.
+  if (hello_seen_ || storage_busy_ || closing_ || finish_called_ || connected_at_ >= cutoff) {
+    return false;
+  }
+  Logger("collector")->debug("stream from {}: no hello within ingest.hello_timeout; closed", peer_);
+  FinishNowLocked(
+      grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                   "no hello within ingest.hello_timeout of connecting; an agent says hello first"),
+      stream_outcome::kNoHello);
+  return true;
 }
 
 void AgentStreamReactor::Supersede() {
@@ -172,6 +199,7 @@ void AgentStreamReactor::HandleMessage(size_t wire_bytes) {
       RegisterHost(session_.host());
       EndStorageTask([&] {
         hello_seen_ = true;
+        StopAwaitingHelloLocked();
         outbox_.emplace_back().mutable_welcome()->set_acked_sequence(reply.sequence);
         FlushLocked();
         StartReadLocked();
@@ -216,12 +244,19 @@ void AgentStreamReactor::RegisterHost(const std::string& host) {
 void AgentStreamReactor::DestroySelf() {
   // No other thread uses this reactor now except through ConnectedHosts, which
   // Unregister waits out.
+  StopAwaitingHelloLocked();  // no lock needed any more, as above
   if (registered_) transport_->hosts->Unregister(host_, this);
   if (transport_->on_destroy) transport_->on_destroy(this);
   delete this;
 }
 
 // ---- State transitions (mu_ held) ----
+
+void AgentStreamReactor::StopAwaitingHelloLocked() {
+  if (!awaiting_hello_counted_) return;
+  awaiting_hello_counted_ = false;
+  transport_->metrics->streams_awaiting_hello.Decrement();
+}
 
 void AgentStreamReactor::StartReadLocked() {
   if (closing_ || finish_called_) return;

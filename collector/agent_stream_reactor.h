@@ -28,6 +28,7 @@
 // that it unregisters from ConnectedHosts and from its owner (transport.on_destroy).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -82,6 +83,15 @@ class AgentStreamReactor final
   // ack are out, so that the agent reconnects to a collector that is up. For shutdown.
   void FinishForShutdown();
 
+  // Ends the stream at once with RESOURCE_EXHAUSTED: too many streams have not said hello
+  // yet. For IngestService::Connect, before any reaction ran.
+  void RefuseAwaitingHello(int64_t limit);
+
+  // Ends the stream with UNAUTHENTICATED if it connected before `cutoff` and has not said
+  // hello (nor is one being handled): a connection that never authenticates must not hold
+  // the collector's memory. Returns whether it did.
+  bool CloseIfNoHelloSince(std::chrono::steady_clock::time_point cutoff);
+
   // ConnectedHosts::Stream.
   void Supersede() override;
   bool IsOpen() override;
@@ -118,10 +128,13 @@ class AgentStreamReactor final
   void ReadNextLocked(size_t samples);
   void OnThrottleDone(bool fired);
   void SetOutcomeLocked(std::string_view outcome);
+  // Takes this stream out of drip_agent_streams_awaiting_hello, once.
+  void StopAwaitingHelloLocked();
 
   grpc::CallbackServerContext* const context_;
   const AgentStreamTransport* const transport_;
   const std::string peer_;
+  const std::chrono::steady_clock::time_point connected_at_;
   // Used by storage tasks only, one at a time (see agent_session.h).
   AgentSession session_;
 
@@ -132,7 +145,8 @@ class AgentStreamReactor final
   std::optional<uint64_t> pending_ack_;
   std::string host_;  // set by an accepted Hello; fixed afterwards
   bool hello_seen_ = false;
-  bool registered_ = false;  // in ConnectedHosts under host_
+  bool awaiting_hello_counted_ = false;  // counted in drip_agent_streams_awaiting_hello
+  bool registered_ = false;              // in ConnectedHosts under host_
   bool storage_busy_ = false;
   bool write_in_flight_ = false;
   std::optional<grpc::Status> closing_;  // finish with this once drained

@@ -100,6 +100,9 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
                              &c->ingest.max_samples_per_second_per_host, 0, 1'000'000'000));
   RETURN_IF_ERROR(r.ReadUint("ingest.burst_samples_per_host", &c->ingest.burst_samples_per_host, 1,
                              10'000'000'000));
+  RETURN_IF_ERROR(r.ReadDuration("ingest.hello_timeout", &c->ingest.hello_timeout, seconds(1)));
+  RETURN_IF_ERROR(r.ReadUint("ingest.max_streams_awaiting_hello",
+                             &c->ingest.max_streams_awaiting_hello, 1, 1'000'000));
   RETURN_IF_ERROR(
       r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
   RETURN_IF_ERROR(analyzer::ReadDetectorConfig(r, "detector.", &c->detector));

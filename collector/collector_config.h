@@ -57,6 +57,11 @@ struct CollectorConfig {
     // burst_samples_per_host pass at once. A host over it is slowed, not refused.
     uint64_t max_samples_per_second_per_host = 100000;
     uint64_t burst_samples_per_host = 1000000;
+    // Before its hello names and authenticates the host, a stream is anyone's: it must say
+    // hello this soon after connecting, and at most this many may be waiting to at once
+    // (more are refused with RESOURCE_EXHAUSTED until some have).
+    std::chrono::milliseconds hello_timeout = std::chrono::seconds(30);
+    uint64_t max_streams_awaiting_hello = 1024;
   };
   struct Log {
     std::string level = "info";

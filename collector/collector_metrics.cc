@@ -66,6 +66,8 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                   "read")),
       agents_connected(
           Gauge(r, "drip_agents_connected", "Hosts with an open agent stream that said hello")),
+      streams_awaiting_hello(Gauge(r, "drip_agent_streams_awaiting_hello",
+                                   "Agent streams open but not yet authenticated by a hello")),
       storage_size_bytes(
           Gauge(r, "drip_storage_size_bytes", "Approximate size of the sample store on disk")),
       storage_write_seconds(BuildHistogram()

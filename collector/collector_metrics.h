@@ -27,6 +27,10 @@ inline constexpr std::string_view kRejected = "rejected";      // a message fail
 inline constexpr std::string_view kSuperseded = "superseded";  // the host opened a newer stream
 inline constexpr std::string_view kStorageError = "storage_error";  // a store write failed
 inline constexpr std::string_view kShutdown = "shutdown";           // the collector stopped
+// Never said hello within ingest.hello_timeout: closed before it was authenticated.
+inline constexpr std::string_view kNoHello = "no_hello";
+// Refused at connect: ingest.max_streams_awaiting_hello streams had not said hello yet.
+inline constexpr std::string_view kTooManyAwaitingHello = "too_many_awaiting_hello";
 }  // namespace stream_outcome
 
 struct CollectorMetrics {
@@ -58,6 +62,7 @@ struct CollectorMetrics {
   prometheus::Counter& ingest_throttled_batches;  // drip_ingest_throttled_batches_total
   prometheus::Counter& ingest_throttled_seconds;  // drip_ingest_throttled_seconds_total
   prometheus::Gauge& agents_connected;            // drip_agents_connected
+  prometheus::Gauge& streams_awaiting_hello;      // drip_agent_streams_awaiting_hello
   prometheus::Gauge& storage_size_bytes;          // drip_storage_size_bytes
   prometheus::Histogram& storage_write_seconds;   // drip_storage_write_seconds
   prometheus::Counter& storage_write_errors;      // drip_storage_write_errors_total

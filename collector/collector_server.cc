@@ -129,6 +129,9 @@ void CollectorServer::BuildServices() {
   ingest.max_samples_per_second =
       static_cast<double>(config_.ingest.max_samples_per_second_per_host);
   ingest.burst_samples = static_cast<double>(config_.ingest.burst_samples_per_host);
+  ingest.hello_timeout = config_.ingest.hello_timeout;
+  ingest.max_streams_awaiting_hello =
+      static_cast<int64_t>(config_.ingest.max_streams_awaiting_hello);
   ingest_ = std::make_unique<IngestService>(ingest, session, &hosts_, &metrics_);
   query_ = std::make_unique<QueryServiceImpl>(access_.get(), store_.get(), &hosts_, pipeline_.get(),
                                               &metrics_, clock_);

@@ -759,6 +759,44 @@ TEST_F(CollectorServerTest, AReconnectDoesNotResetTheHostsRateLimit) {
   again->Cancel();
 }
 
+// Before its hello a stream is not authenticated: it must say hello within the timeout or
+// be closed, and counted; a stream that said hello stays.
+TEST_F(CollectorServerTest, AStreamThatNeverSaysHelloIsClosedAfterTheHelloTimeout) {
+  config_.ingest.hello_timeout = std::chrono::seconds(1);
+  StartServer();
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  auto silent = NewAgent();
+  const grpc::Status status = silent->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("ingest.hello_timeout"));
+  EXPECT_EQ(Metric("drip_agent_streams_total", "outcome", "no_hello"), 1);
+  // The agent that said hello, long past the timeout, is still served.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(agent->Send(Batch(1, 1)));
+  EXPECT_TRUE(agent->AwaitAck(1));
+  EXPECT_EQ(Metric("drip_agent_streams_awaiting_hello"), 0);
+}
+
+TEST_F(CollectorServerTest, StreamsPastTheAwaitingHelloLimitAreRefusedUntilOneSaysHello) {
+  config_.ingest.max_streams_awaiting_hello = 2;
+  StartServer();
+  auto first = NewAgent();
+  auto second = NewAgent();
+  ASSERT_EQ(AwaitCounter("drip_agent_streams_awaiting_hello", 2), 2);
+  auto third = NewAgent();
+  const grpc::Status status = third->AwaitEnd();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("ingest.max_streams_awaiting_hello"));
+  EXPECT_EQ(Metric("drip_agent_streams_total", "outcome", "too_many_awaiting_hello"), 1);
+  // Once one says hello, there is room again.
+  ASSERT_EQ(first->SayHello("web-1"), 0u);
+  auto fourth = NewAgent();
+  EXPECT_EQ(fourth->SayHello("web-2"), 0u);
+  EXPECT_EQ(Metric("drip_agent_streams_awaiting_hello"), 1);
+  second->Cancel();
+}
+
 TEST_F(CollectorServerTest, ShutdownWhileAStreamIsThrottledEndsItCleanly) {
   config_.ingest.max_samples_per_second_per_host = 100;
   config_.ingest.burst_samples_per_host = 100;

@@ -8,8 +8,10 @@
 // Shutdown waits for every stream to end).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <set>
 
@@ -17,6 +19,7 @@
 #include "collector/agent_stream_reactor.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
+#include "collector/loop_thread.h"
 #include "collector/worker_pool.h"
 #include "drip/v1/agent.grpc.pb.h"
 
@@ -27,6 +30,11 @@ struct IngestOptions {
   // ingest.max_samples_per_second_per_host and its burst (0: no limit).
   double max_samples_per_second = 0;
   double burst_samples = 0;
+  // ingest.hello_timeout and ingest.max_streams_awaiting_hello: a stream must say hello
+  // (and so authenticate its host) this soon after connecting, and at most this many
+  // streams may be waiting to (0: no limit on either).
+  std::chrono::milliseconds hello_timeout{0};
+  int64_t max_streams_awaiting_hello = 0;
 };
 
 class IngestService final : public drip::v1::AgentService::CallbackService {
@@ -49,15 +57,20 @@ class IngestService final : public drip::v1::AgentService::CallbackService {
 
  private:
   void Forget(AgentStreamReactor* reactor);
+  // Closes the streams that have not said hello within the timeout; the sweep's round.
+  LoopThread::Duration CloseSilentStreams();
 
   const AgentSessionParts session_parts_;
   WorkerPool writers_;
   HostRateLimits rate_limits_;  // outlives every stream: a reconnect finds its host's bucket
   AgentStreamTransport transport_;
+  const std::chrono::milliseconds hello_timeout_;
+  const int64_t max_awaiting_hello_;
   mutable std::mutex mu_;
   std::condition_variable forgotten_;  // a reactor left streams_
   bool shutting_down_ = false;
   std::set<AgentStreamReactor*> streams_;
+  LoopThread hello_sweep_;  // last: stopped first, while everything it reads is alive
 };
 
 }  // namespace drip::collector
