@@ -14,6 +14,7 @@
 #include "common/base/status_macros.h"
 #include "common/base/strings.h"
 #include "common/daemon/listen_address.h"
+#include "common/rpc/agent_message_limits.h"
 #include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
 
@@ -59,8 +60,25 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
                    fmt::format("{} is above backoff.max ({})", FormatDuration(c.backoff.initial),
                                FormatDuration(c.backoff.max))};
   }
+  if (c.host.size() > agent_limits::kMaxHostBytes) {
+    return Problem{"host", fmt::format("{} bytes, more than the {} a host name may have",
+                                       c.host.size(), agent_limits::kMaxHostBytes)};
+  }
+  // The collector refuses a hello past these (common/rpc/agent_message_limits.h).
+  if (c.labels.size() > agent_limits::kMaxOperatorLabels) {
+    return Problem{"labels", fmt::format("{} labels, more than {}", c.labels.size(),
+                                         agent_limits::kMaxOperatorLabels)};
+  }
   for (const auto& [key, value] : c.labels) {
     if (TrimWhitespace(key).empty()) return Problem{"labels", "a label name is empty"};
+    if (key.size() > agent_limits::kMaxLabelKeyBytes) {
+      return Problem{"labels", fmt::format("a label name has {} bytes, more than {}", key.size(),
+                                           agent_limits::kMaxLabelKeyBytes)};
+    }
+    if (value.size() > agent_limits::kMaxLabelValueBytes) {
+      return Problem{"labels." + key, fmt::format("{} bytes, more than {}", value.size(),
+                                                  agent_limits::kMaxLabelValueBytes)};
+    }
   }
   for (const std::string& action : c.mitigation.allowed_actions) {
     if (action != mitigation_action::kRestartUnit && action != mitigation_action::kSignalProcess) {

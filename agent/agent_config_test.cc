@@ -136,6 +136,24 @@ TEST(AgentConfigTest, EmptyHostIsAnError) {
   EXPECT_NE(c.status().message().find("agent.yaml:1: host:"), std::string::npos) << c.status();
 }
 
+// The collector refuses a hello past these limits: the agent says so at start instead of
+// retrying a refused hello for ever.
+TEST(AgentConfigTest, LabelsAndHostPastWhatTheCollectorAcceptsAreErrors) {
+  std::string many = "labels:\n";
+  for (int i = 0; i < 62; ++i) many += "  k" + std::to_string(i) + ": v\n";
+  auto c = ParseWithPlaintext(many, "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("labels: 62 labels, more than 61"), std::string::npos)
+      << c.status();
+  c = ParseWithPlaintext("labels:\n  team: " + std::string(2000, 'x') + "\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("labels.team: 2000 bytes, more than 1024"), std::string::npos)
+      << c.status();
+  c = ParseWithPlaintext("host: " + std::string(300, 'h') + "\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("host: 300 bytes"), std::string::npos) << c.status();
+}
+
 TEST(AgentConfigTest, ValidateChecksFlagOverrides) {
   AgentConfig c = AgentConfig::Defaults();
   c.interval = milliseconds(5);

@@ -22,6 +22,10 @@ QueryClient::QueryClient(std::string address, std::chrono::milliseconds timeout,
 
 absl::StatusOr<std::unique_ptr<QueryClient>> QueryClient::Create(const DripctlConfig& config) {
   grpc::ChannelArguments args;
+  // gRPC's default 4 MiB is one large fleet's host list (or one agent's oversized strings,
+  // before the collector bounded them) away from breaking every query; answers are
+  // bounded by the collector, not by this.
+  args.SetMaxReceiveMessageSize(kMaxAnswerBytes);
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MakeChannelCredentials(config.tls, &args);
   if (!credentials.ok()) return credentials.status();

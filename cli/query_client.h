@@ -18,6 +18,9 @@ namespace drip::cli {
 
 class QueryClient {
  public:
+  // The largest answer dripctl reads (gRPC's own default is 4 MiB).
+  static constexpr int kMaxAnswerBytes = 256 * 1024 * 1024;
+
   // Plaintext, no credentials: for tests against an in-process collector.
   QueryClient(std::string address, std::chrono::milliseconds timeout);
   // TLS (or plaintext, when it says so) with the certificate and token `config` names.

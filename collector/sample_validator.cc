@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "common/base/duration.h"
+#include "common/rpc/agent_message_limits.h"
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 
@@ -14,7 +15,7 @@ const std::vector<std::string_view>& All() {
       kEmptyHost,       kHostMismatch,   kFutureTimestamp, kExpiredTimestamp, kEmptyComponent,
       kMissingMemory,   kTooManySamples, kZeroSequence,    kInvalidGap,       kOversized,
       kHelloMissing,    kDuplicateHello, kEmptyMessage,    kUnauthenticated,  kHostIdentityMismatch,
-      kUserCertificate, kInvalidVersion};
+      kUserCertificate, kInvalidVersion, kFieldTooLong};
   return all;
 }
 
@@ -26,7 +27,6 @@ namespace {
 // bytes is room for any scheme. The agent cuts labels at 128 bytes.
 constexpr size_t kMaxBuildIdHexChars = 128;
 constexpr size_t kMaxVersionLabelBytes = 128;
-
 // Year 9999's last millisecond: beyond it (and before the epoch) a calendar date says
 // less than the raw number does.
 constexpr int64_t kMaxFormattableMs = 253402300799999;
@@ -63,6 +63,19 @@ std::string HumanSpan(double ms) {
 
 Verdict Reject(absl::StatusCode code, std::string_view reason, std::string message) {
   return Verdict{absl::Status(code, message), reason};
+}
+
+// What a refusal quotes of a string the agent sent: enough to recognise it, never all of
+// a field that may be refused for its length (the message goes back as the gRPC status).
+std::string Quote(std::string_view text) {
+  constexpr size_t kQuoted = 64;
+  if (text.size() <= kQuoted) return std::string(text);
+  return fmt::format("{}... ({} bytes)", text.substr(0, kQuoted), text.size());
+}
+
+Verdict TooLong(std::string_view what, size_t bytes, size_t limit) {
+  return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kFieldTooLong,
+                fmt::format("{} has {} bytes, more than {}", what, bytes, limit));
 }
 
 }  // namespace
@@ -103,6 +116,41 @@ Verdict SampleValidator::ValidateHello(const drip::v1::Hello& hello) const {
     return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kEmptyHost,
                   "hello: host is empty; set the agent's host name");
   }
+  if (hello.host().size() > agent_limits::kMaxHostBytes) {
+    return TooLong("hello: host", hello.host().size(), agent_limits::kMaxHostBytes);
+  }
+  if (static_cast<size_t>(hello.labels_size()) > agent_limits::kMaxHelloLabels) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kFieldTooLong,
+                  fmt::format("hello: {} labels, more than {}; keep agent.yaml's labels to a "
+                              "few",
+                              hello.labels_size(), agent_limits::kMaxHelloLabels));
+  }
+  for (const auto& [key, value] : hello.labels()) {
+    if (key.size() > agent_limits::kMaxLabelKeyBytes) {
+      return TooLong("hello: a label's key", key.size(), agent_limits::kMaxLabelKeyBytes);
+    }
+    if (value.size() > agent_limits::kMaxLabelValueBytes) {
+      return TooLong(fmt::format("hello: label '{}'", Quote(key)), value.size(),
+                     agent_limits::kMaxLabelValueBytes);
+    }
+  }
+  if (hello.agent_version().size() > agent_limits::kMaxStatusTextBytes) {
+    return TooLong("hello: agent_version", hello.agent_version().size(),
+                   agent_limits::kMaxStatusTextBytes);
+  }
+  return ValidateStatus(hello.status(), "hello");
+}
+
+Verdict SampleValidator::ValidateStatus(const drip::v1::AgentStatus& status,
+                                        std::string_view where) const {
+  if (status.sampler().size() > agent_limits::kMaxStatusTextBytes) {
+    return TooLong(fmt::format("{}: status.sampler", where), status.sampler().size(),
+                   agent_limits::kMaxStatusTextBytes);
+  }
+  if (status.sampler_fallback_reason().size() > agent_limits::kMaxStatusTextBytes) {
+    return TooLong(fmt::format("{}: status.sampler_fallback_reason", where),
+                   status.sampler_fallback_reason().size(), agent_limits::kMaxStatusTextBytes);
+  }
   return Verdict::Accept();
 }
 
@@ -132,6 +180,10 @@ Verdict SampleValidator::ValidateBatch(const drip::v1::SampleBatch& batch,
         fmt::format("batch {}: {} samples exceed ingest.max_samples_per_batch ({})",
                     batch.sequence(), batch.samples_size(), options_.max_samples_per_batch));
   }
+  if (batch.has_status()) {
+    Verdict v = ValidateStatus(batch.status(), fmt::format("batch {}", batch.sequence()));
+    if (!v.ok()) return v;
+  }
   int64_t now_ms = clock_->NowMs();
   for (int i = 0; i < batch.samples_size(); ++i) {
     Verdict v = ValidateSample(batch, i, stream_host, now_ms);
@@ -149,7 +201,7 @@ Verdict SampleValidator::ValidateBatch(const drip::v1::SampleBatch& batch,
     if (!batch.versions(i).host().empty() && batch.versions(i).host() != stream_host) {
       return Reject(absl::StatusCode::kPermissionDenied, reject_reason::kHostMismatch,
                     fmt::format("batch {} version {}: host '{}' is not this stream's host '{}'",
-                                batch.sequence(), i, batch.versions(i).host(), stream_host));
+                                batch.sequence(), i, Quote(batch.versions(i).host()), stream_host));
     }
     Verdict v = ValidateVersion(batch, i);
     if (!v.ok()) return v;
@@ -160,12 +212,21 @@ Verdict SampleValidator::ValidateBatch(const drip::v1::SampleBatch& batch,
 Verdict SampleValidator::ValidateVersion(const drip::v1::SampleBatch& batch, int index) const {
   const drip::v1::InstanceVersion& v = batch.versions(index);
   auto refuse = [&](std::string_view what) {
-    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kInvalidVersion,
-                  fmt::format("batch {} version {} (component '{}', instance '{}'): {}",
-                              batch.sequence(), index, v.component(), v.instance(), what));
+    return Reject(
+        absl::StatusCode::kInvalidArgument, reject_reason::kInvalidVersion,
+        fmt::format("batch {} version {} (component '{}', instance '{}'): {}", batch.sequence(),
+                    index, Quote(v.component()), Quote(v.instance()), what));
   };
   if (v.component().empty()) return refuse("component is empty");
   if (v.instance().empty()) return refuse("instance is empty");
+  if (v.component().size() > agent_limits::kMaxComponentBytes ||
+      v.instance().size() > agent_limits::kMaxInstanceBytes) {
+    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kFieldTooLong,
+                  fmt::format("batch {} version {}: component or instance longer than {} / {} "
+                              "bytes",
+                              batch.sequence(), index, agent_limits::kMaxComponentBytes,
+                              agent_limits::kMaxInstanceBytes));
+  }
   if (v.build_id().size() > kMaxBuildIdHexChars) {
     return refuse(fmt::format("build_id has {} characters, more than {}", v.build_id().size(),
                               kMaxBuildIdHexChars));
@@ -193,11 +254,19 @@ Verdict SampleValidator::ValidateSample(const drip::v1::SampleBatch& batch, int 
     return Reject(absl::StatusCode::kPermissionDenied, reject_reason::kHostMismatch,
                   fmt::format("{}: host '{}' is not this stream's host '{}'; an agent may only "
                               "send its own host's samples",
-                              where(), s.host(), stream_host));
+                              where(), Quote(s.host()), stream_host));
   }
   if (s.component().empty()) {
     return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kEmptyComponent,
                   fmt::format("{}: component is empty", where()));
+  }
+  if (s.component().size() > agent_limits::kMaxComponentBytes) {
+    return TooLong(fmt::format("{}: component", where()), s.component().size(),
+                   agent_limits::kMaxComponentBytes);
+  }
+  if (s.instance().size() > agent_limits::kMaxInstanceBytes) {
+    return TooLong(fmt::format("{} (component '{}'): instance", where(), Quote(s.component())),
+                   s.instance().size(), agent_limits::kMaxInstanceBytes);
   }
   if (s.memory_case() == drip::v1::Sample::MEMORY_NOT_SET) {
     return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kMissingMemory,

@@ -50,6 +50,8 @@ inline constexpr std::string_view kInvalidVersion = "invalid_version";
 inline constexpr std::string_view kUnauthenticated = "unauthenticated";
 inline constexpr std::string_view kHostIdentityMismatch = "host_identity_mismatch";
 inline constexpr std::string_view kUserCertificate = "user_certificate";
+// A string longer, or a map larger, than any agent sends (limits in sample_validator.cc).
+inline constexpr std::string_view kFieldTooLong = "field_too_long";
 // Every reason above, so that metrics can show each at zero before it first happens.
 const std::vector<std::string_view>& All();
 }  // namespace reject_reason
@@ -95,6 +97,8 @@ class SampleValidator {
   Verdict ValidateSample(const drip::v1::SampleBatch& batch, int index,
                          const std::string& stream_host, int64_t now_ms) const;
   Verdict ValidateVersion(const drip::v1::SampleBatch& batch, int index) const;
+  // The agent's status strings, from a hello or a batch (`where` names which).
+  Verdict ValidateStatus(const drip::v1::AgentStatus& status, std::string_view where) const;
 
   SampleValidatorOptions options_;
   const Clock* clock_;

@@ -157,6 +157,58 @@ TEST_F(SampleValidatorTest, EmptyComponentIsInvalidArgument) {
   EXPECT_THAT(std::string(v.status.message()), HasSubstr("batch 5 sample 0: component is empty"));
 }
 
+// One agent's strings are kept, listed to every dripctl user and replayed at every restart:
+// a label of megabytes or a component name of a megabyte is refused, not stored.
+TEST_F(SampleValidatorTest, HelloWithTooManyOrTooLongLabelsIsRefusedAsFieldTooLong) {
+  drip::v1::Hello hello;
+  hello.set_host("web-1");
+  for (int i = 0; i < 64; ++i) (*hello.mutable_labels())["k" + std::to_string(i)] = "v";
+  EXPECT_TRUE(validator_.ValidateHello(hello).ok());
+  (*hello.mutable_labels())["one-more"] = "v";
+  Verdict v = validator_.ValidateHello(hello);
+  EXPECT_EQ(v.reason, reject_reason::kFieldTooLong);
+  EXPECT_EQ(v.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(v.status.message(), HasSubstr("65 labels, more than 64"));
+
+  drip::v1::Hello big;
+  big.set_host("web-1");
+  (*big.mutable_labels())["team"] = std::string(4 << 20, 'x');
+  v = validator_.ValidateHello(big);
+  EXPECT_EQ(v.reason, reject_reason::kFieldTooLong);
+  EXPECT_THAT(v.status.message(), HasSubstr("label 'team' has 4194304 bytes, more than 1024"));
+
+  drip::v1::Hello long_host;
+  long_host.set_host(std::string(300, 'h'));
+  EXPECT_EQ(validator_.ValidateHello(long_host).reason, reject_reason::kFieldTooLong);
+
+  drip::v1::Hello status;
+  status.set_host("web-1");
+  status.mutable_status()->set_sampler_fallback_reason(std::string(2000, 'r'));
+  EXPECT_EQ(validator_.ValidateHello(status).reason, reject_reason::kFieldTooLong);
+}
+
+TEST_F(SampleValidatorTest,
+       ComponentOrInstanceLongerThanAnyAgentSendsIsRefusedQuotingOnlyItsStart) {
+  drip::v1::SampleBatch batch = GoodBatch(1);
+  batch.mutable_samples(2)->set_component("proc:" + std::string(20000, 'c'));
+  Verdict v = Validate(batch);
+  EXPECT_EQ(v.reason, reject_reason::kFieldTooLong);
+  EXPECT_THAT(v.status.message(),
+              HasSubstr("batch 1 sample 2: component has 20005 bytes, more than 512"));
+  EXPECT_LT(v.status.message().size(), 200u) << v.status.message().substr(0, 300);
+
+  batch = GoodBatch(2);
+  batch.mutable_samples(0)->set_instance(std::string(300, '1'));
+  EXPECT_EQ(Validate(batch).reason, reject_reason::kFieldTooLong);
+
+  // A host that is not the stream's is quoted, not echoed whole.
+  batch = GoodBatch(3);
+  batch.mutable_samples(0)->set_host(std::string(20000, 'h'));
+  v = Validate(batch);
+  EXPECT_EQ(v.reason, reject_reason::kHostMismatch);
+  EXPECT_LT(v.status.message().size(), 300u);
+}
+
 TEST_F(SampleValidatorTest, SampleWithoutMemoryFiguresIsInvalidArgument) {
   drip::v1::SampleBatch batch = GoodBatch(5);
   batch.mutable_samples(2)->clear_process();
