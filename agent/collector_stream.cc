@@ -63,6 +63,13 @@ CollectorStream::~CollectorStream() {
 void CollectorStream::SendCommandResult(drip::v1::CommandResult result) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Kept across reconnects, so bounded: through a long outage only the newest are kept
+    // (the collector has timed the oldest out by then).
+    if (outbox_.size() >= kMaxQueuedResults) {
+      Logger("agent")->warn("command result {} dropped: {} results already wait for the collector",
+                            outbox_.front().command_result().command_id(), outbox_.size());
+      outbox_.pop_front();
+    }
     *outbox_.emplace_back().mutable_command_result() = std::move(result);
   }
   cv_.notify_all();
@@ -159,7 +166,10 @@ CollectorStream::Outcome CollectorStream::RunStream() {
     acked_at_welcome_ = 0;
     reader_done_ = false;
     data_ready_ = true;  // after the Welcome, (re)send whatever is buffered
-    outbox_.clear();
+    // The outbox holds command results, and they outlive a stream: a signal the agent
+    // really sent must not be audited as timed out because the stream broke before its
+    // result went out. The collector takes a result for a command it still awaits on
+    // whichever stream it comes (and ignores one it has given up on).
     ++stats_.streams_started;
   }
   auto log = Logger("agent");
@@ -268,8 +278,16 @@ bool CollectorStream::WriteLoop(Stream* stream, grpc::ClientContext* context,
       scan = data_ready_;
       data_ready_ = false;
     }
-    for (const drip::v1::AgentMessage& message : outbox) {
-      if (!stream->Write(message)) return false;
+    while (!outbox.empty()) {
+      if (!stream->Write(outbox.front())) {
+        // Back to the front of the outbox, in order, for the next stream (the one that
+        // failed may or may not have reached the collector: a result is idempotent there).
+        std::lock_guard<std::mutex> lock(mu_);
+        outbox_.insert(outbox_.begin(), std::make_move_iterator(outbox.begin()),
+                       std::make_move_iterator(outbox.end()));
+        return false;
+      }
+      outbox.pop_front();
     }
     // Sequence order, from the oldest unacknowledged batch: NextAfter skips whatever
     // acks or drops removed meanwhile.
@@ -340,17 +358,15 @@ void CollectorStream::ReadLoop(Stream* stream) {
                   : command.has_mitigation() ? "mitigation"
                                              : "unknown action",
                   kCommandNotSupported);
-        drip::v1::AgentMessage reply;
-        drip::v1::CommandResult* result = reply.mutable_command_result();
-        result->set_command_id(command.id());
-        result->set_ok(false);
-        result->set_error(kCommandNotSupported);
+        drip::v1::CommandResult result;
+        result.set_command_id(command.id());
+        result.set_ok(false);
+        result.set_error(kCommandNotSupported);
         {
           std::lock_guard<std::mutex> lock(mu_);
-          outbox_.push_back(std::move(reply));
           ++stats_.commands_refused;
         }
-        cv_.notify_all();
+        SendCommandResult(std::move(result));
         break;
       }
       case drip::v1::CollectorMessage::BODY_NOT_SET:

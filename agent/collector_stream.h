@@ -139,7 +139,9 @@ class CollectorStream {
   uint64_t acked_at_welcome_ = 0;
   std::atomic<bool> reader_done_{false};
   bool data_ready_ = false;  // the buffer got a batch since the writer last looked
-  std::deque<drip::v1::AgentMessage> outbox_;  // command results, written by the writer
+  // Command results, written by the writer; kept across reconnects, at most this many.
+  static constexpr size_t kMaxQueuedResults = 64;
+  std::deque<drip::v1::AgentMessage> outbox_;
   // Outage bookkeeping, for logging once per outage.
   bool in_outage_ = false;
   uint64_t outage_attempts_ = 0;

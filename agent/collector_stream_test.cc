@@ -217,6 +217,36 @@ TEST(CollectorStreamTest, CommandsAreAnsweredAsNotSupported) {
   EXPECT_EQ(client.stream->stats().commands_refused, 1u);
 }
 
+// A command's result produced while the collector is away (a snapshot or a signal that
+// finished during an outage) is sent once a stream is back: before, a reconnect emptied
+// the queue and the collector audited a signal really sent as timed out.
+TEST(CollectorStreamTest, ACommandResultQueuedWhileTheCollectorIsAwayIsSentAfterTheReconnect) {
+  auto first = std::make_unique<FakeCollector>(FakeCollector::Options{});
+  const int port = first->port();
+  ASSERT_NE(port, 0);
+  Client client(first->address());
+  client.stream->Start();
+  ASSERT_TRUE(Eventually([&] { return client.stream->stats().connected; }));
+  first->Shutdown();
+  first.reset();
+  ASSERT_TRUE(Eventually([&] { return client.stream->stats().streams_started >= 2; }));
+
+  drip::v1::CommandResult result;
+  result.set_command_id("signal-7");
+  result.set_ok(true);
+  result.set_detail("sent SIGTERM to pid 1234 (leaky)");
+  client.stream->SendCommandResult(result);
+  // More reconnect attempts pass while nothing listens.
+  const uint64_t started = client.stream->stats().streams_started;
+  ASSERT_TRUE(Eventually([&] { return client.stream->stats().streams_started >= started + 2; }));
+
+  FakeCollector second({}, port);
+  ASSERT_EQ(second.port(), port);
+  ASSERT_TRUE(second.WaitUntil([&] { return second.command_result_count_locked() == 1; }));
+  EXPECT_EQ(second.command_results()[0].command_id(), "signal-7");
+  EXPECT_EQ(second.command_results()[0].detail(), "sent SIGTERM to pid 1234 (leaky)");
+}
+
 TEST(CollectorStreamTest, CollectorThatSendsNoWelcomeIsLeftAndRetried) {
   FakeCollector collector({.send_welcome = false});
   BatchBuffer buffer({});
