@@ -1,5 +1,6 @@
 #include "collector/storage/retention_filter.h"
 
+#include <algorithm>
 #include <string>
 
 #include "collector/storage/series_key.h"
@@ -49,9 +50,19 @@ class RetentionFilter final : public rocksdb::CompactionFilter {
 RetentionFilterFactory::RetentionFilterFactory(const Clock* clock, int64_t retention_ms)
     : clock_(clock), retention_ms_(retention_ms) {}
 
+void RetentionFilterFactory::NoteStoredSampleMs(int64_t ms) {
+  int64_t seen = newest_sample_ms_.load(std::memory_order_relaxed);
+  while (ms > seen && !newest_sample_ms_.compare_exchange_weak(seen, ms)) {
+  }
+}
+
 int64_t RetentionFilterFactory::CutoffMs() const {
+  const int64_t newest = newest_sample_ms_.load(std::memory_order_relaxed);
+  if (newest == INT64_MIN) return INT64_MIN;
   int64_t cutoff = 0;
-  if (__builtin_sub_overflow(clock_->NowMs(), retention_ms_, &cutoff)) return INT64_MIN;
+  if (__builtin_sub_overflow(std::min(clock_->NowMs(), newest), retention_ms_, &cutoff)) {
+    return INT64_MIN;
+  }
   return cutoff;
 }
 

@@ -7,6 +7,11 @@
 // Until set_chunk_window_ms() is called the filter keeps everything: the window is a
 // property of the store on disk, known only once the store is open.
 //
+// "Now" is the collector's clock, but never later than the newest sample the store holds:
+// a clock that jumps a year ahead must not make the next compaction delete the whole
+// store, and a fleet that sent nothing for a while loses nothing for it either (old data
+// goes once newer data has arrived to take its place on disk).
+//
 // Thread-safe: RocksDB creates filters from several compaction threads.
 #pragma once
 
@@ -26,7 +31,12 @@ class RetentionFilterFactory final : public rocksdb::CompactionFilterFactory {
 
   void set_chunk_window_ms(int64_t chunk_window_ms) { chunk_window_ms_.store(chunk_window_ms); }
 
-  // The time before which samples are expired, as of now.
+  // The store holds a sample stamped `ms` (called at open with the newest per host, and
+  // for every stored batch): retention's "now" may advance to it.
+  void NoteStoredSampleMs(int64_t ms);
+
+  // The time before which samples are expired: min(now, newest stored sample) - retention.
+  // INT64_MIN (nothing expired) while the store holds no sample.
   int64_t CutoffMs() const;
 
   // Chunks dropped by compactions since the previous call.
@@ -41,6 +51,7 @@ class RetentionFilterFactory final : public rocksdb::CompactionFilterFactory {
   const Clock* clock_;
   const int64_t retention_ms_;
   std::atomic<int64_t> chunk_window_ms_{0};  // 0: unknown, keep everything
+  std::atomic<int64_t> newest_sample_ms_{INT64_MIN};
   std::atomic<uint64_t> dropped_chunks_{0};
 };
 

@@ -154,6 +154,20 @@ absl::Status RocksDbSeriesStore::LoadStoreSettings(const StoreHandles& db) {
     return StoreError(options_.path, "reading the chunk window", s);
   }
   retention_->set_chunk_window_ms(chunk_window_ms_);
+  // Retention's "now" never passes the newest stored sample (retention_filter.h): read it
+  // from the host records, one per host, before anything is expired.
+  {
+    KeyRangeIterator hosts = KeyRangeIterator::Prefix(db.db, db.meta, kHostRecordPrefix);
+    drip::v1::HostInfo record;
+    for (hosts.SeekToStart(); hosts->Valid(); hosts->Next()) {
+      if (record.ParseFromArray(hosts->value().data(), static_cast<int>(hosts->value().size()))) {
+        retention_->NoteStoredSampleMs(record.last_sample_ms());
+      }
+    }
+    if (!hosts->status().ok()) {
+      return StoreError(options_.path, "reading the host records", hosts->status());
+    }
+  }
 
   // Concurrent batches persist the id counter in whatever order their writes land, so
   // the stored counter may lag; every allocated id that became durable has its "i/"
@@ -360,6 +374,9 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     }
     record.set_last_sample_ms(newest);
     record.set_last_seen_ms(std::max(record.last_seen_ms(), now_ms));
+    // Before the write, so that a compaction racing it cannot take the batch's own
+    // samples for expired under a clock that jumped ahead.
+    retention_->NoteStoredSampleMs(newest);
     rocksdb::Status s = write.Put(db->meta, HostRecordKey(host), record.SerializeAsString());
     if (s.ok() && next_series_id != 0) {
       s = write.Put(db->meta, ToSlice(kNextSeriesIdKey), EncodeUint64(next_series_id));
@@ -702,6 +719,7 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::EnforceRetention() {
   // Staged samples are out of the compaction filter's reach until folded.
   if (absl::StatusOr<FoldStats> folded = FoldStaged(); !folded.ok()) return folded.status();
   const int64_t cutoff = retention_->CutoffMs();
+  if (cutoff == INT64_MIN) return retention_->TakeDroppedChunks();  // no sample stored yet
   const int64_t slack = std::max<int64_t>(chunk_window_ms_, options_.retention.count() / 8);
   const bool due = compacted_cutoff_ms_ == INT64_MIN ||
                    (cutoff > compacted_cutoff_ms_ && cutoff - compacted_cutoff_ms_ >= slack);

@@ -609,11 +609,45 @@ TEST(RocksDbSeriesStoreTest, HidesExpiredSamplesBeforeCompaction) {
   ASSERT_EQ(series.size(), 1u);
   EXPECT_EQ(Timestamps(series[0]), (std::vector<int64_t>{kNow - kHourMs, kNow}));
 
-  // Sample by sample, not chunk by chunk: the retention edge is exact.
+  // Sample by sample, not chunk by chunk: the retention edge is exact (once a newer sample
+  // has come: retention's "now" never passes the newest stored sample).
   h.clock.Set(kNow + kDayMs - kHourMs + 1);
+  Append(*store, "h2", Batch(1, {ProcessSample("proc:z", "1", kNow + kDayMs - kHourMs + 1, 1)}));
   series = Read(*store, "h", "proc:a");
   ASSERT_EQ(series.size(), 1u);
   EXPECT_EQ(Timestamps(series[0]), (std::vector<int64_t>{kNow}));
+}
+
+// A collector clock that jumps a year ahead (a bad NTP step, a VM restored with a wrong
+// RTC) must not make the next compaction delete the store: retention's "now" is held to
+// the newest sample stored, also after a restart. Samples that come in at the real time
+// keep it there; once the fleet's samples are a day newer, the day-old data goes.
+TEST(RocksDbSeriesStoreTest, AClockThatJumpsAheadExpiresNothingNewerThanTheNewestSample) {
+  Harness h;
+  h.options.retention = hours(24);
+  {
+    auto store = h.Open();
+    ASSERT_NE(store, nullptr);
+    Append(*store, "h",
+           Batch(1, {ProcessSample("proc:a", "1", kNow - 2 * kHourMs, 1),
+                     ProcessSample("proc:a", "1", kNow, 2)}));
+  }
+  h.clock.Set(kNow + 365 * kDayMs);
+  auto store = h.Open();  // reopened: the newest sample is read back from the host records
+  ASSERT_NE(store, nullptr);
+  absl::StatusOr<uint64_t> dropped = store->EnforceRetention();
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(*dropped, 0u);
+  auto kept = Read(*store, "h", "proc:a");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(Timestamps(kept[0]), (std::vector<int64_t>{kNow - 2 * kHourMs, kNow}));
+
+  // The fleet goes on at the real time: a sample a day and an hour on still leaves the
+  // last day of data, and hides what is older than a day before it.
+  Append(*store, "h", Batch(2, {ProcessSample("proc:a", "1", kNow + kDayMs - kHourMs, 3)}));
+  kept = Read(*store, "h", "proc:a");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(Timestamps(kept[0]), (std::vector<int64_t>{kNow, kNow + kDayMs - kHourMs}));
 }
 
 TEST(RocksDbSeriesStoreTest, RunsTheFullRetentionCompactionOnlyWhenEnoughHasExpired) {
@@ -621,16 +655,19 @@ TEST(RocksDbSeriesStoreTest, RunsTheFullRetentionCompactionOnlyWhenEnoughHasExpi
   h.options.retention = hours(24);  // full pass once the cutoff moved by 3 hours
   auto store = h.Open();
   ASSERT_NE(store, nullptr);
-  ASSERT_EQ(*store->EnforceRetention(), 0u);  // a new store: first pass runs, drops nothing
+  // The first pass runs and drops nothing. Samples keep coming at the clock's time
+  // (retention's "now" is the newest of them), one of them late, from 23.5 hours ago.
+  Append(*store, "h", Batch(1, {ProcessSample("proc:a", "1", kNow, 1)}));
+  ASSERT_EQ(*store->EnforceRetention(), 0u);
+  Append(*store, "h", Batch(2, {ProcessSample("proc:a", "1", kNow - kDayMs + kHourMs / 2, 2)}));
 
-  Append(*store, "h",
-         Batch(1, {ProcessSample("proc:a", "1", kNow - kDayMs - kHourMs, 1),
-                   ProcessSample("proc:a", "1", kNow, 2)}));
   h.clock.Advance(hours(1));
+  Append(*store, "h", Batch(3, {ProcessSample("proc:a", "1", kNow + kHourMs, 3)}));
   EXPECT_EQ(*store->EnforceRetention(), 0u);  // expired, but not worth a full rewrite yet
-  EXPECT_EQ(Read(*store, "h", "proc:a")[0].samples_size(), 1);  // hidden nonetheless
+  EXPECT_EQ(Read(*store, "h", "proc:a")[0].samples_size(), 2);  // hidden nonetheless
 
   h.clock.Advance(hours(2));
+  Append(*store, "h", Batch(4, {ProcessSample("proc:a", "1", kNow + 3 * kHourMs, 4)}));
   EXPECT_EQ(*store->EnforceRetention(), 1u);
 }
 
