@@ -29,6 +29,8 @@ PACKAGES=(
   libjemalloc2 libtcmalloc-minimal4
   # a real jemalloc-linked service and its real client, diagnosed through the collector
   redis-server redis-tools
+  # a real tcmalloc-linked program (SWI-Prolog links libtcmalloc_minimal), diagnosed the same way
+  swi-prolog-core
 )
 
 missing=()

@@ -247,6 +247,61 @@ TEST(PipelineTest, RedisWithJemallocUnderARealClientIsDiagnosedThroughTheCollect
   EXPECT_NE(frames.find("pushGenericCommand"), std::string::npos) << diagnosis.dump(2);
 }
 
+// A real Debian program linked with tcmalloc: SWI-Prolog (swipl links
+// libtcmalloc_minimal.so.4) running a session store that asserts a 512-byte fact every
+// 2 ms and never retracts one, about 300 KB/s. The collector flags it and has the agent
+// snapshot it in attach mode with its defaults (tcmalloc's entry points probed), and the
+// diagnosis names the stack that stores the clauses, in libswipl, as the leak.
+TEST(PipelineTest, PrologWithTcmallocThatNeverRetractsIsDiagnosedThroughTheCollector) {
+  const std::string swipl = "/usr/bin/swipl";
+  ASSERT_EQ(access(swipl.c_str(), X_OK), 0) << swipl
+                                            << " missing: scripts/install-deps.sh installs "
+                                               "swi-prolog-core";
+  LocalDrip drip;
+  ASSERT_TRUE(drip.StartCollector(std::string(kFastDetectorYaml) + kFastSnapshots).ok())
+      << drip.Logs();
+  const std::string host = fmt::format("it-swipl-{}", getpid());
+  drip.SetAgentAllowedComponents({"proc:swipl"});
+  ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
+
+  const std::string program = drip.dir().File("sessions.pl");
+  WriteFile(program, R"(:- initialization(main, main).
+main :- format("ready~n"), flush_output, loop(0).
+loop(N) :-
+    format(string(Payload), "session-~d-~`xt~512|", [N]),
+    assertz(session(N, Payload)),
+    sleep(0.002),
+    N1 is N + 1,
+    loop(N1).
+)");
+  auto prolog = ChildProcess::Start({swipl, program}, drip.dir().File("swipl.log"));
+  ASSERT_TRUE(prolog.ok()) << prolog.status();
+  for (int i = 0; i < 200 && (*prolog)->Log().find("ready") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_NE((*prolog)->Log().find("ready"), std::string::npos) << (*prolog)->Log();
+  auto component = ComponentOfPid((*prolog)->pid());
+  ASSERT_TRUE(component.ok()) << component.status();
+  EXPECT_EQ(*component, "proc:swipl");
+
+  std::string last;
+  const nlohmann::json suspect = WaitForSuspect(drip, host, *component, seconds(150), &last);
+  ASSERT_FALSE(suspect.is_null()) << "no suspect for " << *component << " in\n"
+                                  << last << drip.Logs() << (*prolog)->Log();
+  const nlohmann::json snapshot =
+      WaitForFinishedSnapshot(drip, host, *component, seconds(300), &last);
+  ASSERT_FALSE(snapshot.is_null()) << "no finished snapshot in\n" << last << drip.Logs();
+  ASSERT_EQ(snapshot["state"], "done") << snapshot.dump(2) << drip.Logs();
+  const nlohmann::json& diagnosis = snapshot["diagnosis"];
+  const nlohmann::json& stacks = diagnosis["stacks"];
+  ASSERT_FALSE(stacks.empty()) << snapshot.dump(2);
+  EXPECT_EQ(stacks[0]["verdict"], "leak") << diagnosis.dump(2);
+  // Allocator frames (tcmalloc's) are dropped: the leaking stack starts in libswipl.
+  ASSERT_FALSE(stacks[0]["frames"].empty()) << diagnosis.dump(2);
+  EXPECT_NE(stacks[0]["frames"][0].value("module", "").find("libswipl"), std::string::npos)
+      << diagnosis.dump(2);
+}
+
 TEST(PipelineTest, DripctlSaysWhichCollectorItCannotReach) {
   CommandOutput out =
       RunCommand({DripctlBinary(), "--collector", "127.0.0.1:1", "--plaintext", "hosts"});
