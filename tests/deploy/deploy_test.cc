@@ -130,6 +130,9 @@ TEST(DeployTest, SystemdUnitsAreNotifyWithWatchdogRestartAndNoReload) {
   const std::string collector = ReadText(kDeployDir + "/systemd/drip-collector.service");
   EXPECT_NE(collector.find("\nCapabilityBoundingSet=\n"), std::string::npos);
   EXPECT_NE(collector.find("\nStateDirectory=drip\n"), std::string::npos);
+  // The collector, not the host, gives way when it grows (issue 17, #12).
+  EXPECT_NE(collector.find("\nMemoryMax="), std::string::npos);
+  EXPECT_NE(collector.find("\nTasksMax="), std::string::npos);
   const std::string agent = ReadText(kDeployDir + "/systemd/drip-agent.service");
   // Least privilege: the agent's capabilities are exactly the ones its comments justify.
   for (const char* key : {"\nCapabilityBoundingSet=", "\nAmbientCapabilities="}) {

@@ -155,6 +155,60 @@ TEST_P(HeapSnapshotTest, SnapshotAndDiagnoseRankTheLeakingFunctionFirstInBothMod
   }
 }
 
+// The churn fixture (`argv`: its command line, wrappers first) once ready, snapshotted
+// with drip-agent's defaults plus `flags`, and diagnosed with dripctl. `failure` says which
+// step failed; `kernel_refused` that the kernel refused BPF (the one reason to skip).
+struct ChurnDiagnosis {
+  int pid = 0;
+  CommandOutput snap;
+  std::string diagnosis;  // dripctl diagnose --json, as printed
+  nlohmann::json result;
+  std::string failure;
+  bool kernel_refused = false;
+};
+
+ChurnDiagnosis SnapshotTheChurnFixture(const TempDir& dir, const std::vector<std::string>& argv,
+                                       const std::vector<std::string>& flags) {
+  ChurnDiagnosis d;
+  auto child = ChildProcess::Start(argv, dir.File("churn.log"));
+  if (!child.ok()) {
+    d.failure = "cannot start the fixture: " + std::string(child.status().message());
+    return d;
+  }
+  for (int i = 0; i < 600 && child.value()->Log().find("ready") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  d.pid = child.value()->pid();
+  const std::string snapshot = dir.File("churn.json");
+  std::vector<std::string> command = {DRIP_AGENT_BIN, "snapshot",
+                                      "--pid",        std::to_string(d.pid),
+                                      "--duration",   std::to_string(kSnapshotSeconds),
+                                      "--output",     snapshot};
+  command.insert(command.end(), flags.begin(), flags.end());
+  d.snap = RunCommand(command, std::chrono::seconds(kLongestSnapshotSeconds + 60));
+  d.kernel_refused = d.snap.err.find("the kernel refused") != std::string::npos;
+  if (d.snap.exit_code != 0) {
+    d.failure = "drip-agent snapshot failed: " + d.snap.err;
+    return d;
+  }
+  CommandOutput diag =
+      RunCommand({DRIPCTL_BIN, "diagnose", snapshot, "--json"}, std::chrono::seconds(60));
+  d.diagnosis = diag.out.substr(0, 4000);
+  d.result = nlohmann::json::parse(diag.out, nullptr, false);
+  if (diag.exit_code != 0 || d.result.is_discarded()) {
+    d.failure = "dripctl diagnose failed: " + diag.err + diag.out.substr(0, 4000);
+  }
+  return d;
+}
+
+// The diagnosis names the fixture's slow leak first, as a leak.
+void ExpectTheSlowLeakNamed(const ChurnDiagnosis& d) {
+  ASSERT_EQ(d.result.value("outcome", ""), "leak") << d.snap.err << d.diagnosis;
+  const nlohmann::json& top = d.result["stacks"][0];
+  EXPECT_EQ(top["frames"][0].value("function", "").rfind("leak_slowly_under_churn", 0), 0u)
+      << d.diagnosis;
+}
+
 // A busy process in attach mode: 30k frees a second cost more than the 5 % budget, so the
 // snapshot stops at once. The diagnosis must not say "no leak found": it is inconclusive
 // and names the one command that would decide. (Where the fixture runs slowly enough for
@@ -162,36 +216,16 @@ TEST_P(HeapSnapshotTest, SnapshotAndDiagnoseRankTheLeakingFunctionFirstInBothMod
 TEST(HeapSnapshotBusyTest, AttachModeOnABusyProcessFindsTheLeakOrSaysWhatWouldDecide) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root for uprobes and BPF";
   TempDir dir;
-  auto child = ChildProcess::Start({ProgramFor("fp"), "churn"}, dir.File("churn.log"));
-  ASSERT_TRUE(child.ok()) << child.status();
-  for (int i = 0; i < 600 && child.value()->Log().find("ready") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const std::string snapshot = dir.File("churn.json");
-  CommandOutput snap =
-      RunCommand({DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string(child.value()->pid()),
-                  "--duration", std::to_string(kSnapshotSeconds), "--output", snapshot},
-                 std::chrono::seconds(kLongestSnapshotSeconds + 60));
-  if (snap.err.find("the kernel refused") != std::string::npos) {
-    GTEST_SKIP() << "the kernel refused BPF: " << snap.err;
-  }
-  ASSERT_EQ(snap.exit_code, 0) << snap.err;
-  CommandOutput diag =
-      RunCommand({DRIPCTL_BIN, "diagnose", snapshot, "--json"}, std::chrono::seconds(60));
-  ASSERT_EQ(diag.exit_code, 0) << diag.err;
-  const nlohmann::json result = nlohmann::json::parse(diag.out, nullptr, false);
-  ASSERT_FALSE(result.is_discarded()) << diag.out;
-  if (snap.err.find("stopped: budget") == std::string::npos) {
-    ASSERT_EQ(result.value("outcome", ""), "leak") << snap.err << diag.out.substr(0, 4000);
-    const nlohmann::json& top = result["stacks"][0];
-    EXPECT_EQ(top["frames"][0].value("function", "").rfind("leak_slowly_under_churn", 0), 0u)
-        << diag.out.substr(0, 4000);
+  const ChurnDiagnosis d = SnapshotTheChurnFixture(dir, {ProgramFor("fp"), "churn"}, {});
+  if (d.kernel_refused) GTEST_SKIP() << "the kernel refused BPF: " << d.snap.err;
+  ASSERT_TRUE(d.failure.empty()) << d.failure;
+  if (d.snap.err.find("stopped: budget") == std::string::npos) {
+    ExpectTheSlowLeakNamed(d);
     return;
   }
-  EXPECT_EQ(result.value("outcome", ""), "inconclusive") << diag.out.substr(0, 4000);
-  const std::string next = result.value("next_step", "");
-  EXPECT_EQ(next.rfind("drip-agent snapshot --pid " + std::to_string(child.value()->pid()), 0), 0u)
-      << next;
+  EXPECT_EQ(d.result.value("outcome", ""), "inconclusive") << d.diagnosis;
+  const std::string next = d.result.value("next_step", "");
+  EXPECT_EQ(next.rfind("drip-agent snapshot --pid " + std::to_string(d.pid), 0), 0u) << next;
   EXPECT_NE(next.find("--cpu-budget"), std::string::npos) << next;
 }
 
@@ -204,32 +238,14 @@ TEST(HeapSnapshotBusyTest, AttachModeOnABusyProcessFindsTheLeakOrSaysWhatWouldDe
 TEST(HeapSnapshotExpectedGrowthTest, ASlowLeakUnderHeavyChurnIsNamedWhenTheSnapshotKnowsItsGrowth) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root for uprobes and BPF";
   TempDir dir;
-  auto child = ChildProcess::Start(
+  const ChurnDiagnosis d = SnapshotTheChurnFixture(
+      dir,
       {"/usr/bin/env", "-u", "DRIP_SAMPLE_BYTES", std::string("LD_PRELOAD=") + DRIP_SAMPLER_SO,
        ProgramFor("fp"), "churn", "--rate-kib-per-s", "16"},
-      dir.File("churn.log"));
-  ASSERT_TRUE(child.ok()) << child.status();
-  for (int i = 0; i < 600 && child.value()->Log().find("ready") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const std::string snapshot = dir.File("churn.json");
-  CommandOutput snap = RunCommand(
-      {DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string(child.value()->pid()), "--duration",
-       std::to_string(kSnapshotSeconds), "--output", snapshot, "--expect-growth", "4KiB/s"},
-      std::chrono::seconds(kLongestSnapshotSeconds + 60));
-  if (snap.err.find("the kernel refused") != std::string::npos) {
-    GTEST_SKIP() << "the kernel refused BPF: " << snap.err;
-  }
-  ASSERT_EQ(snap.exit_code, 0) << snap.err;
-  CommandOutput diag =
-      RunCommand({DRIPCTL_BIN, "diagnose", snapshot, "--json"}, std::chrono::seconds(60));
-  ASSERT_EQ(diag.exit_code, 0) << diag.err;
-  const nlohmann::json result = nlohmann::json::parse(diag.out, nullptr, false);
-  ASSERT_FALSE(result.is_discarded()) << diag.out;
-  ASSERT_EQ(result.value("outcome", ""), "leak") << snap.err << diag.out.substr(0, 4000);
-  const nlohmann::json& top = result["stacks"][0];
-  EXPECT_EQ(top["frames"][0].value("function", "").rfind("leak_slowly_under_churn", 0), 0u)
-      << diag.out.substr(0, 4000);
+      {"--expect-growth", "4KiB/s"});
+  if (d.kernel_refused) GTEST_SKIP() << "the kernel refused BPF: " << d.snap.err;
+  ASSERT_TRUE(d.failure.empty()) << d.failure;
+  ExpectTheSlowLeakNamed(d);
 }
 
 // A real service's bounded cache, the decoy on-call meets most: Debian's redis-server

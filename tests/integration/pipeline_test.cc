@@ -187,6 +187,25 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
   EXPECT_NE(show.out.find("\nVersions\nevery host runs 2.4.1-it"), std::string::npos) << show.out;
 }
 
+// The fleet flow on a real program: the detector flags (host, component), the collector
+// has the agent snapshot it, and the diagnosis (in *diagnosis) ranks a leak first.
+// `program_log` goes into the failure message.
+void AwaitTheLeakDiagnosed(LocalDrip& drip, const std::string& host, const std::string& component,
+                           const std::string& program_log, nlohmann::json* diagnosis) {
+  std::string last;
+  const nlohmann::json suspect = WaitForSuspect(drip, host, component, seconds(150), &last);
+  ASSERT_FALSE(suspect.is_null()) << "no suspect for " << component << " in\n"
+                                  << last << drip.Logs() << program_log;
+  const nlohmann::json snapshot =
+      // Its window may extend itself up to extend_up_to (4 min), then the grace.
+      WaitForFinishedSnapshot(drip, host, component, seconds(300), &last);
+  ASSERT_FALSE(snapshot.is_null()) << "no finished snapshot in\n" << last << drip.Logs();
+  ASSERT_EQ(snapshot["state"], "done") << snapshot.dump(2) << drip.Logs();
+  *diagnosis = snapshot["diagnosis"];
+  ASSERT_FALSE((*diagnosis)["stacks"].empty()) << snapshot.dump(2);
+  ASSERT_EQ((*diagnosis)["stacks"][0]["verdict"], "leak") << diagnosis->dump(2);
+}
+
 // A real Debian service linked with jemalloc, under a real client: redis-server with
 // redis-cli pushing 4 KiB values onto a list nobody pops (a queue whose consumer died),
 // about 2 MB/s. The collector flags it, has the agent snapshot it in attach mode with the
@@ -228,19 +247,10 @@ TEST(PipelineTest, RedisWithJemallocUnderARealClientIsDiagnosedThroughTheCollect
   // Debian's redis-server is a link to redis-check-rdb: named as operators call it.
   EXPECT_EQ(*component, "proc:redis-server");
 
-  std::string last;
-  const nlohmann::json suspect = WaitForSuspect(drip, host, *component, seconds(150), &last);
-  ASSERT_FALSE(suspect.is_null()) << "no suspect for " << *component << " in\n"
-                                  << last << drip.Logs() << (*redis)->Log();
-  const nlohmann::json snapshot =
-      // Its window may extend itself up to extend_up_to (4 min), then the grace.
-      WaitForFinishedSnapshot(drip, host, *component, seconds(300), &last);
-  ASSERT_FALSE(snapshot.is_null()) << "no finished snapshot in\n" << last << drip.Logs();
-  ASSERT_EQ(snapshot["state"], "done") << snapshot.dump(2) << drip.Logs();
-  const nlohmann::json& diagnosis = snapshot["diagnosis"];
+  nlohmann::json diagnosis;
+  AwaitTheLeakDiagnosed(drip, host, *component, (*redis)->Log(), &diagnosis);
+  if (HasFatalFailure()) return;
   const nlohmann::json& stacks = diagnosis["stacks"];
-  ASSERT_FALSE(stacks.empty()) << snapshot.dump(2);
-  EXPECT_EQ(stacks[0]["verdict"], "leak") << diagnosis.dump(2);
   // The leaking stack runs through redis's list push, whatever the allocator frames.
   std::string frames;
   for (const auto& f : stacks[0]["frames"]) frames += f.value("function", "") + "\n";
@@ -284,18 +294,10 @@ loop(N) :-
   ASSERT_TRUE(component.ok()) << component.status();
   EXPECT_EQ(*component, "proc:swipl");
 
-  std::string last;
-  const nlohmann::json suspect = WaitForSuspect(drip, host, *component, seconds(150), &last);
-  ASSERT_FALSE(suspect.is_null()) << "no suspect for " << *component << " in\n"
-                                  << last << drip.Logs() << (*prolog)->Log();
-  const nlohmann::json snapshot =
-      WaitForFinishedSnapshot(drip, host, *component, seconds(300), &last);
-  ASSERT_FALSE(snapshot.is_null()) << "no finished snapshot in\n" << last << drip.Logs();
-  ASSERT_EQ(snapshot["state"], "done") << snapshot.dump(2) << drip.Logs();
-  const nlohmann::json& diagnosis = snapshot["diagnosis"];
+  nlohmann::json diagnosis;
+  AwaitTheLeakDiagnosed(drip, host, *component, (*prolog)->Log(), &diagnosis);
+  if (HasFatalFailure()) return;
   const nlohmann::json& stacks = diagnosis["stacks"];
-  ASSERT_FALSE(stacks.empty()) << snapshot.dump(2);
-  EXPECT_EQ(stacks[0]["verdict"], "leak") << diagnosis.dump(2);
   // Allocator frames (tcmalloc's) are dropped: the leaking stack starts in libswipl.
   ASSERT_FALSE(stacks[0]["frames"].empty()) << diagnosis.dump(2);
   EXPECT_NE(stacks[0]["frames"][0].value("module", "").find("libswipl"), std::string::npos)
