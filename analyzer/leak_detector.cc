@@ -41,6 +41,7 @@ struct LeakDetector::Impl {
   std::vector<std::string> hosts;
   std::vector<std::string> components;
   std::vector<uint64_t> host_memory;
+  std::vector<uint32_t> host_series;  // series per host id
   std::vector<uint32_t> series_host;
   std::vector<uint32_t> series_component;
   std::vector<SeriesState> states;
@@ -68,6 +69,8 @@ LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_v
   d.series_by_key.emplace(d.key, id);
   const uint32_t host_id = d.Intern(d.host_ids, d.hosts, host);
   if (d.host_memory.size() < d.hosts.size()) d.host_memory.resize(d.hosts.size(), 0);
+  if (d.host_series.size() < d.hosts.size()) d.host_series.resize(d.hosts.size(), 0);
+  ++d.host_series[host_id];
   const uint32_t component_id = d.Intern(d.component_ids, d.components, component);
   if (d.local_drift.size() < d.components.size()) {
     d.local_drift.resize(d.components.size());
@@ -81,6 +84,20 @@ LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_v
   ++drift.hosts_seen;
   ++drift.hosts_by_band[0];
   return id;
+}
+
+bool LeakDetector::HasSeries(std::string_view host, std::string_view component) const {
+  std::string key(host);
+  key.push_back('\0');
+  key.append(component);
+  return impl_->series_by_key.contains(key);
+}
+
+size_t LeakDetector::SeriesOfHost(std::string_view host) const {
+  const Impl& d = *impl_;
+  auto it = d.host_ids.find(absl::string_view(host.data(), host.size()));
+  return it == d.host_ids.end() || it->second >= d.host_series.size() ? 0
+                                                                      : d.host_series[it->second];
 }
 
 void LeakDetector::SetHostMemory(std::string_view host, uint64_t bytes) {
@@ -296,11 +313,12 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
 }
 
 void LeakDetector::AdvanceTo(int64_t now_s) {
-  Impl& d = *impl_;
-  for (SeriesId id = 0; id < d.states.size(); ++id) {
-    SeriesState& s = d.states[id];
-    if (s.has_open_epoch() && s.epoch_start() + config_.epoch_seconds <= now_s) CloseEpoch(id);
-  }
+  for (SeriesId id = 0; id < impl_->states.size(); ++id) AdvanceSeriesTo(id, now_s);
+}
+
+void LeakDetector::AdvanceSeriesTo(SeriesId series, int64_t now_s) {
+  const SeriesState& s = impl_->states[series];
+  if (s.has_open_epoch() && s.epoch_start() + config_.epoch_seconds <= now_s) CloseEpoch(series);
 }
 
 std::vector<Suspect> LeakDetector::Suspects() const {

@@ -49,6 +49,10 @@ class LeakDetector {
 
   // The id of (host, component), registering it on first use. Ids are dense, from 0.
   SeriesId Series(std::string_view host, std::string_view component);
+  // Whether (host, component) is registered, and how many series `host` has: what the
+  // collector's per-host quota of components is checked against.
+  bool HasSeries(std::string_view host, std::string_view component) const;
+  size_t SeriesOfHost(std::string_view host) const;
 
   // One sample: `bytes` of unreclaimable memory (anonymous RSS + swap for a process) of
   // `instance` at `timestamp_s`. A new instance for the same series is a restart.
@@ -62,8 +66,12 @@ class LeakDetector {
   void SetHostMemory(std::string_view host, uint64_t bytes);
 
   // Closes every epoch that ended before `now_s` (for series that went quiet), so that
-  // a replay's last epoch is judged too. The online collector calls it periodically.
+  // a replay's last epoch is judged too.
   void AdvanceTo(int64_t now_s);
+  // The same for one series. The online collector closes only the series whose samples
+  // stopped arriving: one still catching up (an agent resending an outage's buffer) has
+  // its epochs closed by its own next samples, as a replay would.
+  void AdvanceSeriesTo(SeriesId series, int64_t now_s);
 
   // Suspects flagged so far, most urgent first (score, then growth). A suspect stays
   // once flagged; it is updated (instance, growth, ETA) while its series keeps growing.

@@ -103,19 +103,30 @@ absl::StatusOr<AccessPolicy> AccessPolicy::FromString(std::string_view yaml, std
   return policy;
 }
 
+absl::Status AccessPolicy::Authenticate(const CallerCredentials& credentials) const {
+  if (!credentials.bearer_token.empty()) {
+    // Deliberately the same answer whether a file exists or not: a wrong token says
+    // nothing about which tokens exist.
+    if (by_token_hash_.count(Sha256Hex(credentials.bearer_token)) == 0) {
+      return absl::UnauthenticatedError("the bearer token matches no principal");
+    }
+    return absl::OkStatus();
+  }
+  if (!credentials.certificate_names.empty()) return absl::OkStatus();
+  if (!has_file_ && fallback_ == Default::kOpen) return absl::OkStatus();
+  return absl::UnauthenticatedError(
+      "no credentials: present a client certificate or an `authorization: Bearer` token");
+}
+
 absl::StatusOr<Caller> AccessPolicy::Authorize(const CallerCredentials& credentials,
                                                Role required) const {
+  RETURN_IF_ERROR(Authenticate(credentials));
   Caller caller;
   caller.peer = credentials.peer;
   if (!credentials.bearer_token.empty()) {
-    auto it = by_token_hash_.find(Sha256Hex(credentials.bearer_token));
-    if (it == by_token_hash_.end()) {
-      // Deliberately the same answer whether a file exists or not: a wrong token says
-      // nothing about which tokens exist.
-      return absl::UnauthenticatedError("the bearer token matches no principal");
-    }
-    caller.name = it->second.name;
-    caller.role = it->second.role;
+    const Principal& principal = by_token_hash_.at(Sha256Hex(credentials.bearer_token));
+    caller.name = principal.name;
+    caller.role = principal.role;
     caller.method = "token";
   } else if (!credentials.certificate_names.empty()) {
     caller.method = "certificate";
@@ -138,13 +149,10 @@ absl::StatusOr<Caller> AccessPolicy::Authorize(const CallerCredentials& credenti
       caller.name = credentials.certificate_names.front();
       caller.role = fallback_ == Default::kOpen ? Role::kOperator : Role::kViewer;
     }
-  } else if (!has_file_ && fallback_ == Default::kOpen) {
+  } else {  // an open policy (Authenticate let it in)
     caller.name = "anonymous";
     caller.role = Role::kOperator;
     caller.method = "unauthenticated";
-  } else {
-    return absl::UnauthenticatedError(
-        "no credentials: present a client certificate or an `authorization: Bearer` token");
   }
   if (caller.role < required) {
     return absl::PermissionDeniedError(fmt::format("{} is a {}; this call needs the {} role",

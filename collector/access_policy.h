@@ -73,6 +73,12 @@ class AccessPolicy {
   // when the caller is known but its role is too low. A token is tried first.
   absl::StatusOr<Caller> Authorize(const CallerCredentials& credentials, Role required) const;
 
+  // Whether `credentials` prove an identity at all, whatever it may do: a token of a
+  // principal, or a verified client certificate (an agent's too), or nothing where the
+  // policy is open. UNAUTHENTICATED otherwise. CallGate asks it of every call before
+  // gRPC reads the call's first message.
+  absl::Status Authenticate(const CallerCredentials& credentials) const;
+
   // The principal whose certificate carries one of `names`, or "" when none: agent
   // streams refuse user certificates, so an operator's key cannot pose as a host.
   std::string PrincipalOfCertificate(const std::vector<std::string>& names) const;

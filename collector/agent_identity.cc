@@ -7,8 +7,8 @@
 
 namespace drip::collector {
 
-Verdict CheckAgentIdentity(const CallerCredentials& credentials, const std::string& host, bool tls,
-                           const AccessPolicy* access) {
+Verdict CheckAgentCertificate(const CallerCredentials& credentials, bool tls,
+                              const AccessPolicy* access) {
   if (!tls) return Verdict::Accept();
   const std::vector<std::string>& names = credentials.certificate_names;
   if (names.empty()) {
@@ -26,6 +26,15 @@ Verdict CheckAgentIdentity(const CallerCredentials& credentials, const std::stri
                      reject_reason::kUserCertificate};
     }
   }
+  return Verdict::Accept();
+}
+
+Verdict CheckAgentIdentity(const CallerCredentials& credentials, const std::string& host, bool tls,
+                           const AccessPolicy* access) {
+  if (Verdict caller = CheckAgentCertificate(credentials, tls, access); !caller.ok() || !tls) {
+    return caller;
+  }
+  const std::vector<std::string>& names = credentials.certificate_names;
   if (std::find(names.begin(), names.end(), host) == names.end()) {
     return Verdict{
         absl::PermissionDeniedError(fmt::format(

@@ -14,8 +14,15 @@
 
 namespace drip::collector {
 
-// `tls` says whether the collector serves TLS; `access` (may be null) names the
+// Whether the caller may open an agent stream at all, whatever host it will name: with
+// TLS, a certificate that is not a dripctl principal's. Checked when the stream opens,
+// before its first message is read, so that a caller without one never gets a message
+// parsed. `tls` says whether the collector serves TLS; `access` (may be null) names the
 // dripctl principals, whose certificates are refused as agents.
+Verdict CheckAgentCertificate(const CallerCredentials& credentials, bool tls,
+                              const AccessPolicy* access);
+
+// CheckAgentCertificate, then whether the certificate names `host` (the Hello's).
 Verdict CheckAgentIdentity(const CallerCredentials& credentials, const std::string& host, bool tls,
                            const AccessPolicy* access);
 

@@ -1,7 +1,9 @@
 #include "collector/agent_session.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <utility>
 
 #include "collector/agent_identity.h"
@@ -46,6 +48,10 @@ SessionReply SessionReply::StorageFailed(absl::Status status) {
 AgentSession::AgentSession(const AgentSessionParts& parts, CallerCredentials credentials,
                            std::string peer)
     : parts_(parts), credentials_(std::move(credentials)), peer_(std::move(peer)) {}
+
+Verdict AgentSession::CheckCaller() const {
+  return CheckAgentCertificate(credentials_, parts_.tls, parts_.access);
+}
 
 Verdict AgentSession::CheckOrder(const drip::v1::AgentMessage& message) const {
   return parts_.validator->CheckOrder(message, hello_seen_);
@@ -107,15 +113,16 @@ SessionReply AgentSession::HandleBatch(const drip::v1::SampleBatch& batch, size_
   if (!verdict.ok()) return SessionReply::Refused(verdict, sequence);
 
   CollectorMetrics& m = *parts_.metrics;
+  const drip::v1::SampleBatch& admitted = WithinQuota(batch);
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<AppendResult> result = parts_.store->AppendBatch(host_, batch);
+  absl::StatusOr<AppendResult> result = parts_.store->AppendBatch(host_, admitted);
   m.storage_write_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (!result.ok()) return StoreFailed(result.status(), fmt::format("storing batch {}", sequence));
 
   // Only what is durable feeds the detector, so a replay after a crash sees the same.
   if (result->stored) {
-    parts_.pipeline->ObserveBatch(host_, batch);
+    parts_.pipeline->ObserveBatch(host_, admitted);
     m.agent_last_batch.Add({{"host", host_}})
         .Set(static_cast<double>(parts_.clock->NowMs()) / 1000);
     m.ingest_batches.Increment();
@@ -132,6 +139,39 @@ SessionReply AgentSession::HandleBatch(const drip::v1::SampleBatch& batch, size_
   }
   // A duplicate is acked too: the agent resent it only because it missed the ack.
   return SessionReply::Ack(sequence, static_cast<size_t>(batch.samples_size()), result->stored);
+}
+
+const drip::v1::SampleBatch& AgentSession::WithinQuota(const drip::v1::SampleBatch& batch) {
+  if (parts_.max_components_per_host == 0) return batch;
+  const std::set<std::string> over = parts_.pipeline->ComponentsOverQuota(
+      host_, batch, static_cast<size_t>(parts_.max_components_per_host));
+  if (over.empty()) return batch;
+  // The rest of the batch is stored and acked as usual: the host's known components keep
+  // flowing, and the agent has nothing to resend.
+  within_quota_ = batch;
+  within_quota_.clear_samples();
+  within_quota_.clear_versions();
+  int dropped = 0;
+  for (const drip::v1::Sample& sample : batch.samples()) {
+    if (over.count(sample.component()) == 0) {
+      *within_quota_.add_samples() = sample;
+    } else {
+      ++dropped;
+    }
+  }
+  for (const drip::v1::InstanceVersion& version : batch.versions()) {
+    if (over.count(version.component()) == 0) *within_quota_.add_versions() = version;
+  }
+  parts_.metrics->ingest_over_quota_samples.Increment(dropped);
+  if (!over_quota_logged_) {
+    over_quota_logged_ = true;
+    Logger("collector")
+        ->warn(
+            "host {}: has {} components (ingest.max_components_per_host); samples of new ones "
+            "such as '{}' are not stored (drip_ingest_over_quota_samples_total)",
+            host_, parts_.max_components_per_host, over.begin()->substr(0, 128));
+  }
+  return within_quota_;
 }
 
 SessionReply AgentSession::HandleCommandResult(const drip::v1::CommandResult& result) {

@@ -45,6 +45,9 @@ struct AgentSessionParts {
   StorageHealth* health = nullptr;
   CollectorMetrics* metrics = nullptr;
   const Clock* clock = nullptr;
+  // ingest.max_components_per_host (0: no limit): samples of components a host adds past
+  // it are not stored, and counted.
+  uint64_t max_components_per_host = 0;
 };
 
 // What the stream does after a message.
@@ -76,6 +79,10 @@ class AgentSession {
   // `peer` is gRPC's peer address; `credentials` what the TLS handshake proved.
   AgentSession(const AgentSessionParts& parts, CallerCredentials credentials, std::string peer);
 
+  // Whether the caller may stream as an agent at all (CheckAgentCertificate): asked when
+  // the stream opens, before any message is read.
+  Verdict CheckCaller() const;
+
   // Protocol order, checked before the message is handed on: a Hello first, and once.
   Verdict CheckOrder(const drip::v1::AgentMessage& message) const;
 
@@ -92,10 +99,15 @@ class AgentSession {
   SessionReply HandleCommandResult(const drip::v1::CommandResult& result);
   // Counts the failure, brings StorageHealth in step with the store, and says how the
   // stream ends.
+  // `batch` without the samples (and versions) of components over the host's quota,
+  // counted; `batch` itself when there are none. Valid until the next call.
+  const drip::v1::SampleBatch& WithinQuota(const drip::v1::SampleBatch& batch);
   SessionReply StoreFailed(const absl::Status& error, const std::string& what);
 
   const AgentSessionParts parts_;
   const CallerCredentials credentials_;
+  bool over_quota_logged_ = false;
+  drip::v1::SampleBatch within_quota_;  // what WithinQuota returned last, when it filtered
   const std::string peer_;
   std::string host_;
   bool hello_seen_ = false;

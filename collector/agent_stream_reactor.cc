@@ -25,7 +25,19 @@ AgentStreamReactor::AgentStreamReactor(grpc::CallbackServerContext* context,
   // Every stream starts unauthenticated; IngestService refuses new ones past its limit.
   transport_->metrics->streams_awaiting_hello.Increment();
   awaiting_hello_counted_ = true;
+}
+
+bool AgentStreamReactor::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Identity first: a caller without an agent's certificate (a token holder, or anyone
+  // when the access file lets certificates in) gets no read, so none of what it sends is
+  // ever parsed; HTTP/2 flow control holds the rest back.
+  if (const Verdict caller = session_.CheckCaller(); !caller.ok()) {
+    RejectLocked(caller, std::nullopt);
+    return false;
+  }
   StartReadLocked();
+  return true;
 }
 
 // ---- Entry points from other streams and the service ----

@@ -74,10 +74,15 @@ class AgentStreamReactor final
     : public grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>,
       public ConnectedHosts::Stream {
  public:
-  // Starts reading the first message. `context`, `session_parts` and `transport` must
-  // outlive the reactor (gRPC guarantees the first until OnDone).
+  // `context`, `session_parts` and `transport` must outlive the reactor (gRPC guarantees
+  // the first until OnDone). Reads nothing until Start().
   AgentStreamReactor(grpc::CallbackServerContext* context, const AgentSessionParts* session_parts,
                      const AgentStreamTransport* transport);
+
+  // Starts reading the first message if the caller may stream as an agent at all; else
+  // refuses the stream (counted) without reading a byte of it. Returns whether it reads.
+  // Call once, before any other entry point.
+  bool Start();
 
   // Ends the stream with UNAVAILABLE once the message being stored and every queued
   // ack are out, so that the agent reconnects to a collector that is up. For shutdown.

@@ -103,6 +103,8 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadDuration("ingest.hello_timeout", &c->ingest.hello_timeout, seconds(1)));
   RETURN_IF_ERROR(r.ReadUint("ingest.max_streams_awaiting_hello",
                              &c->ingest.max_streams_awaiting_hello, 1, 1'000'000));
+  RETURN_IF_ERROR(r.ReadUint("ingest.max_components_per_host", &c->ingest.max_components_per_host,
+                             1, 1'000'000));
   RETURN_IF_ERROR(
       r.ReadEnum("log.level", {"trace", "debug", "info", "warn", "error", "off"}, &c->log.level));
   RETURN_IF_ERROR(analyzer::ReadDetectorConfig(r, "detector.", &c->detector));

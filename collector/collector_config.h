@@ -62,6 +62,10 @@ struct CollectorConfig {
     // (more are refused with RESOURCE_EXHAUSTED until some have).
     std::chrono::milliseconds hello_timeout = std::chrono::seconds(30);
     uint64_t max_streams_awaiting_hello = 1024;
+    // Components (leak entities) one host may have in the detector: samples of new ones
+    // past it are not stored (counted). A host runs hundreds; an agent inventing names
+    // must not grow the collector's memory, and its replay at start, without bound.
+    uint64_t max_components_per_host = 10000;
   };
   struct Log {
     std::string level = "info";

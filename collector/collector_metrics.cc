@@ -60,6 +60,10 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       ingest_throttled_batches(
           Counter(r, "drip_ingest_throttled_batches_total",
                   "Batches after which a host's stream waited for the per-host rate limit")),
+      ingest_over_quota_samples(
+          Counter(r, "drip_ingest_over_quota_samples_total",
+                  "Samples not stored because their component would take a host past "
+                  "ingest.max_components_per_host")),
       ingest_throttled_seconds(
           Counter(r, "drip_ingest_throttled_seconds_total",
                   "Time hosts' streams waited for the per-host rate limit before their next "
@@ -163,11 +167,11 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       Mitigation(action, outcome);
     }
   }
-  for (std::string_view method : {"ListHosts", "GetSeries", "ListSuspects", "ListLeaks", "GetLeak",
-                                  "UpdateLeakState", "Mitigate", "ListAudit"}) {
+  for (std::string_view method : kQueryMethods) {
     QueryDenied(method, absl::StatusCode::kUnauthenticated);
     QueryDenied(method, absl::StatusCode::kPermissionDenied);
   }
+  QueryDenied(kOtherMethod, absl::StatusCode::kUnauthenticated);
   healthy.Set(1);
 }
 

@@ -33,6 +33,14 @@ inline constexpr std::string_view kNoHello = "no_hello";
 inline constexpr std::string_view kTooManyAwaitingHello = "too_many_awaiting_hello";
 }  // namespace stream_outcome
 
+// The query API's methods, the values of drip_query_denied_total's "method" label; a
+// call refused before gRPC dispatched it to a method it does not name is counted as
+// kOtherMethod.
+inline constexpr std::string_view kQueryMethods[] = {"ListHosts", "GetSeries", "ListSuspects",
+                                                     "ListLeaks", "GetLeak",   "UpdateLeakState",
+                                                     "Mitigate",  "ListAudit"};
+inline constexpr std::string_view kOtherMethod = "other";
+
 struct CollectorMetrics {
   // Registers every family on `registry`, which must outlive this object.
   explicit CollectorMetrics(prometheus::Registry& registry);
@@ -60,6 +68,9 @@ struct CollectorMetrics {
   prometheus::Counter& ingest_duplicate_batches;  // drip_ingest_duplicate_batches_total
   prometheus::Counter& ingest_gap_batches;        // drip_ingest_gap_batches_total
   prometheus::Counter& ingest_throttled_batches;  // drip_ingest_throttled_batches_total
+  // drip_ingest_over_quota_samples_total: samples of components a host added past
+  // ingest.max_components_per_host, not stored.
+  prometheus::Counter& ingest_over_quota_samples;
   prometheus::Counter& ingest_throttled_seconds;  // drip_ingest_throttled_seconds_total
   prometheus::Gauge& agents_connected;            // drip_agents_connected
   prometheus::Gauge& streams_awaiting_hello;      // drip_agent_streams_awaiting_hello

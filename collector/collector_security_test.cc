@@ -253,6 +253,73 @@ TEST_F(CollectorSecurityTest, QueryPrincipalsCertificateCannotStreamAsAnAgent) {
   EXPECT_EQ(Metric("drip_ingest_rejected_total", {{"reason", "user_certificate"}}), 1);
 }
 
+// ---- Identity before anything is read (docs/security.md, "Identity first") ----
+
+// An agent message of about 30 MB: below gRPC's receive limit (twice
+// grpc.max_message_bytes), so only the gate keeps it from being parsed. Its hello also
+// carries a label past what the validator accepts: had it been parsed, the stream would
+// be refused as field_too_long, not as unauthenticated.
+drip::v1::AgentMessage HugeHello(const std::string& host) {
+  drip::v1::AgentMessage hello;
+  hello.mutable_hello()->set_host(host);
+  (*hello.mutable_hello()->mutable_labels())["padding"] = std::string(30u << 20, 'x');
+  return hello;
+}
+
+// What the collector did with a stream that wrote `message` first.
+grpc::Status StreamOneMessage(const std::shared_ptr<grpc::Channel>& channel,
+                              grpc::ClientContext* context, const drip::v1::AgentMessage& message) {
+  auto stub = drip::v1::AgentService::NewStub(channel);
+  auto stream = stub->Connect(context);
+  stream->Write(message);  // may fail once the collector has refused the call
+  stream->WritesDone();
+  drip::v1::CollectorMessage reply;
+  while (stream->Read(&reply)) {
+  }
+  return stream->Finish();
+}
+
+TEST_F(CollectorSecurityTest, AThirtyMegabyteMessageWithoutCredentialsIsRefusedUnread) {
+  Start();
+  ClientCredentials nobody = Trusting();
+  grpc::Status status =
+      StreamOneMessage(Channel(nobody), Context(nobody).get(), HugeHello("web-1"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", {{"reason", "unauthenticated"}}), 1);
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", {{"reason", "field_too_long"}}), 0);
+  // Refused before gRPC dispatched the call: no stream was ever opened to read it.
+  EXPECT_EQ(Metric("drip_agent_streams_total", {{"outcome", "rejected"}}), 0);
+
+  // A query with a 30 MB body, the same.
+  auto stub = drip::v1::QueryService::NewStub(Channel(nobody));
+  drip::v1::GetSeriesRequest request;
+  request.set_host(std::string(30u << 20, 'h'));
+  request.set_component("proc:x");
+  drip::v1::GetSeriesResponse response;
+  status = stub->GetSeries(Context(nobody).get(), request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  EXPECT_EQ(
+      Metric("drip_query_denied_total", {{"method", "GetSeries"}, {"code", "unauthenticated"}}), 1);
+
+  // And the collector serves those who are known.
+  ClientCredentials agent{pki_->ca_file(), Issue("web-1", {"DNS:web-1"}), ""};
+  EXPECT_TRUE(HelloAs(agent, "web-1").ok());
+}
+
+TEST_F(CollectorSecurityTest, ATokenHolderCannotOpenAnAgentStreamNorHaveItRead) {
+  Start();
+  // A viewer's token gets past the gate (it may query), but an agent stream needs an
+  // agent's certificate: refused when the stream opens, before its message is read.
+  ClientCredentials viewer{pki_->ca_file(), std::nullopt, kViewerToken};
+  grpc::Status status =
+      StreamOneMessage(Channel(viewer), Context(viewer).get(), HugeHello("web-1"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("agents must present a client certificate"));
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", {{"reason", "unauthenticated"}}), 1);
+  EXPECT_EQ(Metric("drip_ingest_rejected_total", {{"reason", "field_too_long"}}), 0);
+  EXPECT_EQ(Metric("drip_agent_streams_total", {{"outcome", "rejected"}}), 1);
+}
+
 // ---- Query API roles ----
 
 TEST_F(CollectorSecurityTest, ViewerTokenReadsButCannotMitigateOrAcknowledge) {

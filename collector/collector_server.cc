@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "collector/call_gate.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"
 #include "common/daemon/listen_address.h"
@@ -71,6 +72,9 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
       MakeServerCredentials(config_.tls);
   if (!credentials.ok()) return credentials.status();
   RETURN_IF_ERROR(LoadAccessPolicy());
+  if (!config_.tls.plaintext) {
+    (*credentials)->SetAuthMetadataProcessor(std::make_shared<CallGate>(access_.get(), &metrics_));
+  }
 
   ServingAddresses bound;
   absl::Status started = OpenStore();
@@ -124,6 +128,7 @@ void CollectorServer::BuildServices() {
   session.health = &health_;
   session.metrics = &metrics_;
   session.clock = clock_;
+  session.max_components_per_host = config_.ingest.max_components_per_host;
   IngestOptions ingest;
   ingest.write_threads = config_.storage.write_threads;
   ingest.max_samples_per_second =

@@ -900,6 +900,60 @@ TEST_F(CollectorServerTest, LeakingComponentBecomesASuspectThatSurvivesARestart)
   EXPECT_EQ(Metric("drip_detector_series"), 2);
 }
 
+// One sample of each of `count` components "proc:c-<first>" ... in one batch.
+AgentMessage ComponentsBatch(uint64_t sequence, int first, int count) {
+  AgentMessage m;
+  drip::v1::SampleBatch* b = m.mutable_batch();
+  b->set_sequence(sequence);
+  for (int i = first; i < first + count; ++i) {
+    drip::v1::Sample* s = b->add_samples();
+    s->set_component(fmt::format("proc:c-{}", i));
+    s->set_instance("100@1");
+    s->set_timestamp_ms(NowMs() - 60'000 + static_cast<int64_t>(sequence));
+    s->mutable_process()->set_anon_rss_bytes(1 << 20);
+  }
+  return m;
+}
+
+// An agent inventing component names would grow the detector (and the replay at every
+// start) without bound: past its quota, a host's new components are not stored, counted,
+// while its known components and other hosts go on.
+TEST_F(CollectorServerTest, AFloodOfNewComponentsStopsAtTheHostsQuotaAcrossARestart) {
+  config_.ingest.max_components_per_host = 50;
+  config_.grpc.max_message_bytes = 1 << 20;
+  StartServer();
+  {
+    auto agent = NewAgent();
+    ASSERT_EQ(agent->SayHello("web-1"), 0u);
+    ASSERT_TRUE(agent->Send(ComponentsBatch(1, 0, 40)));
+    ASSERT_TRUE(agent->Send(ComponentsBatch(2, 40, 40)));  // 10 fit
+    ASSERT_TRUE(agent->Send(ComponentsBatch(3, 0, 60)));   // 50 known, 10 over
+    ASSERT_TRUE(agent->AwaitAck(3));
+    ASSERT_TRUE(agent->Close().ok());
+    auto other = NewAgent();
+    ASSERT_EQ(other->SayHello("web-2"), 0u);
+    ASSERT_TRUE(other->Send(ComponentsBatch(1, 0, 10)));
+    ASSERT_TRUE(other->AwaitAck(1));
+    ASSERT_TRUE(other->Close().ok());
+  }
+  EXPECT_EQ(Metric("drip_ingest_over_quota_samples_total"), 40);
+  EXPECT_EQ(StoredSamples("web-1", "proc:c-0"), 2);
+  EXPECT_EQ(StoredSamples("web-1", "proc:c-49"), 2);
+  EXPECT_EQ(StoredSamples("web-1", "proc:c-50"), 0);
+
+  server_->Shutdown();
+  server_.reset();
+  StartServer();  // the replay holds only what was stored (the gauge is set at start)
+  EXPECT_EQ(Metric("drip_detector_series"), 60);
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 3u);
+  ASSERT_TRUE(agent->Send(ComponentsBatch(4, 45, 10)));  // 5 known, 5 over
+  ASSERT_TRUE(agent->AwaitAck(4));
+  ASSERT_TRUE(agent->Close().ok());
+  EXPECT_EQ(Metric("drip_ingest_over_quota_samples_total"), 5);
+  EXPECT_EQ(StoredSamples("web-1", "proc:c-45"), 3);
+}
+
 TEST_F(CollectorServerTest, UnusableStorePathFailsStartNamingThePath) {
   config_.storage.path = "/proc/drip-cannot-create-this";
   CollectorServer server(config_);

@@ -61,6 +61,8 @@ grpc::ServerBidiReactor<drip::v1::AgentMessage, drip::v1::CollectorMessage>* Ing
     reactor->FinishForShutdown();
   } else if (too_many) {
     reactor->RefuseAwaitingHello(max_awaiting_hello_);
+  } else {
+    reactor->Start();
   }
   return reactor;
 }

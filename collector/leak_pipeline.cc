@@ -41,7 +41,7 @@ LeakPipeline::LeakPipeline(const LeakPipelineOptions& options, SeriesStore* stor
     : options_(options),
       metrics_(metrics),
       clock_(clock),
-      detector_(options_.detector),
+      detector_(options_.detector, clock),
       snapshots_(options_.snapshots, options_.diagnoser, hosts),
       reports_(options_.reports, &options_.mitigation, store->reports(), &versions_),
       mitigations_(options_.mitigation, &reports_, hosts, metrics),
@@ -90,6 +90,12 @@ void LeakPipeline::RefreshMetrics(const FleetSuspects& suspects) {
   metrics_->detector_suspected_components.Set(static_cast<double>(suspects.components.size()));
   metrics_->detector_series.Set(static_cast<double>(detector_.series_count()));
   metrics_->detector_samples.Set(static_cast<double>(detector_.samples_observed()));
+}
+
+std::set<std::string> LeakPipeline::ComponentsOverQuota(const std::string& host,
+                                                        const drip::v1::SampleBatch& batch,
+                                                        size_t max_components) const {
+  return detector_.ComponentsOverQuota(host, batch, max_components);
 }
 
 void LeakPipeline::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -82,6 +83,10 @@ class LeakPipeline {
 
   // ---- From agent sessions ----
   // A batch of `host` that is durable in the store.
+  // OnlineDetector::ComponentsOverQuota.
+  std::set<std::string> ComponentsOverQuota(const std::string& host,
+                                            const drip::v1::SampleBatch& batch,
+                                            size_t max_components) const;
   void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch);
   void SetHostMemory(const std::string& host, uint64_t bytes);
   // A command's result; false when no stage sent that command to `host` (or it expired).

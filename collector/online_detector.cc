@@ -17,7 +17,31 @@ bool CarriesLevel(const drip::v1::Sample& sample) {
 
 }  // namespace
 
-OnlineDetector::OnlineDetector(const analyzer::DetectorConfig& config) : detector_(config) {}
+OnlineDetector::OnlineDetector(const analyzer::DetectorConfig& config, const Clock* clock)
+    : clock_(clock), detector_(config) {}
+
+std::set<std::string> OnlineDetector::ComponentsOverQuota(const std::string& host,
+                                                          const drip::v1::SampleBatch& batch,
+                                                          size_t max_components) const {
+  std::set<std::string> admitted;
+  std::set<std::string> over;
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t known = detector_.SeriesOfHost(host);
+  for (const drip::v1::Sample& sample : batch.samples()) {
+    const std::string& component = sample.component();
+    if (admitted.count(component) || over.count(component) ||
+        detector_.HasSeries(host, component)) {
+      continue;
+    }
+    if (known < max_components) {
+      admitted.insert(component);
+      ++known;
+    } else {
+      over.insert(component);
+    }
+  }
+  return over;
+}
 
 void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {
   // Group the batch by (component, timestamp): one level per component per pass.
@@ -30,6 +54,7 @@ void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::Sampl
     if (a->component() != b->component()) return a->component() < b->component();
     return a->timestamp_ms() < b->timestamp_ms();
   });
+  const int64_t arrived_ms = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
   size_t begin = 0;
   while (begin < samples.size()) {
@@ -38,13 +63,13 @@ void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::Sampl
            samples[end]->timestamp_ms() == samples[begin]->timestamp_ms()) {
       ++end;
     }
-    ObserveLocked(host, &samples[begin], end - begin);
+    ObserveLocked(host, &samples[begin], end - begin, arrived_ms);
     begin = end;
   }
 }
 
 void OnlineDetector::ObserveLocked(const std::string& host, const drip::v1::Sample* samples[],
-                                   size_t count) {
+                                   size_t count, int64_t arrived_ms) {
   const drip::v1::Sample* unit = nullptr;
   const drip::v1::Sample* largest = nullptr;
   uint64_t largest_bytes = 0;
@@ -70,11 +95,13 @@ void OnlineDetector::ObserveLocked(const std::string& host, const drip::v1::Samp
     largest_process_[{host, first.component()}] = largest_process->instance();
   }
   const int64_t timestamp_s = first.timestamp_ms() / 1000;
+  const analyzer::LeakDetector::SeriesId id = detector_.Series(host, first.component());
+  if (id >= last_arrival_ms_.size()) last_arrival_ms_.resize(id + 1, 0);
+  last_arrival_ms_[id] = arrived_ms;
   if (unit != nullptr) {
-    detector_.Observe(host, first.component(), timestamp_s, unit->instance(),
-                      UnreclaimableBytes(*unit));
+    detector_.Observe(id, timestamp_s, unit->instance(), UnreclaimableBytes(*unit));
   } else {
-    detector_.Observe(host, first.component(), timestamp_s, largest->instance(), sum);
+    detector_.Observe(id, timestamp_s, largest->instance(), sum);
   }
 }
 
@@ -84,8 +111,11 @@ void OnlineDetector::SetHostMemory(const std::string& host, uint64_t bytes) {
 }
 
 void OnlineDetector::AdvanceTo(int64_t now_s) {
+  const int64_t quiet_before_ms = clock_->NowMs() - kQuietAfterMs;
   std::lock_guard<std::mutex> lock(mu_);
-  detector_.AdvanceTo(now_s);
+  for (analyzer::LeakDetector::SeriesId id = 0; id < last_arrival_ms_.size(); ++id) {
+    if (last_arrival_ms_[id] <= quiet_before_ms) detector_.AdvanceSeriesTo(id, now_s);
+  }
 }
 
 absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t since_ms,
@@ -149,7 +179,9 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
         if (CarriesLevel(window[end].second)) pass.push_back(&window[end].second);
         ++end;
       }
-      if (!pass.empty()) ObserveLocked(series[window[begin].first].first, pass.data(), pass.size());
+      if (!pass.empty()) {
+        ObserveLocked(series[window[begin].first].first, pass.data(), pass.size(), 0);
+      }
       begin = end;
     }
     replayed += window.size();

@@ -1,7 +1,10 @@
 // OnlineDetector: the collector's live run of the bucketed leak detector (analyzer/), the
 // first stage of the leak pipeline (leak_pipeline.h). Every batch the store has made
 // durable is fed to it, so suspects follow ingest with no extra read; the pipeline
-// advances it so that quiet series are judged too; at start it is rebuilt by replaying
+// advances it so that quiet series are judged too (a series is quiet once no sample of it
+// has arrived for kQuietAfter: one still arriving, even days old, as when an agent resends
+// what it buffered through an outage, is judged by its own samples, exactly as a replay
+// of the same data would judge it); at start it is rebuilt by replaying
 // the stored series of the last `detector.rebuild_window`, so suspects and the normal
 // levels behind them survive a restart.
 //
@@ -15,25 +18,41 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "analyzer/leak_detector.h"
 #include "collector/fleet_suspects.h"
 #include "collector/storage/series_store.h"
+#include "common/base/clock.h"
 #include "drip/v1/agent.pb.h"
 
 namespace drip::collector {
 
 class OnlineDetector {
  public:
-  explicit OnlineDetector(const analyzer::DetectorConfig& config);
+  // A series none of whose samples arrived for this long has gone quiet. Agents send
+  // every 10 s by default; a minute is several batches missed.
+  static constexpr int64_t kQuietAfterMs = 60 * 1000;
+
+  // `clock` tells when batches arrive; it must outlive the detector.
+  OnlineDetector(const analyzer::DetectorConfig& config, const Clock* clock);
+
+  // The components of `batch` that `host` may not add: those it has not sent before, once
+  // it has `max_components` (those of the batch count in its order). Empty when every
+  // sample may be stored.
+  std::set<std::string> ComponentsOverQuota(const std::string& host,
+                                            const drip::v1::SampleBatch& batch,
+                                            size_t max_components) const;
 
   // A batch of `host` that is durable in the store.
   void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch);
   void SetHostMemory(const std::string& host, uint64_t bytes);
-  // Judges epochs that ended before `now_s` (called by the pipeline).
+  // Judges the epochs that ended before `now_s` of the series that went quiet (called by
+  // the pipeline).
   void AdvanceTo(int64_t now_s);
 
   // Replays every stored series with samples since `since_ms` (before serving), in time
@@ -49,10 +68,15 @@ class OnlineDetector {
   uint64_t samples_observed() const;
 
  private:
-  void ObserveLocked(const std::string& host, const drip::v1::Sample* samples[], size_t count);
+  // `arrived_ms` is when the samples arrived, 0 for a replay of stored ones.
+  void ObserveLocked(const std::string& host, const drip::v1::Sample* samples[], size_t count,
+                     int64_t arrived_ms);
 
+  const Clock* const clock_;
   mutable std::mutex mu_;
   analyzer::LeakDetector detector_;  // guarded by mu_
+  // By series id: when its latest sample arrived (0: replayed at start); guarded by mu_.
+  std::vector<int64_t> last_arrival_ms_;
   // (host, component) -> its largest process in the latest pass, for commands; guarded by mu_.
   std::map<std::pair<std::string, std::string>, std::string> largest_process_;
 };

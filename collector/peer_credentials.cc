@@ -1,8 +1,7 @@
 #include "collector/peer_credentials.h"
 
 #include <string_view>
-
-#include "grpcpp/security/auth_context.h"
+#include <utility>
 
 namespace drip::collector {
 namespace {
@@ -13,10 +12,11 @@ constexpr size_t kMaxTokenBytes = 4096;
 
 }  // namespace
 
-CallerCredentials CallerCredentialsOf(const grpc::ServerContextBase& context) {
+CallerCredentials CallerCredentialsOf(const grpc::AuthContext* auth,
+                                      std::optional<std::string_view> authorization,
+                                      std::string peer) {
   CallerCredentials credentials;
-  credentials.peer = context.peer();
-  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  credentials.peer = std::move(peer);
   // gRPC marks the peer authenticated only when its certificate verified against the
   // CA; an unverified certificate never gets this far (the handshake fails).
   if (auth != nullptr && auth->IsPeerAuthenticated()) {
@@ -24,10 +24,8 @@ CallerCredentials CallerCredentialsOf(const grpc::ServerContextBase& context) {
       credentials.certificate_names.emplace_back(name.data(), name.size());
     }
   }
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find("authorization");
-  if (it != metadata.end()) {
-    std::string_view value(it->second.data(), it->second.size());
+  if (authorization) {
+    std::string_view value = *authorization;
     if (value.substr(0, kBearerPrefix.size()) == kBearerPrefix) {
       value.remove_prefix(kBearerPrefix.size());
     }
@@ -37,6 +35,16 @@ CallerCredentials CallerCredentialsOf(const grpc::ServerContextBase& context) {
     if (credentials.bearer_token.empty()) credentials.bearer_token = "(empty)";
   }
   return credentials;
+}
+
+CallerCredentials CallerCredentialsOf(const grpc::ServerContextBase& context) {
+  std::optional<std::string_view> authorization;
+  const auto& metadata = context.client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    authorization = std::string_view(it->second.data(), it->second.size());
+  }
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  return CallerCredentialsOf(auth.get(), authorization, context.peer());
 }
 
 }  // namespace drip::collector

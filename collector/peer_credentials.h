@@ -5,7 +5,12 @@
 // Reads only the call's auth context and metadata; thread-safe.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include "collector/access_policy.h"
+#include "grpcpp/security/auth_context.h"
 #include "grpcpp/server_context.h"
 
 namespace drip::collector {
@@ -15,5 +20,11 @@ namespace drip::collector {
 // rule of RFC 6125 that gRPC's own peer identity follows. Empty over plaintext or
 // when the client presented no certificate.
 CallerCredentials CallerCredentialsOf(const grpc::ServerContextBase& context);
+
+// The same from a connection's auth context (may be null) and the call's `authorization`
+// metadata, if it sent one: what CallGate sees before the call is dispatched.
+CallerCredentials CallerCredentialsOf(const grpc::AuthContext* auth,
+                                      std::optional<std::string_view> authorization,
+                                      std::string peer);
 
 }  // namespace drip::collector
