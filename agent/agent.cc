@@ -1,6 +1,8 @@
 #include "agent/agent.h"
 
 #include <chrono>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -108,6 +110,10 @@ Agent::Agent(AgentConfig config, std::unique_ptr<Sampler> sampler, drip::v1::Hel
   guard_options.allowed_components = config_.commands.allowed_components;
   guard_options.max_snapshots_per_hour = config_.snapshots.max_per_hour;
   guard_options.proc_root = config_.proc_root;
+  guard_options.observed_unit = [this](std::string_view component) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return observed_units_.count(std::string(component)) > 0;
+  };
   guard_ = std::make_unique<CommandGuard>(std::move(guard_options));
   stream_->SetCommandHandler([this](const drip::v1::Command& command) {
     if (absl::Status admitted = guard_->Admit(command); !admitted.ok()) {
@@ -178,8 +184,12 @@ absl::StatusOr<size_t> Agent::RunOnePass() {
   absl::StatusOr<std::vector<drip::v1::Sample>> samples = sampler_->SampleOnce();
   AgentMetrics::Pass pass;
   pass.duration = std::chrono::steady_clock::now() - started;
+  std::set<std::string> observed_units;
   if (samples.ok()) {
     for (const drip::v1::Sample& s : *samples) {
+      if (s.memory_case() == drip::v1::Sample::kCgroup && s.component().starts_with("svc:")) {
+        observed_units.insert(s.component());
+      }
       switch (s.memory_case()) {
         case drip::v1::Sample::kProcess:
           ++pass.processes;
@@ -209,7 +219,10 @@ absl::StatusOr<size_t> Agent::RunOnePass() {
     }
     pass.skipped = skipped_total - skipped_entities_;
     skipped_entities_ = skipped_total;
-    if (samples.ok()) last_pass_ = pass;
+    if (samples.ok()) {
+      last_pass_ = pass;
+      observed_units_ = std::move(observed_units);
+    }
     usage_now = self_usage_;
   }
   if (metrics_) metrics_->RecordPass(pass, usage_now, buffer_.stats());

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -114,6 +115,9 @@ class Agent {
   bool stop_requested_ = false;
   SelfUsage self_usage_;  // refreshed each pass
   AgentMetrics::Pass last_pass_;
+  // The system services (svc:<unit>) the unit sampler read in the last pass: the only
+  // units restart-unit may touch (CommandGuard).
+  std::set<std::string> observed_units_;
   uint64_t skipped_entities_ = 0;
   bool sampling_failing_ = false;
 };

@@ -78,6 +78,26 @@ absl::Status CommandGuard::CheckTarget(const std::string& component,
           : fmt::format("{}", fmt::join(options_.allowed_components, ", "))));
 }
 
+absl::Status CommandGuard::CheckUnit(const std::string& unit) const {
+  for (std::string_view pattern : kNeverRestarted) {
+    if (MatchesGlob(pattern, unit)) {
+      return absl::PermissionDeniedError(fmt::format(
+          "unit {} is one Drip never restarts (systemd's own units, logins, ssh, D-Bus, the "
+          "network, the agent itself)",
+          unit));
+    }
+  }
+  const std::string component = "svc:" + unit;
+  if (!options_.observed_unit || !options_.observed_unit(component)) {
+    return absl::PermissionDeniedError(fmt::format(
+        "unit {} is not a system service this agent saw running in its last pass (a unit of "
+        "its own, outside any user's manager or container); only the service that leaks is "
+        "restarted",
+        unit));
+  }
+  return CheckTarget(component, fmt::format("unit {}", unit));
+}
+
 absl::Status CommandGuard::TakeSnapshotSlotLocked() {
   const auto now = options_.now();
   while (!snapshot_starts_.empty() && now - snapshot_starts_.front() >= kRateWindow) {
@@ -102,9 +122,7 @@ absl::Status CommandGuard::Admit(const drip::v1::Command& command) {
   if (command.has_mitigation()) {
     const drip::v1::MitigationCommand& m = command.mitigation();
     if (m.action() == mitigation_action::kRecommend) return absl::OkStatus();
-    if (m.action() == mitigation_action::kRestartUnit) {
-      return CheckTarget("svc:" + m.unit(), fmt::format("unit {}", m.unit()));
-    }
+    if (m.action() == mitigation_action::kRestartUnit) return CheckUnit(m.unit());
     absl::StatusOr<std::string> component = ComponentOfPid(m.pid());
     if (!component.ok()) return Unnamed(m.pid(), component.status());
     return CheckTarget(*component, fmt::format("pid {}", m.pid()));

@@ -2,6 +2,11 @@
 
 #include <unistd.h>
 
+#include <functional>
+#include <set>
+#include <string>
+#include <string_view>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -65,14 +70,52 @@ TEST(CommandGuardTest, TargetInsideTheAllowListIsAdmitted) {
   EXPECT_TRUE(guard.Admit(Mitigation("signal-process", getpid())).ok());
 }
 
+// What the agent's last pass read from units' cgroups.
+std::function<bool(std::string_view)> Observed(std::set<std::string> components) {
+  return [components = std::move(components)](std::string_view c) {
+    return components.count(std::string(c)) > 0;
+  };
+}
+
 TEST(CommandGuardTest, RestartUnitIsJudgedByTheUnitItNames) {
   CommandGuardOptions options;
-  options.allowed_components = {"svc:api-*.service"};
+  options.allowed_components = {"svc:api-*.service", "svc:web.service"};
+  options.observed_unit = Observed({"svc:api-3.service", "svc:cron.service"});
   CommandGuard guard(options);
   EXPECT_TRUE(guard.Admit(Mitigation("restart-unit", 0, "api-3.service")).ok());
-  absl::Status refused = guard.Admit(Mitigation("restart-unit", 0, "sshd.service"));
+  absl::Status refused = guard.Admit(Mitigation("restart-unit", 0, "cron.service"));
   EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(std::string(refused.message()), HasSubstr("unit sshd.service is svc:sshd.service"));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("unit cron.service is svc:cron.service"));
+}
+
+// A compromised collector names the unit: it must not get a stopped unit started, nor a
+// unit the host cannot do without restarted, nor a user's unit that shares a system
+// service's name restarted on the system bus.
+TEST(CommandGuardTest, RestartUnitRefusesUnitsItDidNotSeeRunningAndUnitsAHostNeeds) {
+  CommandGuardOptions options;
+  options.allowed_components = {"svc:*"};
+  // sshd.service and dbus.service are running system services here; the user's own
+  // "web.service" was named proc:, so it is not among them.
+  options.observed_unit = Observed({"svc:api-3.service", "svc:sshd.service", "svc:dbus.service",
+                                    "svc:systemd-journald.service", "svc:getty@tty1.service"});
+  CommandGuard guard(options);
+  EXPECT_TRUE(guard.Admit(Mitigation("restart-unit", 0, "api-3.service")).ok());
+  for (const char* unit : {"systemd-poweroff.service", "debug-shell.service", "web.service"}) {
+    absl::Status refused = guard.Admit(Mitigation("restart-unit", 0, unit));
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << unit;
+  }
+  EXPECT_THAT(std::string(guard.Admit(Mitigation("restart-unit", 0, "web.service")).message()),
+              HasSubstr("not a system service this agent saw running"));
+  for (const char* unit : {"sshd.service", "dbus.service", "systemd-journald.service",
+                           "getty@tty1.service", "drip-agent.service", "user@1000.service"}) {
+    absl::Status refused = guard.Admit(Mitigation("restart-unit", 0, unit));
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << unit;
+    EXPECT_THAT(std::string(refused.message()), HasSubstr("one Drip never restarts")) << unit;
+  }
+  // Without a view of the host's units, nothing is restarted.
+  CommandGuard blind(CommandGuardOptions{});
+  EXPECT_EQ(blind.Admit(Mitigation("restart-unit", 0, "api-3.service")).code(),
+            absl::StatusCode::kPermissionDenied);
 }
 
 TEST(CommandGuardTest, RecommendTouchesNothingAndIsAlwaysAdmitted) {
