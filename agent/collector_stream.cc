@@ -136,7 +136,7 @@ void CollectorStream::Run() {
   while (!stopping_) {
     Outcome outcome = RunStream();
     if (stopping_) break;
-    if (outcome.welcomed) backoff.Reset();
+    if (outcome.welcomed && !outcome.deferred()) backoff.Reset();
     HandleEnd(outcome);
     const std::chrono::milliseconds delay = backoff.NextDelay();
     Logger("agent")->debug("reconnecting to collector at {} in {}", options_.address,
@@ -396,6 +396,15 @@ void CollectorStream::HandleEnd(const Outcome& outcome) {
     }
     log->warn("collector at {} refused batch {} ({}); {} so that it is not resent",
               options_.address, sequence, why, dropped ? "dropped it" : "it is no longer buffered");
+    return;
+  }
+  if (outcome.deferred()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.deferred_batches;
+    }
+    log->warn("collector at {} cannot take batch {} yet ({}); kept, sent again after a backoff",
+              options_.address, *outcome.rejected_sequence, why);
     return;
   }
   if (outcome.welcomed) {

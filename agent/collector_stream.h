@@ -68,6 +68,9 @@ class CollectorStream {
     uint64_t streams_started = 0;   // connection attempts
     uint64_t streams_welcomed = 0;  // attempts that got a Welcome
     uint64_t rejected_batches = 0;  // dropped because the collector refused them
+    // Times the collector could not take a batch yet (UNAVAILABLE naming it, e.g. its
+    // clock behind this host's): kept and sent again after a backoff.
+    uint64_t deferred_batches = 0;
     uint64_t commands_refused = 0;
     bool connected = false;  // a stream is welcomed and open right now
   };
@@ -108,6 +111,11 @@ class CollectorStream {
     bool welcomed = false;
     grpc::Status status;
     std::optional<uint64_t> rejected_sequence;
+    // The collector named a batch it cannot take yet: kept, resent after a backoff that
+    // a Welcome does not reset (the stream will end the same way until it can).
+    bool deferred() const {
+      return rejected_sequence.has_value() && status.error_code() == grpc::StatusCode::UNAVAILABLE;
+    }
   };
 
   void Run();

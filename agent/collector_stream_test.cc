@@ -200,6 +200,7 @@ TEST(CollectorStreamTest, UnavailableIsRetriedEvenIfTrailersNameABatch) {
   ASSERT_TRUE(collector.WaitUntil([&] { return collector.stored_count_locked() == 3; }));
   EXPECT_EQ(Sequences(collector.stored_batches()), (std::vector<uint64_t>{1, 2, 3}));
   EXPECT_EQ(client.buffer.stats().rejected_batches, 0u);
+  EXPECT_EQ(client.stream->stats().deferred_batches, 1u);
 }
 
 TEST(CollectorStreamTest, CommandsAreAnsweredAsNotSupported) {

@@ -226,7 +226,7 @@ class CollectorServerTest : public ::testing::Test {
       if (!real.ok()) return real.status();
       return std::unique_ptr<SeriesStore>(new FlakyStore(std::move(*real), &fail_writes_));
     };
-    server_ = std::make_unique<CollectorServer>(config_, SystemClock::Get(), opener);
+    server_ = std::make_unique<CollectorServer>(config_, clock_, opener);
     absl::StatusOr<ServingAddresses> bound = server_->Start();
     ASSERT_TRUE(bound.ok()) << bound.status();
     bound_ = *bound;
@@ -315,6 +315,7 @@ class CollectorServerTest : public ::testing::Test {
 
   std::string dir_;
   CollectorConfig config_;
+  const Clock* clock_ = SystemClock::Get();
   std::atomic<bool> fail_writes_{false};
   std::unique_ptr<CollectorServer> server_;
   ServingAddresses bound_;
@@ -467,13 +468,39 @@ TEST_F(CollectorServerTest, FutureTimestampIsRejectedNamingTheBatchInTrailingMet
   future.mutable_batch()->mutable_samples(3)->set_timestamp_ms(2208988800000);  // 2040
   ASSERT_TRUE(agent->Send(future));
   grpc::Status status = agent->AwaitEnd();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(status.error_message(),
               HasSubstr("batch 2 sample 3: timestamp 2040-01-01T00:00:00Z is "));
   EXPECT_THAT(status.error_message(), HasSubstr("max skew 5m"));
   EXPECT_EQ(agent->Trailer(kRejectedSequenceKey), "2");
   EXPECT_EQ(Metric("drip_ingest_rejected_total", "reason", "future_timestamp"), 1);
   EXPECT_EQ(StoredSamples("web-1", "svc:app"), 1);  // nothing of batch 2
+}
+
+// A collector whose clock lags the fleet's sees every batch as from the future. Refusing
+// them (agents drop refused batches) would lose every host's data; UNAVAILABLE keeps the
+// batch at the agent (CollectorStreamTest.UnavailableIsRetriedEvenIfTrailersNameABatch),
+// and once the collector's clock has caught up with it, the resent batch is stored.
+TEST_F(CollectorServerTest, ALaggingCollectorClockDefersBatchesAndLosesNone) {
+  FakeClock lagging(NowMs() - 10 * 60 * 1000);
+  clock_ = &lagging;
+  StartServer();
+  {
+    auto agent = NewAgent();
+    ASSERT_EQ(agent->SayHello("web-1"), 0u);
+    ASSERT_TRUE(agent->Send(Batch(1, 3)));  // stamped by the host's clock: 10 min ahead
+    grpc::Status status = agent->AwaitEnd();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr("the agent keeps the batch"));
+    EXPECT_EQ(Metric("drip_ingest_rejected_total", "reason", "future_timestamp"), 1);
+  }
+  lagging.Advance(std::chrono::minutes(6));  // within the 5 min skew of the samples
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);  // nothing of batch 1 was stored
+  ASSERT_TRUE(agent->Send(Batch(1, 3)));
+  ASSERT_TRUE(agent->AwaitAck(1));
+  EXPECT_EQ(StoredSamples("web-1", "svc:app"), 3);
+  EXPECT_TRUE(agent->Close().ok());
 }
 
 TEST_F(CollectorServerTest, OversizedBatchIsRejectedWithResourceExhaustedAndCounted) {

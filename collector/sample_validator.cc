@@ -276,9 +276,14 @@ Verdict SampleValidator::ValidateSample(const drip::v1::SampleBatch& batch, int 
   const int64_t ts = s.timestamp_ms();
   const double delta_ms = static_cast<double>(ts) - static_cast<double>(now_ms);
   if (delta_ms > static_cast<double>(options_.max_future_skew.count())) {
-    return Reject(absl::StatusCode::kInvalidArgument, reject_reason::kFutureTimestamp,
+    // UNAVAILABLE, not a refusal: the agent keeps the batch and sends it again later. Which
+    // clock is wrong cannot be told from here, and a collector clock that lags would
+    // otherwise have every agent drop every batch; a sample that was ahead is taken once
+    // the collector's clock has caught up with it.
+    return Reject(absl::StatusCode::kUnavailable, reject_reason::kFutureTimestamp,
                   fmt::format("{}: timestamp {} is {} ahead of the collector's clock (max skew "
-                              "{}); check the host's clock",
+                              "{}); check the host's and the collector's clocks; the agent keeps "
+                              "the batch and sends it again",
                               where(), FormatTimestamp(ts), HumanSpan(delta_ms),
                               FormatDuration(options_.max_future_skew)));
   }
