@@ -86,8 +86,17 @@ SessionReply AgentSession::HandleHello(const drip::v1::Hello& hello) {
   *info.mutable_labels() = hello.labels();
   info.set_agent_version(hello.agent_version());
   info.set_memory_total_bytes(hello.memory_total_bytes());
-  if (hello.memory_total_bytes() > 0) {
+  // Every ETA to OOM of the host's suspects is computed from it, and automatic policies
+  // act on the urgent ones first: a claim no Linux host makes is ignored, not believed.
+  constexpr uint64_t kMinHostMemory = 64ull << 20;  // 64 MiB
+  constexpr uint64_t kMaxHostMemory = 1ull << 50;   // 1 PiB
+  if (hello.memory_total_bytes() >= kMinHostMemory &&
+      hello.memory_total_bytes() <= kMaxHostMemory) {
     parts_.pipeline->SetHostMemory(hello.host(), hello.memory_total_bytes());
+  } else if (hello.memory_total_bytes() != 0) {
+    Logger("collector")
+        ->warn("host {}: hello claims {} bytes of memory; not believed (ETAs use the default)",
+               hello.host(), hello.memory_total_bytes());
   }
   info.set_sampler(hello.status().sampler());
   info.set_first_seen_ms(now_ms);

@@ -29,6 +29,7 @@ absl::StatusOr<std::unique_ptr<LeakPipeline>> LeakPipeline::Open(const LeakPipel
   if (absl::Status loaded = pipeline->reports_.Load(); !loaded.ok()) {
     return WithContext(loaded, "loading leak reports");
   }
+  pipeline->mitigations_.Restore(now_ms);
   pipeline->RunOnce();
   Logger("collector")
       ->info("leak detector rebuilt from {} stored samples: {} series, {} suspects", *replayed,

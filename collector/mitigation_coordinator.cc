@@ -1,5 +1,6 @@
 #include "collector/mitigation_coordinator.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/base/mitigation_signal.h"
@@ -125,6 +126,33 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
     for (auto& e : refused) entries.push_back(std::move(e));
   }
   return entries;
+}
+
+void MitigationCoordinator::Restore(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int64_t> recent;
+  for (const drip::v1::LeakReport& report : book_->List("all", "")) {
+    for (const drip::v1::MitigationRecord& record : report.mitigations()) {
+      if (record.action() == mitigation_action::kRecommend) continue;
+      if (now_ms - record.requested_ms() < kHourMs) recent.push_back(record.requested_ms());
+      if (record.outcome() != "requested" || record.command_id().empty()) continue;
+      Pending pending;
+      pending.report_id = report.id();
+      pending.record = record;
+      pending.component = report.component();
+      pending.deadline_ms = record.requested_ms() + config_.result_timeout.count();
+      pending_[record.command_id()] = std::move(pending);
+    }
+  }
+  std::sort(recent.begin(), recent.end());
+  recent_actions_ms_.assign(recent.begin(), recent.end());
+  if (!recent.empty() || !pending_.empty()) {
+    Logger("collector")
+        ->info(
+            "mitigations restored from the reports: {} in the last hour (of "
+            "max_actions_per_hour {}), {} awaiting their agent",
+            recent.size(), config_.max_actions_per_hour, pending_.size());
+  }
 }
 
 void MitigationCoordinator::Tick(int64_t now_ms) {

@@ -33,6 +33,13 @@ class MitigationCoordinator {
   MitigationCoordinator(const MitigationConfig& config, LeakReportBook* book, ConnectedHosts* hosts,
                         CollectorMetrics* metrics);
 
+  // After a restart, from the reports the book loaded (every mitigation is recorded there
+  // as it is requested): the actions of the last hour count against max_actions_per_hour
+  // again, and commands still awaiting their agent's answer are awaited again, so that a
+  // collector that crash-loops neither exceeds its budget nor audits a signal the agent
+  // really sent as timed out. Call once, before the first Tick.
+  void Restore(int64_t now_ms);
+
   // Runs automatic policies over unresolved reports and times out unanswered commands.
   void Tick(int64_t now_ms);
 

@@ -38,6 +38,16 @@ class MitigationCoordinatorTest : public ::testing::Test {
     if (coordinator_) hosts_.Unregister("a", &stream_);
   }
 
+  // The collector restarts on the same store: a new book loads the reports, a new
+  // coordinator restores what they record.
+  void Restart(int64_t now_ms) {
+    coordinator_.reset();
+    book_ = std::make_unique<LeakReportBook>(ReportPolicy{}, &config_, store_->reports());
+    ASSERT_TRUE(book_->Load().ok());
+    coordinator_ = std::make_unique<MitigationCoordinator>(config_, book_.get(), &hosts_, nullptr);
+    coordinator_->Restore(now_ms);
+  }
+
   std::vector<drip::v1::AuditEntry> Audit() {
     auto entries = store_->reports()->ReadAudit("leak-1", 0, 1000);
     EXPECT_TRUE(entries.ok());
@@ -184,6 +194,52 @@ TEST_F(MitigationCoordinatorTest, TheFleetWideHourlyLimitHolds) {
   EXPECT_EQ((*second)[0].outcome(), "refused");
   EXPECT_NE((*second)[0].detail().find("max_actions_per_hour"), std::string::npos);
   EXPECT_EQ(stream_.sent.size(), 1u);
+}
+
+// A collector that crash-loops must not get a fresh hourly budget at every start, nor
+// forget the commands it sent: the agent's answer, arriving after the restart, is taken.
+TEST_F(MitigationCoordinatorTest, ARestartKeepsTheHourlyBudgetAndAwaitsTheCommandsItSent) {
+  config_.max_actions_per_hour = 1;
+  config_.defaults.cooldown = std::chrono::milliseconds(0);  // only the budget holds it back
+  Start();
+  drip::v1::MitigateRequest request;
+  request.set_id("leak-1");
+  request.set_action("signal-process");
+  auto first = coordinator_->Request(request, "alice", kT0Ms);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(stream_.sent.size(), 1u);
+  const std::string sent_id = stream_.sent[0].id();
+
+  Restart(kT0Ms + 5000);
+  EXPECT_TRUE(
+      coordinator_->OnCommandResult("a", Ok(sent_id, "sent SIGTERM to pid 4242"), kT0Ms + 6000));
+  EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "succeeded");
+  auto second = coordinator_->Request(request, "alice", kT0Ms + 7000);
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->size(), 1u);
+  EXPECT_EQ((*second)[0].outcome(), "refused");
+  EXPECT_NE((*second)[0].detail().find("max_actions_per_hour"), std::string::npos)
+      << (*second)[0].detail();
+  EXPECT_EQ(stream_.sent.size(), 1u);
+
+  // An hour on, the budget is back.
+  Restart(kT0Ms + 3'601'000);
+  auto later = coordinator_->Request(request, "alice", kT0Ms + 3'602'000);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ((*later)[0].outcome(), "requested");
+}
+
+// A command sent before the restart that the agent never answers still times out.
+TEST_F(MitigationCoordinatorTest, ACommandUnansweredAcrossARestartTimesOut) {
+  config_.result_timeout = std::chrono::seconds(30);
+  Start();
+  drip::v1::MitigateRequest request;
+  request.set_id("leak-1");
+  request.set_action("signal-process");
+  ASSERT_TRUE(coordinator_->Request(request, "alice", kT0Ms).ok());
+  Restart(kT0Ms + 5000);
+  coordinator_->Tick(kT0Ms + 31'000);
+  EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "timed-out");
 }
 
 }  // namespace
