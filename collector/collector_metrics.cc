@@ -74,6 +74,9 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                                    "Agent streams open but not yet authenticated by a hello")),
       storage_size_bytes(
           Gauge(r, "drip_storage_size_bytes", "Approximate size of the sample store on disk")),
+      storage_corrupt_records(Gauge(r, "drip_storage_corrupt_records",
+                                    "Damaged records the store's reads have left out since it "
+                                    "opened (each logged once); the rest is served")),
       storage_write_seconds(BuildHistogram()
                                 .Name("drip_storage_write_seconds")
                                 .Help("Time to store one batch durably")

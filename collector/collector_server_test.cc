@@ -173,6 +173,7 @@ class FlakyStore final : public SeriesStore {
   }
   absl::StatusOr<uint64_t> EnforceRetention() override { return real_->EnforceRetention(); }
   uint64_t ApproximateSizeBytes() override { return real_->ApproximateSizeBytes(); }
+  uint64_t CorruptRecordsSkipped() override { return real_->CorruptRecordsSkipped(); }
   absl::StatusOr<uint64_t> FreeDiskBytes() override { return real_->FreeDiskBytes(); }
   absl::Status WriteState() override {
     if (stopped_.load()) return Injected();

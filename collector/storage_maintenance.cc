@@ -47,6 +47,7 @@ LoopThread::Duration StorageMaintenance::Round() {
   }
   if (now >= next_size_) {
     metrics_->storage_size_bytes.Set(static_cast<double>(store_->ApproximateSizeBytes()));
+    metrics_->storage_corrupt_records.Set(static_cast<double>(store_->CorruptRecordsSkipped()));
     if (absl::StatusOr<uint64_t> free = store_->FreeDiskBytes(); free.ok()) {
       metrics_->storage_free_bytes.Set(static_cast<double>(*free));
     }

@@ -59,6 +59,7 @@ class ScriptedStore final : public SeriesStore {
   }
   absl::StatusOr<uint64_t> EnforceRetention() override { return 0; }
   uint64_t ApproximateSizeBytes() override { return 0; }
+  uint64_t CorruptRecordsSkipped() override { return 0; }
   absl::StatusOr<uint64_t> FreeDiskBytes() override { return 0; }
   ReportStore* reports() override { return nullptr; }
 };

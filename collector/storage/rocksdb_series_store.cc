@@ -488,8 +488,8 @@ absl::StatusOr<std::vector<drip::v1::InstanceVersion>> RocksDbSeriesStore::ReadI
     drip::v1::InstanceVersion& v = versions.emplace_back();
     if (!v.ParseFromArray(it->value().data(), static_cast<int>(it->value().size())) ||
         v.host().empty()) {
-      return absl::DataLossError(
-          fmt::format("store at {}: corrupt instance version record", options_.path));
+      versions.pop_back();
+      SkipCorrupt("an instance version record");
     }
   }
   if (!it->status().ok()) {
@@ -545,6 +545,20 @@ absl::Status RocksDbSeriesStore::PutHost(const drip::v1::HostInfo& info) {
   return absl::OkStatus();
 }
 
+void RocksDbSeriesStore::SkipCorrupt(const std::string& what) {
+  {
+    // Each damaged record is counted and logged once, however often reads pass it.
+    std::lock_guard<std::mutex> lock(corrupt_mu_);
+    if (!corrupt_seen_.insert(what).second) return;
+  }
+  corrupt_skipped_.fetch_add(1);
+  Logger("collector")
+      ->error(
+          "store at {}: skipping {}: it is corrupt (the rest of the store is served; "
+          "drip_storage_corrupt_records)",
+          options_.path, what);
+}
+
 absl::StatusOr<std::vector<drip::v1::HostInfo>> RocksDbSeriesStore::ListHosts() {
   std::vector<drip::v1::HostInfo> hosts;
   StoreDb::Lease db(db_.get());
@@ -554,9 +568,8 @@ absl::StatusOr<std::vector<drip::v1::HostInfo>> RocksDbSeriesStore::ListHosts() 
     drip::v1::HostInfo& info = hosts.emplace_back();
     if (!info.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
       // One damaged record must not hide the fleet from `dripctl hosts`.
-      Logger("collector")
-          ->error("store at {}: skipping the corrupt record of host {}", options_.path,
-                  ToView(it->key()).substr(kHostRecordPrefix.size()));
+      SkipCorrupt(
+          fmt::format("the record of host {}", ToView(it->key()).substr(kHostRecordPrefix.size())));
       hosts.pop_back();
       continue;
     }
@@ -576,8 +589,8 @@ absl::StatusOr<std::vector<std::string>> RocksDbSeriesStore::ListComponents(
   std::string component;
   for (it.SeekToStart(); it->Valid(); it->Next()) {
     if (!ParseSeriesIndexComponent(ToView(it->key()), prefix, &component)) {
-      return absl::DataLossError(
-          fmt::format("store at {}: corrupt series index entry of host {}", options_.path, host));
+      SkipCorrupt(fmt::format("a series index entry of host {}", host));
+      continue;
     }
     // Keys are sorted, so a component's instances are adjacent.
     if (components.empty() || components.back() != component) components.push_back(component);
@@ -619,9 +632,8 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
       Instance instance;
       if (!ParseSeriesIndexInstance(ToView(it->key()), prefix, &instance.name) ||
           !DecodeUint64(ToView(it->value()), &instance.series_id)) {
-        return absl::DataLossError(
-            fmt::format("store at {}: corrupt series index entry under host {} component {}",
-                        options_.path, host, component));
+        SkipCorrupt(fmt::format("a series index entry of host {} component {}", host, component));
+        continue;
       }
       instances.push_back(std::move(instance));
     }
@@ -777,8 +789,8 @@ absl::StatusOr<std::vector<GapRecord>> RocksDbSeriesStore::ReadGaps(const std::s
     GapRecord gap;
     if (!ParseGapRecordKey(ToView(it->key()), prefix, &gap.from_sequence) ||
         !DecodeGapValue(ToView(it->value()), &gap)) {
-      return absl::DataLossError(
-          fmt::format("store at {}: corrupt gap record of host {}", options_.path, host));
+      SkipCorrupt(fmt::format("a gap record of host {}", host));
+      continue;
     }
     gaps.push_back(gap);
   }

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -100,6 +101,7 @@ class RocksDbSeriesStore final : public SeriesStore {
   absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override;
   absl::StatusOr<uint64_t> EnforceRetention() override;
   uint64_t ApproximateSizeBytes() override;
+  uint64_t CorruptRecordsSkipped() override { return corrupt_skipped_.load(); }
   absl::StatusOr<uint64_t> FreeDiskBytes() override;
   ReportStore* reports() override { return reports_.get(); }
 
@@ -159,6 +161,8 @@ class RocksDbSeriesStore final : public SeriesStore {
                               const drip::v1::SampleBatch& batch, rocksdb::WriteBatch* write);
   // What the last AppendBatch or PutHost write did, for WriteState().
   void NoteWrite(const absl::Status& status);
+  // Logs and counts one damaged record that a read leaves out (each record once).
+  void SkipCorrupt(const std::string& what);
   // A small synced write that proves the store takes writes (Recover).
   absl::Status ProbeWrite();
 
@@ -175,7 +179,10 @@ class RocksDbSeriesStore final : public SeriesStore {
   // Closed by Recover() for a reopen, and still closed if that failed: the next
   // Recover() opens it again (waiting for space first if the disk was full).
   std::atomic<bool> closed_{false};
-  bool closed_for_space_ = false;  // guarded by recover_mu_
+  std::atomic<uint64_t> corrupt_skipped_{0};  // distinct records in corrupt_seen_
+  std::mutex corrupt_mu_;
+  std::set<std::string> corrupt_seen_;  // guarded by corrupt_mu_
+  bool closed_for_space_ = false;       // guarded by recover_mu_
 
   std::atomic<bool> write_failed_{false};  // a fast check before write_error_mu_
   std::mutex write_error_mu_;

@@ -16,11 +16,14 @@
 #include <vector>
 
 #include "collector/storage/meta_record.h"
+#include "collector/storage/rocksdb_tuning.h"
 #include "collector/storage/scoped_temp_dir.h"
+#include "collector/storage/series_key.h"
 #include "collector/storage/varint.h"
 #include "fmt/format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
+#include "rocksdb/db.h"
 
 namespace drip::collector {
 namespace {
@@ -957,6 +960,62 @@ TEST(RocksDbSeriesStoreTest, KeepsTheLatestInstanceVersionsOfEachComponentAcross
   }
   EXPECT_EQ(versions->back().component(), "svc:b.service");
   EXPECT_EQ(versions->back().label(), "b1");
+}
+
+}  // namespace
+}  // namespace drip::collector
+
+namespace drip::collector {
+namespace {
+
+// Writes `entries` straight into the meta column family of the (closed) store at `path`,
+// as a damaged disk or a buggy older build might have left them.
+void WriteRawMeta(const std::string& path, const std::map<std::string, std::string>& entries) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(), kSeriesColumnFamily,
+                           kMetaColumnFamily, kStagingColumnFamily, kReportsColumnFamily}) {
+    families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(), path, families, &handles, &raw);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (const auto& [key, value] : entries) {
+    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), handles[2], key, value).ok());
+  }
+  for (rocksdb::ColumnFamilyHandle* h : handles)
+    ASSERT_TRUE(raw->DestroyColumnFamilyHandle(h).ok());
+  delete raw;
+}
+
+// One damaged index entry used to fail every read of its host, and with them the
+// detector's rebuild: the collector would not start. It is left out, counted once, and
+// the rest is served.
+TEST(RocksDbSeriesStoreTest, ACorruptIndexEntryIsSkippedCountedOnceAndTheRestIsServed) {
+  Harness h;
+  {
+    auto store = h.Open();
+    ASSERT_NE(store, nullptr);
+    Append(*store, "web-1", Batch(1, {ProcessSample("svc:a", "1@1", kNow - 60'000, 100)}));
+    Append(*store, "web-2", Batch(1, {ProcessSample("svc:b", "2@1", kNow - 60'000, 200)}));
+  }
+  WriteRawMeta(h.options.path,
+               {// an instance entry whose value is not a series id
+                {SeriesIndexKey("web-1", "svc:a", "9@9"), "not an id"},
+                // a key under web-1 whose component cannot be decoded
+                {SeriesIndexHostPrefix("web-1") + std::string("\xff\xff\xff", 3), "x"}});
+  auto store = h.Open();
+  ASSERT_NE(store, nullptr);
+  for (int pass = 0; pass < 2; ++pass) {
+    absl::StatusOr<std::vector<std::string>> components = store->ListComponents("web-1");
+    ASSERT_TRUE(components.ok()) << components.status();
+    EXPECT_EQ(*components, std::vector<std::string>{"svc:a"});
+    std::vector<drip::v1::Series> series = Read(*store, "web-1", "svc:a");
+    ASSERT_EQ(series.size(), 1u);
+    EXPECT_EQ(series[0].instance(), "1@1");
+    EXPECT_EQ(Read(*store, "web-2", "svc:b").size(), 1u);
+  }
+  EXPECT_EQ(store->CorruptRecordsSkipped(), 2u);
 }
 
 }  // namespace

@@ -87,6 +87,12 @@ class SeriesStore {
   // Live size of the store on disk (SST files + WAL + memtables), for metrics.
   virtual uint64_t ApproximateSizeBytes() = 0;
 
+  // Distinct damaged host, index, version or gap records reads have skipped since the
+  // store opened: one
+  // such record is logged and left out, and the rest of the store is served (a
+  // collector starts degraded rather than not at all).
+  virtual uint64_t CorruptRecordsSkipped() = 0;
+
   // Bytes free for the store on its filesystem, for metrics and recovery.
   virtual absl::StatusOr<uint64_t> FreeDiskBytes() = 0;
 
