@@ -267,7 +267,7 @@ class Harness {
     session_parts_.metrics = &metrics_;
     session_parts_.clock = &clock_;
     query_ = std::make_unique<QueryServiceImpl>(&access_, store_.get(), &hosts_, pipeline_.get(),
-                                                &metrics_, &clock_);
+                                                &metrics_, &clock_, 16u << 20);
   }
 
   void Close() {

@@ -77,6 +77,9 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       storage_corrupt_records(Gauge(r, "drip_storage_corrupt_records",
                                     "Damaged records the store's reads have left out since it "
                                     "opened (each logged once); the rest is served")),
+      queries_shed(Counter(r, "drip_queries_shed_total",
+                           "Query calls answered RESOURCE_EXHAUSTED because too many were "
+                           "already waiting for a reader")),
       storage_write_seconds(BuildHistogram()
                                 .Name("drip_storage_write_seconds")
                                 .Help("Time to store one batch durably")

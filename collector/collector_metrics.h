@@ -76,6 +76,7 @@ struct CollectorMetrics {
   prometheus::Gauge& streams_awaiting_hello;      // drip_agent_streams_awaiting_hello
   prometheus::Gauge& storage_size_bytes;          // drip_storage_size_bytes
   prometheus::Gauge& storage_corrupt_records;     // drip_storage_corrupt_records
+  prometheus::Counter& queries_shed;              // drip_queries_shed_total
   prometheus::Histogram& storage_write_seconds;   // drip_storage_write_seconds
   prometheus::Counter& storage_write_errors;      // drip_storage_write_errors_total
   prometheus::Counter& retention_deleted_chunks;  // drip_storage_retention_deleted_chunks_total

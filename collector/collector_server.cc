@@ -139,7 +139,7 @@ void CollectorServer::BuildServices() {
       static_cast<int64_t>(config_.ingest.max_streams_awaiting_hello);
   ingest_ = std::make_unique<IngestService>(ingest, session, &hosts_, &metrics_);
   query_ = std::make_unique<QueryServiceImpl>(access_.get(), store_.get(), &hosts_, pipeline_.get(),
-                                              &metrics_, clock_);
+                                              &metrics_, clock_, config_.grpc.max_message_bytes);
 }
 
 absl::Status CollectorServer::ServeMetrics(ServingAddresses* bound) {

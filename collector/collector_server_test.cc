@@ -158,9 +158,9 @@ class FlakyStore final : public SeriesStore {
   }
   absl::StatusOr<std::vector<drip::v1::Series>> ReadSeries(const std::string& host,
                                                            const std::string& component,
-                                                           int64_t since_ms,
-                                                           int64_t until_ms) override {
-    return real_->ReadSeries(host, component, since_ms, until_ms);
+                                                           int64_t since_ms, int64_t until_ms,
+                                                           size_t max_samples) override {
+    return real_->ReadSeries(host, component, since_ms, until_ms, max_samples);
   }
   absl::StatusOr<std::vector<drip::v1::InstanceVersion>> ReadInstanceVersions() override {
     return real_->ReadInstanceVersions();
@@ -582,6 +582,28 @@ TEST_F(CollectorServerTest, ListHostsShowsConnectedOnlyWhileTheStreamIsOpen) {
   host = ListedHost("web-1");
   ASSERT_TRUE(host);
   EXPECT_FALSE(host->connected());
+}
+
+// A series too long to answer is refused before all of it is read into memory: the read
+// stops once it holds more samples than the answer could carry.
+TEST_F(CollectorServerTest, ASeriesTooLongForOneAnswerIsRefusedWithoutReadingItAll) {
+  StartServer();  // grpc.max_message_bytes 64 KiB: at most 4096 samples a read
+  auto agent = NewAgent();
+  ASSERT_EQ(agent->SayHello("web-1"), 0u);
+  for (uint64_t sequence = 1; sequence <= 3; ++sequence) {
+    AgentMessage batch = Batch(sequence, 2000);
+    for (int i = 0; i < 2000; ++i) {
+      batch.mutable_batch()->mutable_samples(i)->set_timestamp_ms(
+          NowMs() - 3'600'000 + static_cast<int64_t>(sequence) * 100'000 + i);
+    }
+    ASSERT_TRUE(agent->Send(batch));
+    ASSERT_TRUE(agent->AwaitAck(sequence));
+  }
+  drip::v1::GetSeriesResponse response;
+  grpc::Status status = GetSeries("web-1", "svc:app", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("more than 4096 samples"));
+  EXPECT_TRUE(agent->Close().ok());
 }
 
 TEST_F(CollectorServerTest, GetSeriesNamesMissingFieldsAndUnknownHosts) {

@@ -152,7 +152,7 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
     for (uint32_t i = 0; i < series.size(); ++i) {
       const auto& [host, component] = series[i];
       absl::StatusOr<std::vector<drip::v1::Series>> read =
-          store->ReadSeries(host, component, from, last ? 0 : from + window_ms);
+          store->ReadSeries(host, component, from, last ? 0 : from + window_ms, 0);
       if (!read.ok()) return read.status();
       for (const drip::v1::Series& one : *read) {
         for (const drip::v1::Sample& stored : one.samples()) {

@@ -33,13 +33,15 @@ std::string ActorOf(const Caller& caller, const std::string& claimed) {
 
 QueryServiceImpl::QueryServiceImpl(const AccessPolicy* access, SeriesStore* store,
                                    ConnectedHosts* hosts, LeakPipeline* pipeline,
-                                   CollectorMetrics* metrics, const Clock* clock)
+                                   CollectorMetrics* metrics, const Clock* clock,
+                                   uint64_t max_answer_bytes)
     : access_(access),
       store_(store),
       hosts_(hosts),
       pipeline_(pipeline),
       metrics_(metrics),
-      clock_(clock) {}
+      clock_(clock),
+      max_answer_bytes_(max_answer_bytes) {}
 
 QueryServiceImpl::~QueryServiceImpl() { readers_.Stop(); }
 
@@ -59,7 +61,16 @@ grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* c
   }
   // Store reads can be slow (a long series): on the pool, never on gRPC's thread.
   if (!readers_.Submit([reactor, work, c = std::move(*caller)] { reactor->Finish(work(c)); })) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down"));
+    if (readers_.stopping()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down"));
+    } else {
+      // Shed rather than queue without bound: each queued call holds its request and,
+      // once read, its answer.
+      metrics_->queries_shed.Increment();
+      reactor->Finish(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          fmt::format("the collector has {} queries waiting; retry shortly", kMaxQueuedQueries)));
+    }
   }
   return reactor;
 }
@@ -217,8 +228,11 @@ grpc::Status QueryServiceImpl::DoGetSeries(const drip::v1::GetSeriesRequest& req
                         fmt::format("until_ms ({}) must be after since_ms ({})", request.until_ms(),
                                     request.since_ms()));
   }
-  absl::StatusOr<std::vector<drip::v1::Series>> series = store_->ReadSeries(
-      request.host(), request.component(), request.since_ms(), request.until_ms());
+  // A stored sample takes at least 16 bytes of the answer: a read past that many could
+  // never be sent, so it stops there instead of holding it all first.
+  absl::StatusOr<std::vector<drip::v1::Series>> series =
+      store_->ReadSeries(request.host(), request.component(), request.since_ms(),
+                         request.until_ms(), static_cast<size_t>(max_answer_bytes_ / 16));
   if (!series.ok()) return ToGrpcStatus(series.status());
   if (series->empty()) {
     // Only an empty answer pays for telling "unknown host" from "no such data".

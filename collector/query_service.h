@@ -39,9 +39,15 @@ namespace drip::collector {
 
 class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
  public:
-  // Every pointer must outlive the service.
+  // Queries waiting for a reader, at most: past it a call is answered RESOURCE_EXHAUSTED
+  // at once rather than queued without bound.
+  static constexpr size_t kMaxQueuedQueries = 256;
+
+  // Every pointer must outlive the service. `max_answer_bytes` is the largest answer the
+  // server sends (grpc.max_message_bytes): a series read stops once it could not fit.
   QueryServiceImpl(const AccessPolicy* access, SeriesStore* store, ConnectedHosts* hosts,
-                   LeakPipeline* pipeline, CollectorMetrics* metrics, const Clock* clock);
+                   LeakPipeline* pipeline, CollectorMetrics* metrics, const Clock* clock,
+                   uint64_t max_answer_bytes);
   // Runs the calls still queued on the readers, then stops them.
   ~QueryServiceImpl() override;
 
@@ -100,9 +106,10 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   LeakPipeline* pipeline_;
   CollectorMetrics* metrics_;
   const Clock* clock_;
+  const uint64_t max_answer_bytes_;
   // Query calls are few and read-only; two threads keep one slow series from blocking
   // dripctl hosts.
-  WorkerPool readers_{"drip-query", 2};
+  WorkerPool readers_{"drip-query", 2, kMaxQueuedQueries};
 };
 
 }  // namespace drip::collector

@@ -45,7 +45,7 @@ class ScriptedStore final : public SeriesStore {
     return std::vector<drip::v1::HostInfo>{};
   }
   absl::StatusOr<std::vector<drip::v1::Series>> ReadSeries(const std::string&, const std::string&,
-                                                           int64_t, int64_t) override {
+                                                           int64_t, int64_t, size_t) override {
     return std::vector<drip::v1::Series>{};
   }
   absl::StatusOr<std::vector<drip::v1::InstanceVersion>> ReadInstanceVersions() override {

@@ -6,7 +6,8 @@
 
 namespace drip::collector {
 
-WorkerPool::WorkerPool(std::string name, size_t threads) : name_(std::move(name)) {
+WorkerPool::WorkerPool(std::string name, size_t threads, size_t max_queued)
+    : name_(std::move(name)), max_queued_(max_queued) {
   if (threads == 0) threads = 1;
   threads_.reserve(threads);
   for (size_t i = 0; i < threads; ++i) {
@@ -25,11 +26,16 @@ WorkerPool::~WorkerPool() { Stop(); }
 bool WorkerPool::Submit(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return false;
+    if (stopping_ || (max_queued_ != 0 && queue_.size() >= max_queued_)) return false;
     queue_.push_back(std::move(task));
   }
   cv_.notify_one();
   return true;
+}
+
+bool WorkerPool::stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
 }
 
 void WorkerPool::Stop() {

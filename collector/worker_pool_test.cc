@@ -1,6 +1,7 @@
 #include "collector/worker_pool.h"
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <vector>
 
@@ -41,6 +42,27 @@ TEST(WorkerPoolTest, SubmitAfterStopIsRefusedAndNotRun) {
   EXPECT_FALSE(pool.Submit([&] { ran = true; }));
   pool.Stop();  // idempotent
   EXPECT_FALSE(ran);
+}
+
+TEST(WorkerPoolTest, ABoundedQueueRefusesPastItsBoundWhileNotStopping) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> ran{0};
+  WorkerPool pool("test", 1, /*max_queued=*/2);
+  std::promise<void> started;
+  ASSERT_TRUE(pool.Submit([&] {
+    started.set_value();
+    released.wait();
+  }));
+  started.get_future().wait();  // the thread is busy; the queue is empty
+  EXPECT_TRUE(pool.Submit([&] { ran.fetch_add(1); }));
+  EXPECT_TRUE(pool.Submit([&] { ran.fetch_add(1); }));
+  EXPECT_FALSE(pool.Submit([&] { ran.fetch_add(1); }));
+  EXPECT_FALSE(pool.stopping());
+  release.set_value();
+  pool.Stop();
+  EXPECT_EQ(ran.load(), 2);
+  EXPECT_TRUE(pool.stopping());
 }
 
 }  // namespace

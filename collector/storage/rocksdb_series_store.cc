@@ -603,7 +603,8 @@ absl::StatusOr<std::vector<std::string>> RocksDbSeriesStore::ListComponents(
 }
 
 absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
-    const std::string& host, const std::string& component, int64_t since_ms, int64_t until_ms) {
+    const std::string& host, const std::string& component, int64_t since_ms, int64_t until_ms,
+    size_t max_samples) {
   // Expired samples stay invisible even before compaction has dropped their chunk.
   const int64_t since = std::max(since_ms, retention_->CutoffMs());
   const int64_t until = until_ms == 0 ? INT64_MAX : until_ms;
@@ -645,6 +646,13 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
 
   // Samples per instance: first from the chunks, then whatever is still staged.
   std::vector<std::vector<drip::v1::Sample>> samples(instances.size());
+  size_t decoded_samples = 0;  // decoded so far, before trimming to the range
+  auto within_limit = [&]() -> absl::Status {
+    if (max_samples == 0 || decoded_samples <= max_samples) return absl::OkStatus();
+    return absl::ResourceExhaustedError(fmt::format(
+        "{} {} holds more than {} samples in the range asked for; ask for a shorter one", host,
+        component, max_samples));
+  };
   std::unordered_map<uint64_t, size_t> instance_of;
   auto log_damage = [&](const std::string& where, const absl::Status& status) {
     // Show what is readable; the rest of this one value is lost either way.
@@ -665,10 +673,13 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
       uint64_t series_id = 0;
       int64_t window_start = 0;
       if (!ParseChunkKey(ToView(it->key()), &series_id, &window_start)) continue;
+      const size_t before = samples[i].size();
       absl::Status decoded = DecodeChunk(ToView(it->value()), window_start, &samples[i]);
       if (!decoded.ok()) {
         log_damage(fmt::format("chunk of instance {} at {}", instance.name, window_start), decoded);
       }
+      decoded_samples += samples[i].size() - before;
+      if (absl::Status fits = within_limit(); !fits.ok()) return fits;
     }
     if (!it->status().ok()) {
       return StoreError(options_.path,
@@ -685,9 +696,12 @@ absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
       while (reader.Next(&point)) {
         auto found = instance_of.find(point.series_id);
         if (found == instance_of.end()) continue;
+        const size_t before = samples[found->second].size();
         absl::Status decoded =
             DecodeChunk(point.point, point.window_start_ms, &samples[found->second]);
         if (!decoded.ok()) log_damage("a staged point", decoded);
+        decoded_samples += samples[found->second].size() - before;
+        if (absl::Status fits = within_limit(); !fits.ok()) return fits;
       }
       if (!reader.status().ok()) log_damage("a staged batch", reader.status());
     }

@@ -91,8 +91,8 @@ class RocksDbSeriesStore final : public SeriesStore {
   absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() override;
   absl::StatusOr<std::vector<drip::v1::Series>> ReadSeries(const std::string& host,
                                                            const std::string& component,
-                                                           int64_t since_ms,
-                                                           int64_t until_ms) override;
+                                                           int64_t since_ms, int64_t until_ms,
+                                                           size_t max_samples) override;
   // Folds what is staged, then runs a full compaction of `series` (which drops expired
   // chunks), but only once the cutoff has moved by an eighth of the retention since the
   // last one: each full pass rewrites the whole store, and in between ordinary

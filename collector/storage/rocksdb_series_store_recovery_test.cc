@@ -78,7 +78,8 @@ struct Harness {
 };
 
 std::vector<int64_t> StoredTimestamps(RocksDbSeriesStore& store, const std::string& host) {
-  absl::StatusOr<std::vector<drip::v1::Series>> series = store.ReadSeries(host, kComponent, 0, 0);
+  absl::StatusOr<std::vector<drip::v1::Series>> series =
+      store.ReadSeries(host, kComponent, 0, 0, 0);
   EXPECT_TRUE(series.ok()) << series.status();
   std::vector<int64_t> ts;
   if (!series.ok()) return ts;
@@ -253,7 +254,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, FailedReopenLeavesTheStoreClosedUntilTheNex
   // Closed: every call fails cleanly, none crashes.
   absl::Status state = store->WriteState();
   EXPECT_NE(state.message().find("closed"), std::string::npos) << state;
-  EXPECT_EQ(store->ReadSeries("web-1", kComponent, 0, 0).status().code(),
+  EXPECT_EQ(store->ReadSeries("web-1", kComponent, 0, 0, 0).status().code(),
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(store->ListHosts().status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(store->AppendBatch("web-1", Batch(2)).status().code(), absl::StatusCode::kUnavailable);
@@ -331,7 +332,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, ConcurrentWritersAndReadersSurviveRepeatedR
   std::thread reader([&] {
     while (!done) {
       absl::StatusOr<std::vector<drip::v1::Series>> series =
-          store->ReadSeries("host-0", kComponent, 0, 0);
+          store->ReadSeries("host-0", kComponent, 0, 0, 0);
       if (!series.ok()) continue;  // closed between a failed reopen and the next one
       std::set<int64_t> seen;
       for (const auto& s : *series) {

@@ -107,7 +107,7 @@ std::vector<drip::v1::Series> Read(RocksDbSeriesStore& store, const std::string&
                                    const std::string& component, int64_t since = 0,
                                    int64_t until = 0) {
   absl::StatusOr<std::vector<drip::v1::Series>> series =
-      store.ReadSeries(host, component, since, until);
+      store.ReadSeries(host, component, since, until, 0);
   EXPECT_TRUE(series.ok()) << series.status();
   return series.ok() ? *series : std::vector<drip::v1::Series>{};
 }

@@ -59,10 +59,13 @@ class SeriesStore {
   // Every instance of `component` on `host` with samples in [since_ms, until_ms)
   // (until_ms == 0: no upper bound), samples in time order, series ordered by their
   // first sample. Samples in the result have host/component/instance cleared.
+  // `max_samples` (0: no limit) bounds what one call may hold in memory: past it the read
+  // stops with RESOURCE_EXHAUSTED (a query that would not fit its answer anyway).
   virtual absl::StatusOr<std::vector<drip::v1::Series>> ReadSeries(const std::string& host,
                                                                    const std::string& component,
                                                                    int64_t since_ms,
-                                                                   int64_t until_ms) = 0;
+                                                                   int64_t until_ms,
+                                                                   size_t max_samples) = 0;
 
   // The gaps recorded for `host` (batches its agent dropped or that were lost), oldest
   // first; empty for an unknown host.
