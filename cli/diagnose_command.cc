@@ -8,15 +8,19 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "cli/input_file.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
+#include "cli/terminal_safe_text.h"
 #include "common/base/config_reader.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"
 #include "common/snapshot/heap_snapshot_json.h"
+#include "common/snapshot/heap_snapshot_proto.h"
 #include "diagnoser/format/diagnosis_json.h"
+#include "diagnoser/format/diagnosis_proto.h"
 #include "diagnoser/heap_diagnoser.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -114,15 +118,10 @@ absl::StatusOr<diagnoser::DiagnoserConfig> LoadDiagnoserConfig(const std::string
   return config;
 }
 
-void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, bool json, int top,
-                     std::ostream& out) {
-  if (json) {
-    nlohmann::ordered_json j = diagnoser::DiagnosisToJson(diagnosis);
-    j["snapshot"] = SnapshotJson(snapshot);
-    // Symbol names come from the target's binaries: never let a stray byte throw.
-    out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    return;
-  }
+namespace {
+
+void RenderText(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, int top,
+                std::ostream& out) {
   RenderHeader(snapshot, out);
   std::string rss = "not measured";
   if (snapshot.rss.size() >= 2) {
@@ -166,6 +165,37 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
     ++shown;
     if (candidate) break;
   }
+}
+
+}  // namespace
+
+void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, bool json, int top,
+                     std::ostream& out) {
+  if (json) {
+    nlohmann::ordered_json j = diagnoser::DiagnosisToJson(diagnosis);
+    j["snapshot"] = SnapshotJson(snapshot);
+    // Symbol names come from the target's binaries: never let a stray byte throw. JSON
+    // escapes control bytes itself.
+    out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    return;
+  }
+  // A snapshot file's names (the target's command, host and component, symbols, files)
+  // come from a host and its target's binaries, as a collector's answers do: every string
+  // is made safe through the same forms the collector sends, so that no control byte (an
+  // escape sequence, a newline forging a row) reaches the terminal.
+  drip::v1::HeapSnapshot snapshot_proto;
+  HeapSnapshotToProto(snapshot, &snapshot_proto);
+  MakeTerminalSafe(&snapshot_proto);
+  drip::v1::Diagnosis diagnosis_proto;
+  diagnoser::DiagnosisToProto(diagnosis, &diagnosis_proto);
+  MakeTerminalSafe(&diagnosis_proto);
+  absl::StatusOr<Diagnosis> safe = diagnoser::DiagnosisFromProto(diagnosis_proto);
+  if (!safe.ok()) {
+    // Not expected (the proto was just written); never print unsafe text either way.
+    out << TerminalSafe(std::string(safe.status().message())) << "\n";
+    return;
+  }
+  RenderText(HeapSnapshotFromProto(snapshot_proto), *safe, top, out);
 }
 
 absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& out) {

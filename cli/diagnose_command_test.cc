@@ -106,6 +106,26 @@ TEST(DiagnoseCommandTest, TableRanksTheLeakFirstAndPrintsItsStack) {
   EXPECT_EQ(text.find("_Znwm"), std::string::npos) << text;
 }
 
+// A snapshot file's names come from a host and its target: an escape sequence in the
+// target's command or a symbol must reach on-call's terminal as text, not as a command.
+TEST(DiagnoseCommandTest, ControlBytesFromTheSnapshotNeverReachTheTerminal) {
+  HeapSnapshot snapshot = LeakySnapshot();
+  snapshot.target.comm = "app\x1b]0;owned\x07";
+  snapshot.target.host = "web-1\r\nFAKE LINE";
+  for (auto& stack : snapshot.stacks) {
+    for (auto& frame : stack.frames) {
+      if (frame.function.starts_with("Session::")) frame.function = "Session::\x1b[2JRemember";
+    }
+  }
+  const std::string text = Render(snapshot, /*json=*/false);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(text.find('\x07'), std::string::npos);
+  EXPECT_NE(text.find("app?]0;owned?"), std::string::npos) << text;
+  EXPECT_NE(text.find("web-1??FAKE LINE"), std::string::npos) << text;
+  EXPECT_NE(text.find("Session::?[2JRemember"), std::string::npos) << text;
+}
+
 TEST(DiagnoseCommandTest, JsonFollowsTheContractMostLikelyLeakFirst) {
   const std::string text = Render(LeakySnapshot(), /*json=*/true);
   const nlohmann::json j = nlohmann::json::parse(text);
