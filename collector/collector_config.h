@@ -48,7 +48,9 @@ struct CollectorConfig {
     uint64_t recovery_free_space = 128 * 1024 * 1024;
   };
   struct Metrics {
-    std::string listen_address = "0.0.0.0:9464";  // empty: no metrics endpoint
+    // Loopback by default: the metrics name every host and component of the fleet. A
+    // Prometheus on another host needs the collector's address (or 0.0.0.0) set here.
+    std::string listen_address = "127.0.0.1:9464";  // empty: no metrics endpoint
   };
   struct Ingest {
     std::chrono::milliseconds max_future_skew = std::chrono::minutes(5);

@@ -37,7 +37,7 @@ TEST(CollectorConfigTest, EmptyFileGivesDocumentedDefaults) {
   EXPECT_EQ(c->storage.retention_check_interval, minutes(10));
   EXPECT_EQ(c->storage.write_threads, 4u);
   EXPECT_EQ(c->storage.recovery_free_space, 128u * 1024 * 1024);
-  EXPECT_EQ(c->metrics.listen_address, "0.0.0.0:9464");
+  EXPECT_EQ(c->metrics.listen_address, "127.0.0.1:9464");
   EXPECT_EQ(c->ingest.max_future_skew, minutes(5));
   EXPECT_EQ(c->ingest.max_samples_per_batch, 100000u);
   EXPECT_EQ(c->log.level, "info");
