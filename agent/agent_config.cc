@@ -45,6 +45,12 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
     return Problem{"host", "must not be empty (no host name could be read from the system)"};
   }
   if (TrimWhitespace(c.collector).empty()) return Problem{"collector", "must not be empty"};
+  if (c.buffer.max_bytes > kMaxBufferBytes) {
+    return Problem{"buffer.max_bytes",
+                   fmt::format("{} is more than {}: the buffer lives in the agent's memory, which "
+                               "its unit caps at 256 MiB",
+                               FormatBytes(c.buffer.max_bytes), FormatBytes(kMaxBufferBytes))};
+  }
   if (c.proc_root.empty()) return Problem{"proc_root", "must not be empty"};
   if (!c.metrics.listen_address.empty()) {
     if (auto a = ListenAddress::Parse(c.metrics.listen_address); !a.ok()) {

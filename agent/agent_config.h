@@ -21,11 +21,17 @@
 
 namespace drip::agent {
 
+// The most memory buffer.max_bytes may give unacknowledged batches: half of the
+// MemoryMax the agent's unit sets (256 MiB), leaving the rest to sampling and snapshots.
+inline constexpr uint64_t kMaxBufferBytes = 128ull * 1024 * 1024;
+
 struct AgentConfig {
   struct Buffer {
     // Unacknowledged batches kept while the collector is away; beyond either bound the
     // oldest are dropped (and the collector told about the gap).
     uint64_t max_batches = 1000;
+    // Memory the buffered batches take (not their size on the wire), at most
+    // kMaxBufferBytes: the buffer lives in the agent's own memory.
     uint64_t max_bytes = 64ull * 1024 * 1024;
   };
   struct Backoff {

@@ -113,6 +113,13 @@ TEST(AgentConfigTest, BadValueIsAnErrorNamingFileLineAndKey) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("agent.yaml:3: buffer.max_bytes:"), std::string::npos)
       << c.status();
+
+  // The buffer lives in the agent's memory, which its unit caps at 256 MiB.
+  c = ParseWithPlaintext("\nbuffer:\n  max_bytes: 1GiB\n", "agent.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("buffer.max_bytes: 1.0 GiB is more than 128.0 MiB"),
+            std::string::npos)
+      << c.status();
 }
 
 TEST(AgentConfigTest, OutOfRangeValuesAreErrors) {

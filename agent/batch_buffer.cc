@@ -45,7 +45,9 @@ uint64_t BatchBuffer::Push(drip::v1::SampleBatch batch) {
   pending_drop_.StampOn(&batch);
   pending_drop_ = DropStamp();
   Entry& entry = entries_.emplace_back();
-  entry.bytes = batch.ByteSizeLong();
+  // What the batch holds in memory, which is what the bound protects (the agent's own
+  // memory), not its smaller size on the wire.
+  entry.bytes = batch.SpaceUsedLong();
   entry.batch = std::move(batch);
   bytes_ += entry.bytes;
   while (entries_.size() > 1 &&
