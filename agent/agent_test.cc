@@ -21,7 +21,9 @@ using testing::FakeCollector;
 // Returns `count` samples per pass, or an error while `fail` is set.
 class FakeSampler final : public Sampler {
  public:
-  explicit FakeSampler(int count) : count_(count) {}
+  // `count` processes, and the system services `units` read from their cgroups.
+  explicit FakeSampler(int count, std::vector<std::string> units = {})
+      : count_(count), units_(std::move(units)) {}
 
   absl::StatusOr<std::vector<drip::v1::Sample>> SampleOnce() override {
     const int pass = ++passes_;
@@ -33,6 +35,13 @@ class FakeSampler final : public Sampler {
       samples[i].set_timestamp_ms(1'700'000'000'000 + pass);
       samples[i].mutable_process()->set_anon_rss_bytes(4096);
     }
+    for (const std::string& unit : units_) {
+      drip::v1::Sample& sample = samples.emplace_back();
+      sample.set_component("svc:" + unit);
+      sample.set_instance("cg@7");
+      sample.set_timestamp_ms(1'700'000'000'000 + pass);
+      sample.mutable_cgroup()->set_current_bytes(1 << 20);
+    }
     return samples;
   }
   std::string name() const override { return "fake"; }
@@ -42,6 +51,7 @@ class FakeSampler final : public Sampler {
 
  private:
   const int count_;
+  const std::vector<std::string> units_;
 };
 
 AgentConfig TestConfig(const std::string& collector) {
@@ -183,8 +193,10 @@ TEST(AgentTest, MitigationCommandsGoToTheExecutorAndAreAnswered) {
   RecordingRestarter* restarter = owned_restarter.get();
   std::map<std::string, drip::v1::CommandResult> results;
   {
-    Agent agent(config, std::make_unique<FakeSampler>(1), drip::v1::Hello(), nullptr,
-                std::move(owned_restarter));
+    // restart-unit acts only on a system service the agent's last pass read.
+    Agent agent(config, std::make_unique<FakeSampler>(1, std::vector<std::string>{"leaky.service"}),
+                drip::v1::Hello(), nullptr, std::move(owned_restarter));
+    ASSERT_TRUE(agent.RunOnePass().ok());
     agent.Start();
     ASSERT_TRUE(collector.WaitUntil([&] { return collector.command_result_count_locked() >= 3; }));
     for (const drip::v1::CommandResult& r : collector.command_results()) {
