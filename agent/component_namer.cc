@@ -159,7 +159,42 @@ std::string ComponentNamer::ComponentFromNames(std::string_view cgroup_path,
   // comm is cut at 15 characters and can be changed by the process; the executable's
   // name is what operators know the program by.
   std::string_view name = !exe_name.empty() ? exe_name : !comm.empty() ? comm : "unknown";
+  // A user's own processes get their own namespace: no allow-list written for the host's
+  // services or programs (svc:*, proc:*) reaches them without naming them.
+  if (std::optional<UserUnit> user = UserUnitOf(cgroup_path)) {
+    return fmt::format("user:{}:{}", user->uid,
+                       ToValidUtf8(user->service.empty() ? name : user->service));
+  }
   return fmt::format("proc:{}", ToValidUtf8(name));
+}
+
+std::optional<ComponentNamer::UserUnit> ComponentNamer::UserUnitOf(std::string_view cgroup_path) {
+  std::vector<std::string> parts = SplitString(TrimWhitespace(cgroup_path), '/');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    if (EndsWith(part, kScopeSuffix)) return std::nullopt;  // a login session, a container
+    if (!EndsWith(part, kServiceSuffix)) continue;
+    // The outermost unit: the user's manager, or a system service (not the user's).
+    constexpr std::string_view kUserManager = "user@";
+    if (!part.starts_with(kUserManager)) return std::nullopt;
+    std::string_view uid(part);
+    uid.remove_prefix(kUserManager.size());
+    uid.remove_suffix(kServiceSuffix.size());
+    if (uid.empty() || uid.find_first_not_of("0123456789") != std::string_view::npos) {
+      return std::nullopt;
+    }
+    UserUnit user{std::string(uid), ""};
+    // The user's service inside it, if the process is in one (app.slice/foo.service).
+    for (size_t j = i + 1; j < parts.size(); ++j) {
+      if (EndsWith(parts[j], kScopeSuffix)) break;
+      if (EndsWith(parts[j], kServiceSuffix) && parts[j].size() > kServiceSuffix.size()) {
+        user.service = parts[j];
+        break;
+      }
+    }
+    return user;
+  }
+  return std::nullopt;
 }
 
 }  // namespace drip::agent

@@ -2,6 +2,9 @@
 // under which its memory is compared across the fleet (docs/design.md):
 //   - a process in a systemd service's cgroup is "svc:<unit>.service", so that every
 //     host's nginx is one component whatever its PIDs and helper processes;
+//   - a process of a user's own manager (user@UID.service) is "user:<uid>:<service>"
+//     (or "user:<uid>:<program>" outside a service): a user's unit is never taken for
+//     the host's, and no allow-list written for the host's reaches it unnamed;
 //   - anything else (sessions, containers, *.scope units, no systemd) is
 //     "proc:<program name>": the executable's name from /proc/PID/exe, or the name it
 //     was started by when that is a link to it (redis-server -> redis-check-rdb), or
@@ -49,6 +52,16 @@ class ComponentNamer {
   // (user@UID.service: its services are the user's, not the host's), or there is none.
   // Units nested in a unit (delegated subtrees, a container's systemd) are that unit's.
   static std::string ServiceUnitOf(std::string_view cgroup_path);
+
+  // A process of a user's own manager (user@UID.service): the uid, and the user's service
+  // the process runs in ("" when it is in none, e.g. an app scope). Such a process is the
+  // component "user:<uid>:<service>", or "user:<uid>:<program>" outside a service, never
+  // svc: or proc:. nullopt for any other cgroup path.
+  struct UserUnit {
+    std::string uid;
+    std::string service;
+  };
+  static std::optional<UserUnit> UserUnitOf(std::string_view cgroup_path);
 
   // The executable name for a /proc/PID/exe link target: its basename, without the
   // " (deleted)" suffix the kernel adds once the file was replaced (package upgrades).

@@ -48,6 +48,29 @@ TEST(ComponentNamerTest, AUsersServiceIsNeverNamedAsASystemService) {
       "lxc.service");
 }
 
+// A user's processes have a namespace of their own: the guard's default allow-list
+// (svc:*) and any proc:* pattern leave them alone unless user: is named.
+TEST(ComponentNamerTest, AUsersProcessesAreInTheUsersOwnNamespace) {
+  EXPECT_EQ(
+      ComponentNamer::ComponentFromNames(
+          "/user.slice/user-1000.slice/user@1000.service/app.slice/sshd.service", "sshd", "sshd"),
+      "user:1000:sshd.service");
+  EXPECT_EQ(ComponentNamer::ComponentFromNames("/user.slice/user-1000.slice/user@1000.service/"
+                                               "app.slice/app-gnome-firefox-4242.scope",
+                                               "firefox", "firefox"),
+            "user:1000:firefox");
+  EXPECT_EQ(ComponentNamer::ComponentFromNames(
+                "/user.slice/user-1000.slice/user@1000.service/init.scope", "systemd", "systemd"),
+            "user:1000:systemd");
+  // A login session is not the user's manager: its programs are named as any program.
+  EXPECT_EQ(ComponentNamer::ComponentFromNames("/user.slice/user-1000.slice/session-3.scope",
+                                               "bash", "bash"),
+            "proc:bash");
+  EXPECT_EQ(ComponentNamer::ComponentFromNames("/system.slice/nginx.service", "nginx", "nginx"),
+            "svc:nginx.service");
+  EXPECT_FALSE(ComponentNamer::UserUnitOf("/system.slice/user@x.service/a.service").has_value());
+}
+
 TEST(ComponentNamerTest, DelegatedSubCgroupOfAServiceBelongsToTheService) {
   EXPECT_EQ(ComponentNamer::ServiceUnitOf("/system.slice/nginx.service/worker"), "nginx.service");
   EXPECT_EQ(ComponentNamer::ServiceUnitOf("/system.slice/containerd.service/payload/a/b"),

@@ -1,5 +1,6 @@
 #include "agent/mitigation_executor.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "agent/instance_check.h"
@@ -84,25 +86,37 @@ drip::v1::CommandResult Done(std::string detail) {
 
 constexpr const char* kNotAllowedNote = " (not allowed on this host: would be refused)";
 
-// A pidfd pins the process: if the pid is recycled between the instance check and the
-// signal, pidfd_send_signal fails with ESRCH instead of hitting the newcomer. -1 when the
-// kernel has no pidfds (before 5.3); then the check-then-kill window remains.
-int OpenPidfd(int pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-#else
-  errno = ENOSYS;
-  return -1;
-#endif
+// The process as `proc_root` names it, pinned: a /proc/PID directory is a pidfd to
+// pidfd_send_signal(2) (Linux 5.1+). It refers to the process of the proc mount's pid
+// namespace, not the agent's: an agent in a container that reads the host's processes
+// through /host/proc must not signal whatever its own namespace numbers PID. And if the
+// pid is recycled between the instance check and the signal, the signal fails with ESRCH
+// instead of hitting the newcomer.
+int OpenProcessFd(const std::string& proc_root, int pid) {
+  return open(fmt::format("{}/{}", proc_root, pid).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-int SendSignal(int pidfd, int pid, int signal) {
+// Through the process fd; kill(2) only on a kernel without pidfd_send_signal and only
+// where the agent's /proc is its own (its pid numbers are then the agent's).
+int SendSignal(int process_fd, const std::string& proc_root, int pid, int signal) {
 #ifdef SYS_pidfd_send_signal
-  if (pidfd >= 0) {
-    return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, signal, nullptr, 0));
-  }
+  const int sent = static_cast<int>(syscall(SYS_pidfd_send_signal, process_fd, signal, nullptr, 0));
+  if (sent == 0 || errno != ENOSYS) return sent;
 #endif
+  if (proc_root != "/proc") {
+    errno = ENOSYS;
+    return -1;
+  }
   return kill(pid, signal);
+}
+
+// The agent's own pid as `proc_root` numbers it (its /proc/self), 0 when it is not there.
+int SelfPidIn(const std::string& proc_root) {
+  char target[32];
+  const ssize_t n = readlink(fmt::format("{}/self", proc_root).c_str(), target, sizeof(target) - 1);
+  if (n <= 0) return proc_root == "/proc" ? getpid() : 0;
+  target[n] = '\0';
+  return std::atoi(target);
 }
 
 class FdCloser {
@@ -245,7 +259,7 @@ drip::v1::CommandResult MitigationExecutor::SignalProcess(const drip::v1::Mitiga
   if (pid <= 0) return Failed(fmt::format("signal-process: no valid pid (got {})", pid));
   if (pid == 1)
     return Failed("signal-process: pid 1 is the init process; the agent never signals it");
-  if (pid == getpid()) {
+  if (pid == SelfPidIn(options_.proc_root)) {
     return Failed(fmt::format("signal-process: pid {} is this agent itself", pid));
   }
   const int signal = m.signal() == 0 ? SIGTERM : m.signal();
@@ -257,14 +271,15 @@ drip::v1::CommandResult MitigationExecutor::SignalProcess(const drip::v1::Mitiga
   *target = fmt::format("pid {} ({})", pid, m.instance().empty() ? "no instance" : m.instance());
 
   // Pin the process before checking it, so that what is checked is what gets signalled.
-  int pidfd = -1;
+  int process_fd = -1;
   if (!m.dry_run()) {
-    pidfd = OpenPidfd(pid);
-    if (pidfd < 0 && errno == ESRCH) {
-      return Failed(fmt::format("signal-process: process {} no longer runs", pid));
+    process_fd = OpenProcessFd(options_.proc_root, pid);
+    if (process_fd < 0) {
+      return Failed(fmt::format("signal-process: process {} no longer runs ({}/{}: {})", pid,
+                                options_.proc_root, pid, std::strerror(errno)));
     }
   }
-  FdCloser close_pidfd(pidfd);
+  FdCloser close_process_fd(process_fd);
   if (std::string why =
           CheckProcessInstance(options_.proc_root, pid, m.instance(), InstanceCheck::kStrict);
       !why.empty()) {
@@ -281,11 +296,19 @@ drip::v1::CommandResult MitigationExecutor::SignalProcess(const drip::v1::Mitiga
     return Done(fmt::format("would send {} to pid {} ({}){}", signal_name, pid, comm,
                             allowed ? "" : kNotAllowedNote));
   }
-  if (SendSignal(pidfd, pid, signal) != 0) {
+  if (SendSignal(process_fd, options_.proc_root, pid, signal) != 0) {
     const int err = errno;
     if (err == ESRCH) {
       return Failed(
           fmt::format("signal-process: process {} ({}) exited before the signal", pid, comm));
+    }
+    if (err == EINVAL || err == ENOSYS) {
+      // EINVAL: the process is in a pid namespace the agent's is not an ancestor of.
+      return Failed(fmt::format(
+          "signal-process: cannot signal pid {} ({}) as {} numbers it: the agent's pid "
+          "namespace does not contain it (run the agent in the host's pid namespace, e.g. "
+          "hostPID) or the kernel lacks pidfd_send_signal: {}",
+          pid, comm, options_.proc_root, std::strerror(err)));
     }
     return Failed(fmt::format("signal-process: cannot send {} to pid {} ({}): {}", signal_name, pid,
                               comm, std::strerror(err)));

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <mutex>
@@ -218,6 +219,71 @@ TEST(MitigationExecutorTest, InitAndTheAgentItselfAreNeverSignalled) {
   r = executor.Execute(Signal(-5, "x"));
   EXPECT_FALSE(r.ok());
   // Still here to check it.
+}
+
+// "PID@START" of process `pid` as `proc_root` numbers it.
+std::string InstanceIn(const std::string& proc_root, int pid) {
+  std::string stat_text, proc_stat;
+  if (!ReadProcFile(fmt::format("{}/{}/stat", proc_root, pid), &stat_text).ok() ||
+      !ReadProcFile(proc_root + "/stat", &proc_stat).ok()) {
+    return "";
+  }
+  auto stat = ParseProcStat(stat_text);
+  auto boot = ParseBootTime(proc_stat);
+  if (!stat.ok() || !boot.ok()) return "";
+  return fmt::format("{}@{}", pid,
+                     *boot + static_cast<int64_t>(stat->start_ticks / sysconf(_SC_CLK_TCK)));
+}
+
+// An agent in a container reads the host's processes through a /proc of another pid
+// namespace (proc_root: /host/proc): the pid in a command is that namespace's. The
+// signal must reach the process that /proc names, not whatever the agent's own namespace
+// numbers the same (here pid 2 of the test's namespace, kthreadd).
+TEST(MitigationExecutorTest, ASignalReachesTheProcessTheProcRootNamesNotTheAgentsNamesake) {
+  // A pid namespace of its own, with its /proc: sh is its pid 1, sleep its pid 2.
+  const pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    execl("/usr/bin/unshare", "unshare", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c",
+          "/bin/sleep 300 & wait; exit 0", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(child, 0);
+  // unshare's own child (the namespace's pid 1) is the one whose root shows its /proc.
+  std::string proc_root;
+  for (int i = 0; i < 500 && proc_root.empty(); ++i) {
+    std::string children;
+    if (ReadProcFile(fmt::format("/proc/{}/task/{}/children", child, child), &children).ok() &&
+        !children.empty()) {
+      const std::string candidate = fmt::format("/proc/{}/root/proc", std::atoi(children.c_str()));
+      if (!InstanceIn(candidate, 2).empty()) proc_root = candidate;
+    }
+    if (proc_root.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (proc_root.empty()) {
+    kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+    GTEST_SKIP() << "cannot make a pid namespace here (unshare needs root)";
+  }
+  MitigationExecutorOptions options = Allowing({"signal-process"});
+  options.proc_root = proc_root;
+  MitigationExecutor executor(options);
+  drip::v1::CommandResult r = executor.Execute(Signal(2, InstanceIn(proc_root, 2)));
+  EXPECT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.detail(), "sent SIGTERM to pid 2 (sleep)");
+  // The namespace's sleep died, so its sh ended, and with it unshare.
+  int status = 0;
+  pid_t waited = 0;
+  for (int i = 0; i < 1000 && waited == 0; ++i) {
+    waited = waitpid(child, &status, WNOHANG);
+    if (waited == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (waited == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  EXPECT_EQ(waited, child) << "the namespace's sleep was not signalled";
 }
 
 TEST(MitigationExecutorTest, SignalOutsideTheAllowListIsRejected) {

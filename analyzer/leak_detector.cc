@@ -49,6 +49,7 @@ struct LeakDetector::Impl {
   std::vector<ComponentDrift> local_drift;
   std::vector<std::optional<ComponentDrift>> fleet_drift;
   std::vector<Suspect> suspects;
+  std::vector<SeriesId> free_ids;  // slots of forgotten series, reused by Series()
   std::string key;
 };
 
@@ -65,7 +66,18 @@ LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_v
   auto it = d.series_by_key.find(d.key);
   if (it != d.series_by_key.end()) return it->second;
 
-  const auto id = static_cast<SeriesId>(d.states.size());
+  SeriesId id = 0;
+  if (!d.free_ids.empty()) {
+    // A forgotten series' slot (ForgetSilentBefore): reset there, reused here.
+    id = d.free_ids.back();
+    d.free_ids.pop_back();
+  } else {
+    id = static_cast<SeriesId>(d.states.size());
+    d.series_host.emplace_back();
+    d.series_component.emplace_back();
+    d.states.emplace_back();
+    d.instances.emplace_back();
+  }
   d.series_by_key.emplace(d.key, id);
   const uint32_t host_id = d.Intern(d.host_ids, d.hosts, host);
   if (d.host_memory.size() < d.hosts.size()) d.host_memory.resize(d.hosts.size(), 0);
@@ -76,10 +88,8 @@ LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_v
     d.local_drift.resize(d.components.size());
     d.fleet_drift.resize(d.components.size());
   }
-  d.series_host.push_back(host_id);
-  d.series_component.push_back(component_id);
-  d.states.emplace_back();
-  d.instances.emplace_back();
+  d.series_host[id] = host_id;
+  d.series_component[id] = component_id;
   ComponentDrift& drift = d.local_drift[component_id];
   ++drift.hosts_seen;
   ++drift.hosts_by_band[0];
@@ -372,7 +382,36 @@ void LeakDetector::ApplyFleetDrift(std::string_view component, const ComponentDr
   d.fleet_drift[id] = merged;
 }
 
-size_t LeakDetector::series_count() const { return impl_->states.size(); }
+size_t LeakDetector::series_count() const { return impl_->states.size() - impl_->free_ids.size(); }
+
+std::vector<std::pair<std::string, std::string>> LeakDetector::ForgetSilentBefore(
+    int64_t before_s) {
+  Impl& d = *impl_;
+  std::vector<std::pair<std::string, std::string>> forgotten;
+  for (SeriesId id = 0; id < d.states.size(); ++id) {
+    SeriesState& s = d.states[id];
+    // Suspects stay: their reports are resolved elsewhere, and they are few.
+    if (!s.started() || s.last_sample() >= before_s || s.suspect_index >= 0) continue;
+    const uint32_t host = d.series_host[id];
+    const uint32_t component = d.series_component[id];
+    ComponentDrift& drift = d.local_drift[component];
+    --drift.hosts_seen;
+    --drift.hosts_by_band[s.band];
+    if (s.climbing) --drift.hosts_climbing;
+    if (s.releasing) --drift.hosts_releasing;
+    if (s.warmed) --drift.hosts_warmed;
+    --d.host_series[host];
+    forgotten.emplace_back(d.hosts[host], d.components[component]);
+    d.key.assign(d.hosts[host]);
+    d.key.push_back('\0');
+    d.key.append(d.components[component]);
+    d.series_by_key.erase(d.key);
+    s = SeriesState();
+    d.instances[id].clear();
+    d.free_ids.push_back(id);
+  }
+  return forgotten;
+}
 
 size_t LeakDetector::BytesPerSeries() {
   // The state itself, its slot in the id map, host/component ids and an instance name.

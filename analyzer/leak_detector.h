@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "analyzer/component_drift.h"
@@ -83,6 +84,12 @@ class LeakDetector {
   // shards (a shard applies the merged view so its fleet rule sees every host).
   ComponentDrift LocalDrift(std::string_view component) const;
   void ApplyFleetDrift(std::string_view component, const ComponentDrift& merged);
+
+  // Forgets every series whose newest sample is older than `before_s`, but suspects: its
+  // state, its id (reused by a new series) and its share of its component's drift, as a
+  // restart that replays only recent history would. Returns the (host, component) pairs
+  // forgotten. A series that reports again starts afresh.
+  std::vector<std::pair<std::string, std::string>> ForgetSilentBefore(int64_t before_s);
 
   const DetectorCounters& counters() const { return counters_; }
   size_t series_count() const;

@@ -331,6 +331,39 @@ TEST(LeakDetectorTest, AHostMemoryClaimBelowWhatTheSeriesHoldsIsNotBelieved) {
   EXPECT_FALSE(suspects[0].eta_to_oom_seconds.has_value());  // no default host memory set
 }
 
+// Components that come and go (one per job or container) must not grow the detector
+// without bound: a series silent past the horizon is forgotten, its slot reused, and its
+// component's host counts drop as if it had never been seen; a suspect is kept.
+TEST(LeakDetectorTest, SilentSeriesAreForgottenAndTheirSlotsReused) {
+  LeakDetector detector{DetectorConfig{}};
+  for (int i = 0; i < 100; ++i) {
+    detector.Observe("h", "proc:job-" + std::to_string(i), kStart + i * 60, "1@1", 100 * kMiB);
+  }
+  const int64_t leak_start = kDay + kDay / 2;
+  Feed(detector, "h", "svc:x.service", 2, [&](int64_t t) {
+    return Point{"1@1", 1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
+  });
+  ASSERT_EQ(detector.Suspects().size(), 1u);
+  EXPECT_EQ(detector.series_count(), 101u);
+  EXPECT_EQ(detector.SeriesOfHost("h"), 101u);
+
+  const auto forgotten = detector.ForgetSilentBefore(kStart + kDay);
+  EXPECT_EQ(forgotten.size(), 100u);
+  EXPECT_EQ(detector.series_count(), 1u);
+  EXPECT_EQ(detector.SeriesOfHost("h"), 1u);
+  EXPECT_FALSE(detector.HasSeries("h", "proc:job-7"));
+  EXPECT_EQ(detector.LocalDrift("proc:job-7").hosts_seen, 0);
+  ASSERT_EQ(detector.Suspects().size(), 1u);  // kept, silent or not
+  EXPECT_EQ(detector.Suspects()[0].component, "svc:x.service");
+
+  // A new series takes a freed slot and starts afresh.
+  detector.Observe("h", "proc:job-7", kStart + 3 * kDay, "2@1", 5 * kMiB);
+  EXPECT_TRUE(detector.HasSeries("h", "proc:job-7"));
+  EXPECT_EQ(detector.series_count(), 2u);
+  EXPECT_EQ(detector.LocalDrift("proc:job-7").hosts_seen, 1);
+  EXPECT_EQ(detector.Suspects().size(), 1u);
+}
+
 TEST(LeakDetectorTest, PerSeriesStateStaysSmall) {
   std::printf("detector state per series: %zu bytes\n", LeakDetector::BytesPerSeries());
   // Under a kilobyte: a million series fit a collector's gigabyte.

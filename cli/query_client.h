@@ -12,14 +12,16 @@
 
 #include "absl/status/statusor.h"
 #include "cli/dripctl_config.h"
+#include "common/rpc/message_size.h"
 #include "drip/v1/query.grpc.pb.h"
 
 namespace drip::cli {
 
 class QueryClient {
  public:
-  // The largest answer dripctl reads (gRPC's own default is 4 MiB).
-  static constexpr int kMaxAnswerBytes = 256 * 1024 * 1024;
+  // The largest answer dripctl reads: the most any collector may be configured to send
+  // (gRPC's own default is 4 MiB).
+  static constexpr int kMaxAnswerBytes = static_cast<int>(kMaxMessageBytesLimit);
 
   // Plaintext, no credentials: for tests against an in-process collector.
   QueryClient(std::string address, std::chrono::milliseconds timeout);

@@ -10,6 +10,7 @@
 #include "common/base/status_macros.h"
 #include "common/base/strings.h"
 #include "common/daemon/listen_address.h"
+#include "common/rpc/message_size.h"
 #include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
 
@@ -18,7 +19,6 @@ namespace {
 
 // gRPC takes message limits as int, and the server's own receive limit is set to twice
 // this plus headroom (see CollectorServer), which must still fit.
-constexpr uint64_t kMaxMessageBytesLimit = 512ull * 1024 * 1024;
 constexpr uint64_t kMinMessageBytes = 4 * 1024;
 constexpr uint64_t kMaxSamplesPerBatchLimit = 10'000'000;
 constexpr uint64_t kMaxWriteThreads = 256;

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/base/duration.h"
 #include "common/base/status_macros.h"
 #include "common/daemon/logging.h"
 
@@ -65,6 +66,19 @@ void LeakPipeline::RunOnce() {
   const int64_t now_ms = clock_->NowMs();
   const auto start = std::chrono::steady_clock::now();
   detector_.AdvanceTo(now_ms / 1000);
+  if (now_ms >= next_forget_ms_) {
+    // Hourly: a series silent for longer than the rebuild window is what a restart would
+    // not replay; its state and index slot go, so that components that come and go (one
+    // per job, per container) do not grow the detector without bound.
+    const size_t forgotten =
+        detector_.ForgetSilentBefore((now_ms - options_.rebuild_window.count()) / 1000);
+    if (forgotten > 0) {
+      Logger("collector")
+          ->info("leak detector: forgot {} series silent for more than {}", forgotten,
+                 FormatDuration(options_.rebuild_window));
+    }
+    next_forget_ms_ = now_ms + 3600 * 1000;
+  }
   metrics_->detector_run_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   FleetSuspects suspects = detector_.Suspects();

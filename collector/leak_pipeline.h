@@ -116,6 +116,7 @@ class LeakPipeline {
   MitigationCoordinator mitigations_;
   LeakReportMetrics report_metrics_;
   SnapshotScheduler::Counts snapshot_counts_;  // as of the last pass; pipeline thread only
+  int64_t next_forget_ms_ = 0;                 // pipeline thread only
   LoopThread loop_;
 };
 

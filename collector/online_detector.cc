@@ -191,6 +191,14 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
   return replayed;
 }
 
+size_t OnlineDetector::ForgetSilentBefore(int64_t before_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::vector<std::pair<std::string, std::string>> forgotten =
+      detector_.ForgetSilentBefore(before_s);
+  for (const auto& series : forgotten) largest_process_.erase(series);
+  return forgotten.size();
+}
+
 FleetSuspects OnlineDetector::Suspects(const std::string& component) const {
   FleetSuspects out;
   std::lock_guard<std::mutex> lock(mu_);

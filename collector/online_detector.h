@@ -60,6 +60,10 @@ class OnlineDetector {
   // samples it replayed.
   absl::StatusOr<uint64_t> Rebuild(SeriesStore* store, int64_t since_ms, int64_t now_ms);
 
+  // Forgets the series silent since before `before_s` (LeakDetector::ForgetSilentBefore);
+  // returns how many.
+  size_t ForgetSilentBefore(int64_t before_s);
+
   // Suspects and suspected components; only those of `component` unless it is empty.
   FleetSuspects Suspects(const std::string& component = "") const;
 

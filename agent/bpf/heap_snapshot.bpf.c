@@ -51,6 +51,10 @@ const volatile __u64 max_events_per_cpu_per_s = 1000;
  * mmapped .bss at any time; read once per allocator call. */
 __u32 sampling_window = 0;
 
+/* Times the target ran exec(2) since the session loaded: its address space, and every
+ * allocation followed so far, are then gone. Read by the agent through the mmapped .bss. */
+__u32 target_execs = 0;
+
 /* T, the mean bytes between samples. Written by the agent through the mmapped .bss
  * before load and whenever the measured allocation rate asks for another. */
 __u64 sampling_mean_bytes = 0;
@@ -256,6 +260,15 @@ static __always_inline void untrack(__u64 address) {
   if (bpf_map_delete_elem(&tracked, &address) != 0) return;
   count(DRIP_CTR_FREES_MATCHED);
   emit_free(address);
+}
+
+/* exec(2) by any thread of the target: the tgid stays, the program does not. BTF-typed,
+ * like the task monitor's: it needs no tracefs, which a sandboxed agent may not see. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(target_exec, struct task_struct* task) {
+  if ((__u32)BPF_CORE_READ(task, tgid) != target_tgid) return 0;
+  __sync_fetch_and_add(&target_execs, 1);
+  return 0;
 }
 
 SEC("uprobe")

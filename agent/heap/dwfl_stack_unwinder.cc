@@ -367,9 +367,14 @@ StackFrame DwflStackUnwinder::Symbolize(uint64_t pc, bool is_return_address) {
 
 StackFrame DwflStackUnwinder::SymbolizeUncached(uint64_t pc, uint64_t lookup) {
   StackFrame frame;
-  frame.address = pc;
   Dwfl_Module* mod = ModuleAt(lookup);
-  if (mod == nullptr) return frame;  // JIT code, anonymous memory, or garbage
+  if (mod == nullptr) {
+    // JIT code, anonymous memory, or garbage: the raw pc names nothing a reader can look
+    // up, and would tell anyone who reads the snapshot where the target's memory lies.
+    frame.function = std::string(kUnknownFunction);
+    return frame;
+  }
+  frame.address = pc;
 
   Dwarf_Addr low = 0;
   const char* name =
@@ -499,8 +504,16 @@ int DwflStackUnwinder::OpenModuleFile(const char* module_name, uint64_t low, cha
       return -1;
     }
   }
-  int fd = open(opened.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK, and the type checked again on what was opened: the path may have been
+  // swapped for a FIFO since the stat above, and opening a FIFO would block the snapshot
+  // thread for as long as nobody writes to it.
+  int fd = open(opened.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return -1;
+  struct stat opened_st;
+  if (fstat(fd, &opened_st) != 0 || !S_ISREG(opened_st.st_mode)) {
+    close(fd);
+    return -1;
+  }
   *file_name = strdup(opened.c_str());
   if (*file_name == nullptr) {
     close(fd);

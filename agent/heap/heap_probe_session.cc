@@ -107,6 +107,13 @@ absl::StatusOr<std::unique_ptr<HeapProbeSession>> HeapProbeSession::Open(const O
           "BPF: cannot fill the sampling table (entry {}): {}", i, LibbpfErrorText(errno)));
     }
   }
+  // Watched from the start, before any probe: a target that execs mid-snapshot would
+  // otherwise have the allocations followed so far read as never freed.
+  session->exec_link_ = bpf_program__attach(session->skel_->progs.target_exec);
+  if (session->exec_link_ == nullptr) {
+    return absl::UnavailableError(fmt::format(
+        "BPF: cannot watch the target's exec (sched_process_exec): {}", LibbpfErrorText(errno)));
+  }
   session->events_ = ring_buffer__new(bpf_map__fd(session->skel_->maps.heap_events),
                                       &HeapProbeSession::OnEvent, session.get(), nullptr);
   if (session->events_ == nullptr) {
@@ -127,6 +134,7 @@ HeapProbeSession::~HeapProbeSession() {
   }
   DestroyLinks(&free_links_);
   DestroyLinks(&shim_links_);
+  if (exec_link_ != nullptr) bpf_link__destroy(exec_link_);
   ring_buffer__free(events_);
   heap_snapshot_bpf__destroy(skel_);
 }
@@ -285,6 +293,10 @@ std::vector<uint64_t> HeapProbeSession::ReadSiteHits() const {
     for (uint64_t v : per_cpu) totals[i] += v;
   }
   return totals;
+}
+
+bool HeapProbeSession::target_execed() const {
+  return __atomic_load_n(&skel_->bss->target_execs, __ATOMIC_RELAXED) > 0;
 }
 
 HeapProbeSession::Counters HeapProbeSession::ReadCounters() const {

@@ -86,6 +86,10 @@ class HeapProbeSession {
   // Waits up to timeout_ms for events and hands each to the handlers.
   absl::Status Poll(int timeout_ms, const AllocHandler& on_alloc, const FreeHandler& on_free);
 
+  // Whether the target ran exec(2) since the session opened: its heap, and the program
+  // the probes and the unwinder's map describe, are gone.
+  bool target_execed() const;
+
   // Totals over all CPUs since the session opened.
   Counters ReadCounters() const;
   // Entry probe hits per site of plan.allocs (same index), since the session opened.
@@ -104,6 +108,7 @@ class HeapProbeSession {
   std::thread detach_thread_;
   std::atomic<bool> detach_done_{true};
   std::vector<bpf_link*> shim_links_;
+  bpf_link* exec_link_ = nullptr;
   const AllocHandler* on_alloc_ = nullptr;
   const FreeHandler* on_free_ = nullptr;
   uint64_t sampling_mean_bytes_ = 0;

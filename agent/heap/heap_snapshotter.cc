@@ -423,6 +423,9 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     } else if (stop_requested != nullptr && stop_requested->load()) {
       stop_reason = "signal";
       stop_detail = "stopped on request (SIGTERM/SIGINT or agent shutdown)";
+    } else if (session->target_execed()) {
+      stop_reason = "target_exec";
+      stop_detail = fmt::format("process {} ran exec after {:.1f} s", options.pid, after - start_s);
     } else if (!TargetAlive(options.proc_root, options.pid, start_ticks)) {
       stop_reason = "target_exited";
       stop_detail = fmt::format("process {} exited after {:.1f} s", options.pid, after - start_s);
@@ -441,6 +444,14 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   const uint64_t session_mean_bytes = session->sampling_mean_bytes();
   session.reset();  // detaches every probe
 
+  if (stop_reason == "target_exec") {
+    // exec(2) dropped the old address space with everything it held: the allocations
+    // followed so far were freed without a free, and would all read as leaked.
+    return absl::AbortedError(fmt::format(
+        "snapshot: {}: its heap went with its old program, so nothing sampled can be judged; "
+        "snapshot it again",
+        stop_detail));
+  }
   snapshot.stop_reason = stop_reason;
   snapshot.stop_detail = stop_detail;
   snapshot.dropped_events = counters[DRIP_CTR_RINGBUF_FULL] + counters[DRIP_CTR_RATE_LIMITED] +

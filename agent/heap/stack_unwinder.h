@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -20,6 +21,9 @@
 #include "common/base/heap_snapshot.h"
 
 namespace drip::agent {
+
+// The function of a frame whose pc lies in no mapped file (JIT code, anonymous memory).
+inline constexpr std::string_view kUnknownFunction = "[unknown]";
 
 class StackUnwinder {
  public:
@@ -43,7 +47,8 @@ class StackUnwinder {
   // function, file and line are those of the looked-up address. `module` is the path as
   // the target's maps name it ("... (deleted)" for a replaced file), "[vdso]" for the vDSO.
   // A pc in no module re-reads
-  // the maps (at most once a second) and otherwise yields a frame with only the address.
+  // the maps (at most once a second) and otherwise yields a frame with no address (the
+  // raw pc would expose the target's layout) and kUnknownFunction as its function.
   virtual StackFrame Symbolize(uint64_t pc, bool is_return_address) = 0;
 
   // Re-reads /proc/PID/maps, for modules mapped after ForProcess (dlopen), and empties

@@ -134,6 +134,12 @@ TEST(DeployTest, SystemdUnitsAreNotifyWithWatchdogRestartAndNoReload) {
   EXPECT_NE(collector.find("\nMemoryMax="), std::string::npos);
   EXPECT_NE(collector.find("\nTasksMax="), std::string::npos);
   const std::string agent = ReadText(kDeployDir + "/systemd/drip-agent.service");
+  // The root agent refuses the system calls it never makes, and its threads are bounded.
+  EXPECT_NE(agent.find("\nSystemCallFilter=~@clock @cpu-emulation @module @mount @obsolete "
+                       "@raw-io @reboot @swap\n"),
+            std::string::npos);
+  EXPECT_NE(agent.find("\nTasksMax="), std::string::npos);
+  EXPECT_NE(agent.find("\nMemoryMax="), std::string::npos);
   // Least privilege: the agent's capabilities are exactly the ones its comments justify.
   for (const char* key : {"\nCapabilityBoundingSet=", "\nAmbientCapabilities="}) {
     const size_t at = agent.find(key);

@@ -6,13 +6,16 @@
 // The four variants of a scenario run at once (they are separate processes and separate
 // BPF sessions) to keep the test's wall time near one snapshot per scenario.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -246,6 +249,46 @@ TEST(HeapSnapshotExpectedGrowthTest, ASlowLeakUnderHeavyChurnIsNamedWhenTheSnaps
   if (d.kernel_refused) GTEST_SKIP() << "the kernel refused BPF: " << d.snap.err;
   ASSERT_TRUE(d.failure.empty()) << d.failure;
   ExpectTheSlowLeakNamed(d);
+}
+
+// exec(2) drops the target's address space with every allocation the snapshot follows:
+// read on, they would all look leaked. The snapshot must end with an error that says so,
+// never with a diagnosis. The target execs on the test's word, once the agent says its
+// probes are attached.
+TEST(HeapSnapshotExecTest, ATargetThatExecsMidSnapshotEndsItWithAnErrorNotALeak) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for uprobes and BPF";
+  TempDir dir;
+  const std::string fifo = dir.File("go");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto target =
+      ChildProcess::Start({"/usr/bin/env", std::string("LD_PRELOAD=") + DRIP_SAMPLER_SO, "/bin/sh",
+                           "-c", "echo ready; read go < " + fifo + "; exec /bin/sleep 120"},
+                          dir.File("target.log"));
+  ASSERT_TRUE(target.ok()) << target.status();
+  for (int i = 0; i < 600 && (*target)->Log().find("ready") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto agent = ChildProcess::Start(
+      {DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string((*target)->pid()), "--duration", "60",
+       "--output", dir.File("s.json"), "--mode", "preload", "--log-level", "info"},
+      dir.File("agent.log"));
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((*agent)->Log().find("preload mode via") == std::string::npos) {
+    if (!(*agent)->Running()) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << (*agent)->Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if ((*agent)->Log().find("the kernel refused") != std::string::npos) {
+    GTEST_SKIP() << "the kernel refused BPF: " << (*agent)->Log();
+  }
+  ASSERT_TRUE((*agent)->Running()) << (*agent)->Log();
+  std::ofstream(fifo) << "go\n";  // the target execs sleep
+  const std::optional<int> status = (*agent)->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(status.has_value()) << "the snapshot went on after the exec\n" << (*agent)->Log();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0) << (*agent)->Log();
+  EXPECT_NE((*agent)->Log().find("ran exec"), std::string::npos) << (*agent)->Log();
+  EXPECT_FALSE(std::ifstream(dir.File("s.json")).good()) << "a snapshot was written";
 }
 
 // A real service's bounded cache, the decoy on-call meets most: Debian's redis-server
