@@ -766,8 +766,73 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::EnforceRetention() {
                     EncodeUint64(static_cast<uint64_t>(cutoff)));
     if (!s.ok()) return StoreError(options_.path, "recording the retention state", s);
     compacted_cutoff_ms_ = cutoff;
+    // The compaction has dropped the expired chunks: series left with none leave the
+    // index too, so that listing a host's components, and the detector's replay at start,
+    // do not grow with every process that ever ran.
+    absl::StatusOr<uint64_t> forgotten = ForgetEmptySeries(*db);
+    if (!forgotten.ok()) return forgotten.status();
+    if (*forgotten > 0) {
+      Logger("collector")
+          ->info("store at {}: {} series with no sample left after retention left the index",
+                 options_.path, *forgotten);
+    }
   }
   return retention_->TakeDroppedChunks();
+}
+
+bool RocksDbSeriesStore::HasChunks(const StoreHandles& db, uint64_t series_id) {
+  KeyRangeIterator it(db.db, db.series, ChunkKey(series_id, INT64_MIN),
+                      ChunkKey(series_id + 1, INT64_MIN));
+  it.SeekToStart();
+  return it->Valid() || !it->status().ok();  // an error keeps the series
+}
+
+bool RocksDbSeriesStore::StagedHolds(const StoreHandles& db, const std::string& host,
+                                     uint64_t series_id) {
+  KeyRangeIterator it = KeyRangeIterator::Prefix(db.db, db.staging, StagingPrefix(host));
+  for (it.SeekToStart(); it->Valid(); it->Next()) {
+    StagedBatchReader reader(ToView(it->value()));
+    StagedPoint point;
+    while (reader.Next(&point)) {
+      if (point.series_id == series_id) return true;
+    }
+    if (!reader.status().ok()) return true;  // damaged: cannot tell, keep the series
+  }
+  return !it->status().ok();
+}
+
+absl::StatusOr<uint64_t> RocksDbSeriesStore::ForgetEmptySeries(const StoreHandles& db) {
+  uint64_t forgotten = 0;
+  KeyRangeIterator it = KeyRangeIterator::Prefix(db.db, db.meta, kSeriesNamesPrefix);
+  for (it.SeekToStart(); it->Valid(); it->Next()) {
+    uint64_t series_id = 0;
+    SeriesNames names;
+    if (!ParseSeriesNamesKey(ToView(it->key()), &series_id) ||
+        !DecodeSeriesNames(ToView(it->value()), &names)) {
+      continue;  // damaged: left alone (reads skip what they cannot parse)
+    }
+    if (HasChunks(db, series_id)) continue;
+    // Under the host's lock no batch of the host is being written; one written since the
+    // fold may have staged points for this very series, which then stays.
+    HostState* state = StateOf(names.host);
+    std::lock_guard<std::mutex> lock(state->mu);
+    if (HasChunks(db, series_id) || StagedHolds(db, names.host, series_id)) continue;
+    rocksdb::WriteBatch write;
+    rocksdb::Status s =
+        write.Delete(db.meta, SeriesIndexKey(names.host, names.component, names.instance));
+    if (s.ok()) s = write.Delete(db.meta, it->key());
+    if (s.ok()) {
+      rocksdb::WriteOptions options;
+      options.sync = options_.sync_writes;
+      s = db.db->Write(options, &write);
+    }
+    if (!s.ok()) return StoreError(options_.path, "removing an expired series from the index", s);
+    state->series.Erase(names.component, names.instance);
+    ++forgotten;
+  }
+  if (!it->status().ok())
+    return StoreError(options_.path, "reading the series index", it->status());
+  return forgotten;
 }
 
 uint64_t RocksDbSeriesStore::ApproximateSizeBytes() {

@@ -161,6 +161,11 @@ class RocksDbSeriesStore final : public SeriesStore {
                               const drip::v1::SampleBatch& batch, rocksdb::WriteBatch* write);
   // What the last AppendBatch or PutHost write did, for WriteState().
   void NoteWrite(const absl::Status& status);
+  // After a retention compaction: removes the index entries of series with no chunk and
+  // no staged point left. Returns how many.
+  absl::StatusOr<uint64_t> ForgetEmptySeries(const StoreHandles& db);
+  static bool HasChunks(const StoreHandles& db, uint64_t series_id);
+  static bool StagedHolds(const StoreHandles& db, const std::string& host, uint64_t series_id);
   // Logs and counts one damaged record that a read leaves out (each record once).
   void SkipCorrupt(const std::string& what);
   // A small synced write that proves the store takes writes (Recover).

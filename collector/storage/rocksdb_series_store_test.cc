@@ -571,6 +571,31 @@ TEST(RocksDbSeriesStoreTest, KeepsEverythingAcrossAReopen) {
   EXPECT_EQ(fresh[0].samples(0).process().anon_rss_bytes(), 90u);
 }
 
+// A series whose every sample expired leaves the index with its chunks: listing a host's
+// components (and the detector's replay at start) must not grow with every process that
+// ever ran. One that reports again starts a new series and is read as usual.
+TEST(RocksDbSeriesStoreTest, ASeriesLeftWithNoSampleLeavesTheIndex) {
+  Harness h;
+  h.options.retention = hours(24);
+  auto store = h.Open();
+  ASSERT_NE(store, nullptr);
+  Append(*store, "h",
+         Batch(1, {ProcessSample("proc:gone", "1", kNow - 3 * kDayMs, 1),
+                   ProcessSample("proc:a", "1", kNow - 3 * kDayMs, 1),
+                   ProcessSample("proc:a", "1", kNow, 2)}));
+  ASSERT_TRUE(store->EnforceRetention().ok());
+  absl::StatusOr<std::vector<std::string>> components = store->ListComponents("h");
+  ASSERT_TRUE(components.ok()) << components.status();
+  EXPECT_EQ(*components, std::vector<std::string>{"proc:a"});
+
+  Append(*store, "h", Batch(2, {ProcessSample("proc:gone", "1", kNow + 1000, 7)}));
+  auto back = Read(*store, "h", "proc:gone");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(Timestamps(back[0]), (std::vector<int64_t>{kNow + 1000}));
+  ASSERT_TRUE(store->ListComponents("h").ok());
+  EXPECT_EQ(store->ListComponents("h")->size(), 2u);
+}
+
 TEST(RocksDbSeriesStoreTest, DropsExpiredChunksOnEnforceRetention) {
   Harness h;
   h.options.retention = hours(24);
