@@ -242,10 +242,7 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   suspect.current_bytes = s.CurrentBytes(d.scale);
   suspect.normal_bytes = s.NormalBytes(d.scale);
   uint64_t memory = d.host_memory[d.series_host[series]];
-  // A host's memory as its agent claims it: smaller than what this one series already
-  // holds, it is not believed (an agent could make every ETA look urgent), and the
-  // default stands in as for a host that said nothing.
-  if (memory == 0 || memory < suspect.current_bytes) memory = config_.default_host_memory_bytes;
+  if (memory == 0) memory = config_.default_host_memory_bytes;
   suspect.eta_to_oom_seconds.reset();
   if (memory > 0 && suspect.growth_bytes_per_hour > 0) {
     const double headroom =

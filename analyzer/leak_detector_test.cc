@@ -317,20 +317,6 @@ TEST(LeakDetectorTest, EtaToOomComesFromHostMemory) {
   EXPECT_NEAR(*suspects[0].eta_to_oom_seconds, expected, 0.2 * expected);
 }
 
-// An agent claiming less memory than its own leaking series already holds would make
-// the ETA zero, and the report the most urgent in the fleet: the claim is not believed.
-TEST(LeakDetectorTest, AHostMemoryClaimBelowWhatTheSeriesHoldsIsNotBelieved) {
-  LeakDetector detector{DetectorConfig{}};
-  detector.SetHostMemory("h", 16ull << 20);  // 16 MiB, against a 1 GiB process
-  const int64_t leak_start = kDay + kDay / 2;
-  Feed(detector, "h", "svc:x.service", 2, [&](int64_t t) {
-    return Point{"1@1", 1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
-  });
-  auto suspects = detector.Suspects();
-  ASSERT_EQ(suspects.size(), 1u);
-  EXPECT_FALSE(suspects[0].eta_to_oom_seconds.has_value());  // no default host memory set
-}
-
 // Components that come and go (one per job or container) must not grow the detector
 // without bound: a series silent past the horizon is forgotten, its slot reused, and its
 // component's host counts drop as if it had never been seen; a suspect is kept.

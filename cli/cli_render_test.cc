@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "cli/cluster_command.h"
 #include "cli/exit_codes.h"
 #include "cli/hosts_command.h"
 #include "cli/query_client.h"
@@ -63,6 +64,43 @@ TEST(HostsCommandTest, TableShowsStateAndLastSeen) {
   EXPECT_NE(out.str().find("connected"), std::string::npos);
   EXPECT_NE(out.str().find("30s ago"), std::string::npos);
   EXPECT_NE(out.str().find("env=prod"), std::string::npos);
+}
+
+drip::v1::ListMembersResponse TwoMembersEtcdDown() {
+  drip::v1::ListMembersResponse r;
+  r.set_mode("etcd");
+  r.set_etcd_up(false);
+  r.set_etcd_endpoint("10.0.0.11:2379");
+  for (const char* name : {"collector-a", "collector-b"}) {
+    drip::v1::ClusterMember* m = r.add_members();
+    m->set_name(name);
+    m->set_address(std::string(name) + ":7070");
+    m->set_started_ms(1'700'000'000'000);
+    m->set_hosts_connected(name[10] == 'a' ? 12 : 7);
+    m->set_self(name[10] == 'a');
+  }
+  return r;
+}
+
+TEST(ClusterCommandTest, TableSaysWhenEtcdIsDownAndMembersAreFrozen) {
+  std::ostringstream out;
+  drip::cli::RenderCluster(TwoMembersEtcdDown(), false, 1'700'000'360'000, out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("2 collectors; etcd DOWN (10.0.0.11:2379)"), std::string::npos) << text;
+  EXPECT_NE(text.find("ownership is frozen"), std::string::npos) << text;
+  EXPECT_NE(text.find("collector-b:7070"), std::string::npos) << text;
+  EXPECT_NE(text.find("(answered)"), std::string::npos) << text;
+}
+
+TEST(ClusterCommandTest, JsonListsEveryMember) {
+  std::ostringstream out;
+  drip::cli::RenderCluster(TwoMembersEtcdDown(), true, 0, out);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["mode"], "etcd");
+  EXPECT_EQ(j["etcd_up"], false);
+  ASSERT_EQ(j["members"].size(), 2u);
+  EXPECT_EQ(j["members"][0]["hosts_connected"], 12);
+  EXPECT_EQ(j["members"][0]["self"], true);
 }
 
 TEST(QueryClientTest, UnreachableCollectorIsUnavailableNamingTheAddress) {

@@ -7,6 +7,7 @@
 #include "cli/actor.h"
 #include "cli/analyze_command.h"
 #include "cli/audit_command.h"
+#include "cli/cluster_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/dripctl_config.h"
 #include "cli/exit_codes.h"
@@ -70,6 +71,11 @@ int main(int argc, char** argv) {
   auto* hosts =
       app.add_subcommand("hosts", "list hosts, their agents and when they were last seen");
   hosts->add_flag("--json", hosts_json, "print JSON instead of a table");
+
+  bool cluster_json = false;
+  auto* cluster = app.add_subcommand(
+      "cluster", "list the collectors that share the fleet, their agents and etcd's state");
+  cluster->add_flag("--json", cluster_json, "print JSON instead of a table");
 
   drip::cli::SeriesCommandOptions series_options;
   std::string since_text;
@@ -251,6 +257,8 @@ int main(int argc, char** argv) {
   absl::Status status;
   if (hosts->parsed()) {
     status = drip::cli::RunHostsCommand(client, hosts_json, std::cout);
+  } else if (cluster->parsed()) {
+    status = drip::cli::RunClusterCommand(client, cluster_json, std::cout);
   } else if (series->parsed()) {
     if (!since_text.empty()) {
       auto since = drip::ParseDuration(since_text);

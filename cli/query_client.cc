@@ -145,4 +145,14 @@ absl::StatusOr<drip::v1::ListAuditResponse> QueryClient::ListAudit(
   return response;
 }
 
+absl::StatusOr<drip::v1::ListMembersResponse> QueryClient::ListMembers() {
+  auto context = NewContext();
+  drip::v1::ListMembersResponse response;
+  grpc::Status status =
+      stub_->ListMembers(context.get(), drip::v1::ListMembersRequest(), &response);
+  if (!status.ok()) return ToStatus(status, "ListMembers");
+  MakeTerminalSafe(&response);
+  return response;
+}
+
 }  // namespace drip::cli

@@ -66,6 +66,19 @@ std::optional<Problem> FindProblem(const CollectorConfig& c) {
         fmt::format("{} is shorter than reports.critical_eta ({})",
                     FormatDuration(c.reports.warning_eta), FormatDuration(c.reports.critical_eta))};
   }
+  if (c.cluster.enabled()) {
+    for (const std::string& endpoint : c.cluster.etcd_endpoints) {
+      if (TrimWhitespace(endpoint).empty()) {
+        return Problem{"cluster.etcd_endpoints", "an endpoint is empty"};
+      }
+    }
+    if (c.cluster.lease_ttl > std::chrono::minutes(5)) {
+      return Problem{"cluster.lease_ttl",
+                     fmt::format("{} is longer than 5m: a dead collector's hosts would wait "
+                                 "that long for another",
+                                 FormatDuration(c.cluster.lease_ttl))};
+    }
+  }
   // Last, so that a file without a tls section still hears of its other problems.
   if (std::optional<TlsProblem> tls = FindTlsProblem(c.tls, TlsRole::kServer)) {
     return Problem{tls->key, tls->what};
@@ -127,6 +140,12 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadDuration("reports.warning_eta", &c->reports.warning_eta));
   RETURN_IF_ERROR(r.ReadUint("reports.max_stacks", &c->reports.max_stacks, 1, 100));
   RETURN_IF_ERROR(ReadMitigationConfig(r, &c->mitigation));
+  RETURN_IF_ERROR(r.ReadStringList("cluster.etcd_endpoints", &c->cluster.etcd_endpoints));
+  RETURN_IF_ERROR(r.ReadString("cluster.member_name", &c->cluster.member_name));
+  RETURN_IF_ERROR(r.ReadString("cluster.advertise_address", &c->cluster.advertise_address));
+  RETURN_IF_ERROR(r.ReadDuration("cluster.lease_ttl", &c->cluster.lease_ttl, seconds(2)));
+  RETURN_IF_ERROR(ReadTlsSettings(r, "cluster.tls.", &c->cluster.tls));
+  c->cluster.tls.plaintext = c->cluster.tls.ca_file.empty();
   return r.CheckNoUnknownKeys();
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -72,6 +73,20 @@ struct CollectorConfig {
   struct Log {
     std::string level = "info";
   };
+  // Several collectors sharing a fleet through etcd (docs/cluster.md). No endpoint: a
+  // standalone collector, the embedded default.
+  struct Cluster {
+    std::vector<std::string> etcd_endpoints;
+    std::string member_name;  // empty: this host's name
+    // host:port agents, dripctl and the other collectors reach this one at; empty: the
+    // gRPC listen address with the port it bound (and this host's name for 0.0.0.0).
+    std::string advertise_address;
+    std::chrono::milliseconds lease_ttl = std::chrono::seconds(10);
+    // TLS to etcd when cluster.tls.ca_file is set (then cert_file and key_file too, if
+    // etcd asks for client certificates); plaintext otherwise.
+    TlsSettings tls;
+    bool enabled() const { return !etcd_endpoints.empty(); }
+  };
 
   // Who may use the query API (docs/security.md): the access file read at start.
   struct Auth {
@@ -86,6 +101,7 @@ struct CollectorConfig {
   Metrics metrics;
   Ingest ingest;
   Log log;
+  Cluster cluster;
   // The online leak detector (docs/detector.md): its thresholds under `detector:`, and
   // how much stored history it replays at start (detector.rebuild_window).
   analyzer::DetectorConfig detector;

@@ -104,6 +104,13 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       healthy(Gauge(r, "drip_collector_healthy",
                     "1 while the store takes writes; 0 from a failed write until the store "
                     "has recovered")),
+      cluster_members(Gauge(r, "drip_cluster_members",
+                            "Collectors registered in etcd as this one last read them (0 for a "
+                            "standalone collector)")),
+      cluster_etcd_up(Gauge(r, "drip_cluster_etcd_up",
+                            "1 while etcd answers this collector (0 for a standalone one)")),
+      cluster_etcd_errors(Counter(r, "drip_cluster_etcd_errors_total",
+                                  "Membership rounds in which etcd did not answer")),
       plaintext(Gauge(r, "drip_collector_plaintext",
                       "1 when the collector serves agents and queries without TLS")),
       detector_suspects(Gauge(r, "drip_detector_suspects",

@@ -38,7 +38,7 @@ inline constexpr std::string_view kTooManyAwaitingHello = "too_many_awaiting_hel
 // kOtherMethod.
 inline constexpr std::string_view kQueryMethods[] = {"ListHosts", "GetSeries", "ListSuspects",
                                                      "ListLeaks", "GetLeak",   "UpdateLeakState",
-                                                     "Mitigate",  "ListAudit"};
+                                                     "Mitigate",  "ListAudit", "ListMembers"};
 inline constexpr std::string_view kOtherMethod = "other";
 
 struct CollectorMetrics {
@@ -88,6 +88,11 @@ struct CollectorMetrics {
   prometheus::Counter& storage_recoveries_succeeded;
   prometheus::Counter& storage_recoveries_failed;
   prometheus::Gauge& healthy;  // drip_collector_healthy
+  // With etcd (docs/cluster.md): the live members as last read, whether etcd answers,
+  // and the calls to it that failed.
+  prometheus::Gauge& cluster_members;        // drip_cluster_members
+  prometheus::Gauge& cluster_etcd_up;        // drip_cluster_etcd_up
+  prometheus::Counter& cluster_etcd_errors;  // drip_cluster_etcd_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),
   // a degraded mode an alert can find across a fleet.
   prometheus::Gauge& plaintext;

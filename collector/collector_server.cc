@@ -1,5 +1,7 @@
 #include "collector/collector_server.h"
 
+#include <unistd.h>
+
 #include <exception>
 #include <utility>
 
@@ -11,6 +13,7 @@
 #include "common/rpc/grpc_conversions.h"
 #include "common/rpc/tls_settings.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "grpcpp/health_check_service_interface.h"
 
 namespace drip::collector {
@@ -84,6 +87,7 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
     started = ServeMetrics(&bound);
   }
   if (started.ok()) started = ServeGrpc(*credentials, &bound);
+  if (started.ok()) started = JoinCluster(bound);
   if (!started.ok()) {
     TearDown();
     return started;
@@ -202,6 +206,37 @@ absl::Status CollectorServer::ServeGrpc(const std::shared_ptr<grpc::ServerCreden
   return absl::OkStatus();
 }
 
+absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
+  if (!config_.cluster.enabled()) return absl::OkStatus();
+  ClusterOptions options;
+  options.etcd.endpoints = config_.cluster.etcd_endpoints;
+  options.etcd.tls = config_.cluster.tls;
+  options.member_name = config_.cluster.member_name;
+  if (options.member_name.empty()) {
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) == 0) options.member_name = name;
+  }
+  options.advertise_address = config_.cluster.advertise_address;
+  if (options.advertise_address.empty()) {
+    absl::StatusOr<ListenAddress> listen = ListenAddress::Parse(config_.grpc.listen_address);
+    // A wildcard listen address is reached by this host's name from elsewhere.
+    options.advertise_address = listen.ok() && (listen->host == "0.0.0.0" || listen->host == "::")
+                                    ? fmt::format("{}:{}", options.member_name, bound.grpc_port)
+                                    : bound.grpc;
+  }
+  options.lease_ttl = std::chrono::duration_cast<std::chrono::seconds>(config_.cluster.lease_ttl);
+  absl::StatusOr<std::unique_ptr<ClusterMembership>> cluster = ClusterMembership::Join(
+      options, [this] { return hosts_.size(); }, &metrics_);
+  if (!cluster.ok()) return WithContext(cluster.status(), "cluster");
+  cluster_ = std::move(*cluster);
+  query_->set_cluster(cluster_.get());
+  Logger("collector")
+      ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
+             options.advertise_address, fmt::join(options.etcd.endpoints, ","),
+             options.lease_ttl.count());
+  return absl::OkStatus();
+}
+
 void CollectorServer::StartBackground() {
   maintenance_ = std::make_unique<StorageMaintenance>(store_.get(), &health_, &metrics_,
                                                       config_.storage.retention_check_interval);
@@ -244,6 +279,9 @@ absl::Status CollectorServer::LoadAccessPolicy() {
 }
 
 void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
+  // First, so that the other collectors see this one leave at once, not a lease later.
+  if (query_ != nullptr) query_->set_cluster(nullptr);
+  if (cluster_ != nullptr) cluster_->Leave();
   if (server_ != nullptr) {
     Logger("collector")
         ->info("shutting down: ending agent streams (grace {})", FormatDuration(grace));
@@ -262,6 +300,8 @@ void CollectorServer::TearDown() {
   if (maintenance_) maintenance_->Stop();
   if (pipeline_) pipeline_->Stop();
   exposer_.reset();
+  if (query_ != nullptr) query_->set_cluster(nullptr);
+  cluster_.reset();
   server_.reset();
   // Each service runs what its workers still hold, then stops them.
   query_.reset();

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/access_policy.h"
+#include "collector/cluster/cluster_membership.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
@@ -104,6 +105,9 @@ class CollectorServer {
   absl::Status ServeGrpc(const std::shared_ptr<grpc::ServerCredentials>& credentials,
                          ServingAddresses* bound);
   void StartBackground();
+  // With cluster.etcd_endpoints: registers in etcd, advertising `grpc` (the bound address)
+  // unless cluster.advertise_address says otherwise.
+  absl::Status JoinCluster(const ServingAddresses& bound);
   void TearDown();
 
   const CollectorConfig config_;
@@ -123,6 +127,7 @@ class CollectorServer {
   std::unique_ptr<StorageMaintenance> maintenance_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<ClusterMembership> cluster_;
 };
 
 }  // namespace drip::collector

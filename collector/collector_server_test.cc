@@ -1004,6 +1004,33 @@ TEST_F(CollectorServerTest, AFloodOfNewComponentsStopsAtTheHostsQuotaAcrossARest
   EXPECT_EQ(StoredSamples("web-1", "proc:c-45"), 3);
 }
 
+// Every ETA to OOM is computed from the agent's claim of its host's memory: one that no
+// Linux host makes is not believed, and the ETA is unknown rather than near zero.
+TEST_F(CollectorServerTest, AHostMemoryClaimNoHostMakesGivesNoEta) {
+  config_.detector.epoch_seconds = 60;
+  config_.detector.floor_epochs = 1;
+  config_.detector.startup_grace_seconds = 0;
+  config_.detector.fleet_min_climb_seconds = 300;
+  config_.detector.min_climb_seconds = 600;
+  config_.detector.young_fast_min_climb_seconds = 1800;
+  config_.detector.young_fast_rise_fraction = 0.25;
+  config_.detector.level_off_seconds = 600;
+  config_.grpc.max_message_bytes = 1 << 20;
+  StartServer();
+  auto agent = NewAgent();
+  AgentMessage hello = Hello("web-1");
+  hello.mutable_hello()->set_memory_total_bytes(4096);  // 4 KiB: no host
+  ASSERT_TRUE(agent->Send(hello));
+  std::optional<CollectorMessage> welcome = agent->Read();
+  ASSERT_TRUE(welcome && welcome->has_welcome());
+  ASSERT_TRUE(agent->Send(LeakHistory(1)));
+  ASSERT_TRUE(agent->AwaitAck(1));
+  ASSERT_TRUE(agent->Close().ok());
+  drip::v1::ListSuspectsResponse suspects = ListSuspects();
+  ASSERT_EQ(suspects.suspects_size(), 1);
+  EXPECT_FALSE(suspects.suspects(0).has_eta_to_oom_seconds());
+}
+
 TEST_F(CollectorServerTest, UnusableStorePathFailsStartNamingThePath) {
   config_.storage.path = "/proc/drip-cannot-create-this";
   CollectorServer server(config_);

@@ -1,5 +1,7 @@
 #include "collector/query_service.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 
@@ -198,6 +200,39 @@ grpc::Status QueryServiceImpl::DoListAudit(const drip::v1::ListAuditRequest& req
       store_->reports()->ReadAudit(request.report_id(), request.since_ms(), limit);
   if (!entries.ok()) return ToGrpcStatus(entries.status());
   for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* QueryServiceImpl::ListMembers(grpc::CallbackServerContext* context,
+                                                        const drip::v1::ListMembersRequest*,
+                                                        drip::v1::ListMembersResponse* response) {
+  return Serve(context, Role::kViewer, "ListMembers",
+               [this, response](const Caller&) { return DoListMembers(response); });
+}
+
+grpc::Status QueryServiceImpl::DoListMembers(drip::v1::ListMembersResponse* response) {
+  const ClusterMembership* cluster = cluster_.load();
+  if (cluster == nullptr) {
+    response->set_mode("standalone");
+    drip::v1::ClusterMember* self = response->add_members();
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) == 0) self->set_name(name);
+    self->set_hosts_connected(hosts_->size());
+    self->set_self(true);
+    return grpc::Status::OK;
+  }
+  response->set_mode("etcd");
+  response->set_etcd_up(cluster->etcd_up());
+  response->set_etcd_endpoint(cluster->etcd_endpoint_in_use());
+  for (const ClusterMember& m : cluster->Members()) {
+    drip::v1::ClusterMember* member = response->add_members();
+    member->set_name(m.name);
+    member->set_address(m.address);
+    member->set_started_ms(m.started_ms);
+    member->set_hosts_connected(m.name == cluster->member_name() ? hosts_->size()
+                                                                 : m.hosts_connected);
+    member->set_self(m.name == cluster->member_name());
+  }
   return grpc::Status::OK;
 }
 

@@ -24,9 +24,11 @@
 // Thread-safe. Must outlive the grpc::Server it is registered with.
 #pragma once
 
+#include <atomic>
 #include <string_view>
 
 #include "collector/access_policy.h"
+#include "collector/cluster/cluster_membership.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
 #include "collector/leak_pipeline.h"
@@ -75,6 +77,13 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::ServerUnaryReactor* ListAudit(grpc::CallbackServerContext* context,
                                       const drip::v1::ListAuditRequest* request,
                                       drip::v1::ListAuditResponse* response) override;
+  grpc::ServerUnaryReactor* ListMembers(grpc::CallbackServerContext* context,
+                                        const drip::v1::ListMembersRequest* request,
+                                        drip::v1::ListMembersResponse* response) override;
+
+  // The collector's membership in a cluster, once it has joined (null: standalone, or
+  // leaving). May be called while calls are served.
+  void set_cluster(const ClusterMembership* cluster) { cluster_.store(cluster); }
 
   // The work behind each RPC, for a caller already authorized.
   grpc::Status DoListHosts(drip::v1::ListHostsResponse* response);
@@ -92,6 +101,7 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
                           drip::v1::MitigateResponse* response);
   grpc::Status DoListAudit(const drip::v1::ListAuditRequest& request,
                            drip::v1::ListAuditResponse* response);
+  grpc::Status DoListMembers(drip::v1::ListMembersResponse* response);
 
  private:
   // Authorizes the call for `required`, then runs `work(caller)` on the reader pool and
@@ -107,6 +117,7 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   CollectorMetrics* metrics_;
   const Clock* clock_;
   const uint64_t max_answer_bytes_;
+  std::atomic<const ClusterMembership*> cluster_{nullptr};
   // Query calls are few and read-only; two threads keep one slow series from blocking
   // dripctl hosts.
   WorkerPool readers_{"drip-query", 2, kMaxQueuedQueries};

@@ -31,6 +31,11 @@ PACKAGES=(
   redis-server redis-tools
   # a real tcmalloc-linked program (SWI-Prolog links libtcmalloc_minimal), diagnosed the same way
   swi-prolog-core
+  # several collectors share a fleet through etcd (docs/cluster.md): the server for the
+  # cluster tests, and the v3 API's .proto files with the ones they import, from which the
+  # C++ client is generated at build time
+  etcd-server golang-etcd-server-dev golang-github-gogo-protobuf-dev
+  golang-github-grpc-ecosystem-grpc-gateway-dev
 )
 
 missing=()
@@ -46,9 +51,9 @@ fi
 echo "install-deps.sh: installing ${#missing[@]} packages: ${missing[*]}"
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
-# The prometheus and redis packages start servers (:9090, :6379) where an init system
+# The prometheus, redis and etcd packages start servers (:9090, :6379, :2379) where an init system
 # runs; Drip's tests start their own on ephemeral ports or sockets, so stop the packaged ones.
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-  systemctl disable --now prometheus prometheus-node-exporter redis-server >/dev/null 2>&1 || true
+  systemctl disable --now prometheus prometheus-node-exporter redis-server etcd >/dev/null 2>&1 || true
 fi
 echo "install-deps.sh: done"

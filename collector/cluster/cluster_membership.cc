@@ -1,0 +1,175 @@
+#include "collector/cluster/cluster_membership.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/base/clock.h"
+#include "common/daemon/logging.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace drip::collector {
+namespace {
+
+// What a member publishes about itself, as JSON: readable with `etcdctl get`.
+std::string EncodeMember(const ClusterMember& m) {
+  nlohmann::json j;
+  j["name"] = m.name;
+  j["address"] = m.address;
+  j["started_ms"] = m.started_ms;
+  j["hosts_connected"] = m.hosts_connected;
+  return j.dump();
+}
+
+bool DecodeMember(const EtcdKeyValue& kv, ClusterMember* out) {
+  const nlohmann::json j = nlohmann::json::parse(kv.value, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("name") || !j["name"].is_string() ||
+      !j.contains("address") || !j["address"].is_string()) {
+    return false;
+  }
+  out->name = j["name"].get<std::string>();
+  out->address = j["address"].get<std::string>();
+  out->started_ms = j.value("started_ms", int64_t{0});
+  out->hosts_connected = j.value("hosts_connected", uint64_t{0});
+  out->lease = kv.lease;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ClusterMembership>> ClusterMembership::Join(
+    const ClusterOptions& options, std::function<uint64_t()> hosts_connected,
+    CollectorMetrics* metrics) {
+  if (options.member_name.empty()) {
+    return absl::InvalidArgumentError("cluster.member_name: must not be empty");
+  }
+  if (options.advertise_address.empty()) {
+    return absl::InvalidArgumentError("cluster.advertise_address: must not be empty");
+  }
+  absl::StatusOr<std::unique_ptr<EtcdClient>> client = EtcdClient::Create(options.etcd);
+  if (!client.ok()) return client.status();
+  std::unique_ptr<ClusterMembership> membership(
+      new ClusterMembership(options, std::move(*client), std::move(hosts_connected), metrics));
+  membership->RunRound();
+  membership->loop_.Start(options.lease_ttl / 3);
+  return membership;
+}
+
+ClusterMembership::ClusterMembership(ClusterOptions options, std::unique_ptr<EtcdClient> client,
+                                     std::function<uint64_t()> hosts_connected,
+                                     CollectorMetrics* metrics)
+    : options_(std::move(options)),
+      client_(std::move(client)),
+      hosts_connected_(std::move(hosts_connected)),
+      metrics_(metrics),
+      started_ms_(SystemClock::Get()->NowMs()),
+      loop_("drip-cluster", [this] {
+        RunRound();
+        return std::chrono::duration_cast<LoopThread::Duration>(options_.lease_ttl / 3);
+      }) {}
+
+ClusterMembership::~ClusterMembership() { Leave(); }
+
+void ClusterMembership::Leave() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (left_) return;
+    left_ = true;
+  }
+  loop_.Stop();
+  // With etcd away the revoke would only wait out its deadline on every endpoint.
+  if (lease_ != 0 && etcd_up_.load()) {
+    // Best effort: without it the others see this member go when the lease expires.
+    if (absl::Status revoked = client_->RevokeLease(lease_); !revoked.ok()) {
+      Logger("collector")
+          ->info("cluster: could not revoke lease {:x} on leaving ({}); it expires in {} s", lease_,
+                 std::string(revoked.message()), options_.lease_ttl.count());
+    }
+    lease_ = 0;
+  }
+}
+
+std::string ClusterMembership::MemberKey() const {
+  return options_.prefix + "members/" + options_.member_name;
+}
+
+void ClusterMembership::NoteEtcd(const absl::Status& status) {
+  const bool up = status.ok();
+  const int was = etcd_state_.exchange(up ? 1 : 0);
+  etcd_up_.store(up);
+  if (metrics_ != nullptr) {
+    metrics_->cluster_etcd_up.Set(up ? 1 : 0);
+    if (!up) metrics_->cluster_etcd_errors.Increment();
+  }
+  if (was != 0 && !up) {
+    Logger("collector")
+        ->warn(
+            "cluster: etcd unavailable ({}); serving what this collector holds, membership "
+            "frozen until it answers",
+            std::string(status.message()));
+  } else if (was != 1 && up) {
+    Logger("collector")
+        ->info("cluster: etcd answers at {}; member {} registered", client_->current_endpoint(),
+               options_.member_name);
+  }
+}
+
+absl::Status ClusterMembership::Register() {
+  ClusterMember self;
+  self.name = options_.member_name;
+  self.address = options_.advertise_address;
+  self.started_ms = started_ms_;
+  self.hosts_connected = hosts_connected_ ? hosts_connected_() : 0;
+  if (lease_ != 0) {
+    absl::StatusOr<int64_t> ttl = client_->KeepAliveOnce(lease_);
+    if (ttl.ok()) {
+      // The published host count follows along; the key stays on the lease.
+      absl::StatusOr<int64_t> put = client_->Put(MemberKey(), EncodeMember(self), lease_);
+      return put.ok() ? absl::OkStatus() : put.status();
+    }
+    if (ttl.status().code() != absl::StatusCode::kNotFound) return ttl.status();
+    // Expired while etcd was away (or this process stalled): register afresh.
+    Logger("collector")
+        ->warn("cluster: lease {:x} expired; registering {} again", lease_, options_.member_name);
+    lease_ = 0;
+  }
+  absl::StatusOr<int64_t> lease = client_->GrantLease(options_.lease_ttl);
+  if (!lease.ok()) return lease.status();
+  absl::StatusOr<int64_t> put = client_->Put(MemberKey(), EncodeMember(self), *lease);
+  if (!put.ok()) return put.status();
+  lease_ = *lease;
+  return absl::OkStatus();
+}
+
+absl::Status ClusterMembership::RefreshMembers() {
+  absl::StatusOr<std::vector<EtcdKeyValue>> kvs = client_->GetPrefix(options_.prefix + "members/");
+  if (!kvs.ok()) return kvs.status();
+  std::vector<ClusterMember> members;
+  for (const EtcdKeyValue& kv : *kvs) {
+    ClusterMember m;
+    if (DecodeMember(kv, &m)) {
+      members.push_back(std::move(m));
+    } else {
+      Logger("collector")->debug("cluster: ignoring a malformed member record at {}", kv.key);
+    }
+  }
+  std::sort(members.begin(), members.end(),
+            [](const ClusterMember& a, const ClusterMember& b) { return a.name < b.name; });
+  if (metrics_ != nullptr) metrics_->cluster_members.Set(static_cast<double>(members.size()));
+  std::lock_guard<std::mutex> lock(mu_);
+  members_ = std::move(members);
+  return absl::OkStatus();
+}
+
+void ClusterMembership::RunRound() {
+  absl::Status status = Register();
+  if (status.ok()) status = RefreshMembers();
+  NoteEtcd(status);
+}
+
+std::vector<ClusterMember> ClusterMembership::Members() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return members_;
+}
+
+}  // namespace drip::collector

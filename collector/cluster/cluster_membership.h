@@ -1,0 +1,94 @@
+// ClusterMembership: this collector's place among the collectors that share a fleet
+// through etcd (docs/cluster.md). It registers the collector under a lease at
+// <prefix>members/<name> with the address agents and dripctl reach it at, keeps the
+// lease alive, and keeps the list of live members (every key under <prefix>members/,
+// each alive only while its collector's lease is): a collector that dies leaves the list
+// once its lease expires (cluster.lease_ttl).
+//
+// etcd unavailable: the collector keeps serving; membership is frozen at what was last
+// read, `etcd_up()` is false, the drip_cluster_etcd_up gauge is 0, errors are counted and
+// the outage is logged once (and its end). When the lease has expired meanwhile, the
+// member registers again under a new lease once etcd answers.
+//
+// Thread-safe. Its own thread ("drip-cluster") runs the keep-alive and refresh rounds,
+// every third of the lease TTL.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collector/cluster/etcd_client.h"
+#include "collector/collector_metrics.h"
+#include "collector/loop_thread.h"
+
+namespace drip::collector {
+
+struct ClusterOptions {
+  EtcdOptions etcd;
+  std::string member_name;
+  std::string advertise_address;  // host:port agents and dripctl use to reach this one
+  std::chrono::seconds lease_ttl{10};
+  std::string prefix = "/drip/";  // every key Drip keeps in etcd is under it
+};
+
+struct ClusterMember {
+  std::string name;
+  std::string address;
+  int64_t started_ms = 0;
+  uint64_t hosts_connected = 0;  // agents streaming to it, as it last said
+  int64_t lease = 0;
+};
+
+class ClusterMembership {
+ public:
+  // Connects to etcd and registers. An etcd that does not answer is not an error: the
+  // collector starts, serves what it holds, and registers once etcd answers.
+  // `hosts_connected` is asked each round, for what the member publishes; `metrics` may
+  // be null (tests).
+  static absl::StatusOr<std::unique_ptr<ClusterMembership>> Join(
+      const ClusterOptions& options, std::function<uint64_t()> hosts_connected,
+      CollectorMetrics* metrics);
+  ~ClusterMembership();  // Leave()
+
+  // Revokes the lease, so that the others see this member leave at once. Idempotent.
+  void Leave();
+
+  // The live members as last read (this one included once registered), by name.
+  std::vector<ClusterMember> Members() const;
+  bool etcd_up() const { return etcd_up_.load(); }
+  const std::string& member_name() const { return options_.member_name; }
+  std::string etcd_endpoint_in_use() const { return client_->current_endpoint(); }
+
+  // One round now (tests): keep-alive or register, then read the members.
+  void RunRound();
+
+ private:
+  ClusterMembership(ClusterOptions options, std::unique_ptr<EtcdClient> client,
+                    std::function<uint64_t()> hosts_connected, CollectorMetrics* metrics);
+  absl::Status Register();
+  absl::Status RefreshMembers();
+  std::string MemberKey() const;
+  void NoteEtcd(const absl::Status& status);
+
+  const ClusterOptions options_;
+  const std::unique_ptr<EtcdClient> client_;
+  const std::function<uint64_t()> hosts_connected_;
+  CollectorMetrics* const metrics_;
+  const int64_t started_ms_;
+  std::atomic<bool> etcd_up_{false};
+  std::atomic<int> etcd_state_{-1};  // -1 before the first round, then 0 down, 1 up
+  mutable std::mutex mu_;
+  std::vector<ClusterMember> members_;  // guarded by mu_
+  int64_t lease_ = 0;                   // round thread only
+  bool left_ = false;                   // guarded by mu_
+  LoopThread loop_;
+};
+
+}  // namespace drip::collector
