@@ -101,6 +101,7 @@ TEST(ClusterCommandTest, JsonListsEveryMember) {
   ASSERT_EQ(j["members"].size(), 2u);
   EXPECT_EQ(j["members"][0]["hosts_connected"], 12);
   EXPECT_EQ(j["members"][0]["self"], true);
+  EXPECT_EQ(j["members"][0]["hosts_placed"], 0);
 }
 
 TEST(QueryClientTest, UnreachableCollectorIsUnavailableNamingTheAddress) {

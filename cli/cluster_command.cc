@@ -1,8 +1,7 @@
 #include "cli/cluster_command.h"
 
-#include <chrono>
-
 #include "cli/table_printer.h"
+#include "common/base/clock.h"
 #include "common/base/duration.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -18,6 +17,7 @@ void RenderCluster(const drip::v1::ListMembersResponse& response, bool json, int
                          {"address", m.address()},
                          {"started_ms", m.started_ms()},
                          {"hosts_connected", m.hosts_connected()},
+                         {"hosts_placed", m.hosts_placed()},
                          {"self", m.self()}});
     }
     nlohmann::json j = {{"mode", response.mode()}, {"members", members}};
@@ -37,10 +37,14 @@ void RenderCluster(const drip::v1::ListMembersResponse& response, bool json, int
                                           : ": the members are those last read; ownership is "
                                             "frozen until etcd answers");
   }
-  TablePrinter table({"MEMBER", "ADDRESS", "AGENTS", "UP FOR", ""});
+  // PLACED: how many known hosts rendezvous placement puts on the member; a standalone
+  // collector places every host on itself.
+  const bool standalone = response.mode() == "standalone";
+  TablePrinter table({"MEMBER", "ADDRESS", "AGENTS", "PLACED", "UP FOR", ""});
   for (const auto& m : response.members()) {
     table.AddRow(
         {m.name(), m.address().empty() ? "-" : m.address(), std::to_string(m.hosts_connected()),
+         standalone ? "all" : std::to_string(m.hosts_placed()),
          m.started_ms() > 0 ? FormatSpan(static_cast<double>(now_ms - m.started_ms()) / 1000) : "-",
          m.self() ? "(answered)" : ""});
   }
@@ -50,10 +54,7 @@ void RenderCluster(const drip::v1::ListMembersResponse& response, bool json, int
 absl::Status RunClusterCommand(QueryClient& client, bool json, std::ostream& out) {
   auto response = client.ListMembers();
   if (!response.ok()) return response.status();
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  RenderCluster(*response, json, now_ms, out);
+  RenderCluster(*response, json, SystemClock::Get()->NowMs(), out);
   return absl::OkStatus();
 }
 

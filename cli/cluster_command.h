@@ -1,6 +1,7 @@
 // `dripctl cluster`: the collectors that share the fleet (docs/cluster.md), as the
-// collector dripctl asked sees them: each member's address, how many agents stream to it
-// and since when it runs, and whether that collector reaches etcd. A standalone collector
+// collector dripctl asked sees them: each member's address, how many agents stream to it,
+// how many of the known hosts rendezvous placement puts on it, since when it runs, and
+// whether that collector reaches etcd. A standalone collector
 // (no etcd) lists itself alone.
 #pragma once
 

@@ -1,16 +1,21 @@
-# drip_test(NAME SOURCES... LIBS... [LABELS...] [RESOURCE_LOCK name]): a GoogleTest binary
-# whose tests CTest lists one by one. Tests that share a RESOURCE_LOCK never run at the
-# same time, whatever ctest -j says (docs/testing.md).
+# drip_test(NAME SOURCES... LIBS... [LABELS...] [RESOURCE_LOCK names...]): a GoogleTest
+# binary whose tests CTest lists one by one. Tests that share a RESOURCE_LOCK never run at
+# the same time, whatever ctest -j says (docs/testing.md).
 function(drip_test name)
-  cmake_parse_arguments(ARG "" "RESOURCE_LOCK" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;RESOURCE_LOCK" ${ARGN})
   if(NOT DRIP_BUILD_TESTS)
     return()
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
-  set(properties LABELS "${ARG_LABELS}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
   if(ARG_RESOURCE_LOCK)
-    list(APPEND properties RESOURCE_LOCK ${ARG_RESOURCE_LOCK})
+    # gtest_discover_tests writes a list-valued property unquoted, so that a second lock
+    # name would be read as a property name: the locks are set by a file CTest includes
+    # after the discovered tests (which it lists in ${name}_TESTS).
+    set(locks_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_resource_locks.cmake")
+    file(WRITE "${locks_file}"
+         "set_tests_properties(\${${name}_TESTS} PROPERTIES RESOURCE_LOCK \"${ARG_RESOURCE_LOCK}\")\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${locks_file}")
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${properties})
 endfunction()

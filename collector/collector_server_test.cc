@@ -236,6 +236,20 @@ class CollectorServerTest : public ::testing::Test {
     query_ = drip::v1::QueryService::NewStub(channel_);
   }
 
+  // The detector's durations scaled down from hours to minutes, for LeakHistory: a
+  // suspect within one batch of four hours of samples.
+  void UseMinuteScaleDetector() {
+    config_.detector.epoch_seconds = 60;
+    config_.detector.floor_epochs = 1;
+    config_.detector.startup_grace_seconds = 0;
+    config_.detector.fleet_min_climb_seconds = 300;
+    config_.detector.min_climb_seconds = 600;
+    config_.detector.young_fast_min_climb_seconds = 1800;
+    config_.detector.young_fast_rise_fraction = 0.25;  // the history is half an hour long
+    config_.detector.level_off_seconds = 600;
+    config_.grpc.max_message_bytes = 1 << 20;
+  }
+
   std::unique_ptr<TestAgent> NewAgent() { return std::make_unique<TestAgent>(agents_.get()); }
 
   grpc::Status GetSeries(const std::string& host, const std::string& component,
@@ -912,15 +926,7 @@ AgentMessage LeakHistory(uint64_t sequence) {
 }
 
 TEST_F(CollectorServerTest, LeakingComponentBecomesASuspectThatSurvivesARestart) {
-  config_.detector.epoch_seconds = 60;
-  config_.detector.floor_epochs = 1;
-  config_.detector.startup_grace_seconds = 0;
-  config_.detector.fleet_min_climb_seconds = 300;
-  config_.detector.min_climb_seconds = 600;
-  config_.detector.young_fast_min_climb_seconds = 1800;
-  config_.detector.young_fast_rise_fraction = 0.25;  // the history is half an hour long
-  config_.detector.level_off_seconds = 600;
-  config_.grpc.max_message_bytes = 1 << 20;
+  UseMinuteScaleDetector();
   StartServer();
   {
     auto agent = NewAgent();
@@ -1007,15 +1013,7 @@ TEST_F(CollectorServerTest, AFloodOfNewComponentsStopsAtTheHostsQuotaAcrossARest
 // Every ETA to OOM is computed from the agent's claim of its host's memory: one that no
 // Linux host makes is not believed, and the ETA is unknown rather than near zero.
 TEST_F(CollectorServerTest, AHostMemoryClaimNoHostMakesGivesNoEta) {
-  config_.detector.epoch_seconds = 60;
-  config_.detector.floor_epochs = 1;
-  config_.detector.startup_grace_seconds = 0;
-  config_.detector.fleet_min_climb_seconds = 300;
-  config_.detector.min_climb_seconds = 600;
-  config_.detector.young_fast_min_climb_seconds = 1800;
-  config_.detector.young_fast_rise_fraction = 0.25;
-  config_.detector.level_off_seconds = 600;
-  config_.grpc.max_message_bytes = 1 << 20;
+  UseMinuteScaleDetector();
   StartServer();
   auto agent = NewAgent();
   AgentMessage hello = Hello("web-1");

@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
+#include "collector/cluster/rendezvous.h"
 #include "collector/peer_credentials.h"
 #include "collector/suspects_proto.h"
 #include "common/daemon/logging.h"
@@ -224,7 +227,14 @@ grpc::Status QueryServiceImpl::DoListMembers(drip::v1::ListMembersResponse* resp
   response->set_mode("etcd");
   response->set_etcd_up(cluster->etcd_up());
   response->set_etcd_endpoint(cluster->etcd_endpoint_in_use());
-  for (const ClusterMember& m : cluster->Members()) {
+  const std::vector<ClusterMember> members = cluster->Members();
+  std::vector<std::string> names;
+  for (const ClusterMember& m : members) names.push_back(m.name);
+  std::map<std::string, uint64_t> placed;
+  absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store_->ListHosts();
+  if (!hosts.ok()) return ToGrpcStatus(hosts.status());
+  for (const drip::v1::HostInfo& host : *hosts) ++placed[RendezvousOwner(host.host(), names)];
+  for (const ClusterMember& m : members) {
     drip::v1::ClusterMember* member = response->add_members();
     member->set_name(m.name);
     member->set_address(m.address);
@@ -232,6 +242,7 @@ grpc::Status QueryServiceImpl::DoListMembers(drip::v1::ListMembersResponse* resp
     member->set_hosts_connected(m.name == cluster->member_name() ? hosts_->size()
                                                                  : m.hosts_connected);
     member->set_self(m.name == cluster->member_name());
+    member->set_hosts_placed(placed[m.name]);
   }
   return grpc::Status::OK;
 }

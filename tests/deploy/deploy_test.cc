@@ -60,15 +60,19 @@ std::string Describe(const CommandOutput& out) {
 struct Unit {
   std::string file;        // under deploy/systemd
   std::string shipped;     // the ExecStart binary as installed
-  std::string built;       // the same binary in this build tree
+  std::string built;       // the same binary in this build tree, or on this machine
   std::string exec_start;  // the whole ExecStart line as shipped
+  bool drip_daemon;        // ours (watchdog pings), not etcd
 };
 
 std::vector<Unit> Units() {
   return {{"drip-agent.service", "/usr/bin/drip-agent", DRIP_AGENT_BIN,
-           "ExecStart=/usr/bin/drip-agent --config /etc/drip/agent.yaml"},
+           "ExecStart=/usr/bin/drip-agent --config /etc/drip/agent.yaml", true},
           {"drip-collector.service", "/usr/bin/drip-collector", DRIP_COLLECTOR_BIN,
-           "ExecStart=/usr/bin/drip-collector --config /etc/drip/collector.yaml"}};
+           "ExecStart=/usr/bin/drip-collector --config /etc/drip/collector.yaml", true},
+          // etcd-server (scripts/install-deps.sh) installs /usr/bin/etcd itself.
+          {"drip-etcd.service", "/usr/bin/etcd", "/usr/bin/etcd",
+           "ExecStart=/usr/bin/etcd --config-file /etc/drip/etcd.yaml", false}};
 }
 
 TEST(DeployTest, SystemdUnitsPassSystemdAnalyzeVerify) {
@@ -119,12 +123,13 @@ TEST(DeployTest, SystemdUnitsAreNotifyWithWatchdogRestartAndNoReload) {
     SCOPED_TRACE(unit.file);
     const std::string text = ReadText(kDeployDir + "/systemd/" + unit.file);
     for (const char* line :
-         {"\nType=notify\n", "\nNotifyAccess=main\n", "\nWatchdogSec=", "\nRestart=on-failure\n",
-          "\nRestartSec=", "\nStartLimitBurst=", "\nStartLimitIntervalSec=",
-          "\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n",
-          "\nRestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n"}) {
+         {"\nType=notify\n", "\nNotifyAccess=main\n", "\nRestart=on-failure\n", "\nRestartSec=",
+          "\nStartLimitBurst=", "\nStartLimitIntervalSec=", "\nNoNewPrivileges=yes\n",
+          "\nProtectSystem=strict\n", "\nRestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n"}) {
       EXPECT_NE(text.find(line), std::string::npos) << "missing " << line;
     }
+    // etcd sends no watchdog pings.
+    EXPECT_EQ(text.find("\nWatchdogSec=") != std::string::npos, unit.drip_daemon);
     EXPECT_EQ(text.find("ExecReload="), std::string::npos);
   }
   const std::string collector = ReadText(kDeployDir + "/systemd/drip-collector.service");
@@ -183,7 +188,7 @@ TEST(DeployTest, PrometheusConfigPassesPromtoolCheck) {
       RunCommand({promtool, "check", "config", kDeployDir + "/prometheus/prometheus.yml"});
   EXPECT_EQ(out.exit_code, 0) << Describe(out);
   EXPECT_NE(out.out.find("1 rule files found"), std::string::npos) << Describe(out);
-  EXPECT_NE(out.out.find("8 rules found"), std::string::npos) << Describe(out);
+  EXPECT_NE(out.out.find("10 rules found"), std::string::npos) << Describe(out);
 }
 
 struct Alert {
@@ -223,12 +228,18 @@ TEST(DeployTest, EveryAlertHasAUnitTest) {
 
 // Routing and on-call need these on every alert; the anchors are docs/runbook.md's.
 TEST(DeployTest, EveryAlertHasSeveritySummaryDescriptionAndRunbook) {
-  const std::set<std::string> anchors = {
-      "new-leak",          "host-oom-soon",       "agent-not-reporting",
-      "ingest-rejects",    "collector-unhealthy", "collector-disk-filling",
-      "mitigation-failed", "collector-down"};
+  const std::set<std::string> anchors = {"new-leak",
+                                         "host-oom-soon",
+                                         "agent-not-reporting",
+                                         "ingest-rejects",
+                                         "collector-unhealthy",
+                                         "collector-disk-filling",
+                                         "mitigation-failed",
+                                         "collector-down",
+                                         "collector-left-cluster",
+                                         "cluster-etcd-unreachable"};
   const std::vector<Alert> alerts = LoadAlerts();
-  ASSERT_EQ(alerts.size(), 8u);
+  ASSERT_EQ(alerts.size(), 10u);
   for (const Alert& alert : alerts) {
     SCOPED_TRACE(alert.name);
     EXPECT_TRUE(alert.rule["labels"]["severity"].IsScalar());

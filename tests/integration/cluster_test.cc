@@ -2,7 +2,9 @@
 // members on loopback): each registers under a lease, `dripctl cluster` on any of them
 // lists them all with the agents streaming to each, a collector killed with SIGKILL
 // leaves the list once its lease expires, one etcd member down changes nothing, and with
-// etcd's quorum gone the collectors keep serving and say that membership is frozen.
+// etcd's quorum gone the collectors keep serving and say that membership is frozen. The
+// shipped etcd config (deploy/etcd.example.yaml) runs a real member that a collector
+// reaches over mutual TLS and one without a client certificate cannot.
 // Real binaries throughout: the collectors, an agent, dripctl and etcd.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,10 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include "collector/cluster/rendezvous.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/etcd_cluster.h"
 #include "tests/integration/local_drip.h"
+#include "tests/support/test_pki.h"
+#include "yaml-cpp/yaml.h"
 
 namespace drip::testing {
 namespace {
@@ -99,6 +104,14 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
       std::chrono::seconds(20));
   ASSERT_NE(Member(j, "c1"), nullptr) << j.dump();
   EXPECT_EQ((*Member(j, "c1"))["hosts_connected"], 1) << j.dump() << logs();
+  // c1 has web-1 stored: rendezvous placement puts it on one member, the same one any
+  // collector computes.
+  j = Cluster(*collectors[1]);
+  const std::string owner = collector::RendezvousOwner("web-1", {"c0", "c1", "c2"});
+  for (const char* name : {"c0", "c1", "c2"}) {
+    ASSERT_NE(Member(j, name), nullptr) << j.dump();
+    EXPECT_EQ((*Member(j, name))["hosts_placed"], name == owner ? 1 : 0) << name << j.dump();
+  }
 
   // c2 dies without a word: it leaves once its lease (3 s) expires.
   collectors[2]->KillCollector(SIGKILL);
@@ -125,6 +138,77 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   CommandOutput hosts = collectors[1]->Dripctl({"hosts", "--json"});
   EXPECT_EQ(hosts.exit_code, 0) << hosts.err;
   EXPECT_NE(hosts.out.find("web-1"), std::string::npos) << hosts.out;
+}
+
+// deploy/etcd.example.yaml, as an operator installs it, with only what differs from one
+// machine to another changed: the member's name, addresses and data directory, and the
+// certificate files. Everything else (TLS on both ports, client certificates required,
+// compaction, quota) is the shipped file's.
+TEST(ClusterTest, TheShippedEtcdConfigServesCollectorsOverMutualTlsAndRefusesOthers) {
+  TempDir dir;
+  absl::StatusOr<TestPki> pki = TestPki::Create();
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  absl::StatusOr<TestCertificate> server = pki->Issue("etcd-1", {"IP:127.0.0.1"});
+  absl::StatusOr<TestCertificate> client = pki->Issue("drip-collector");
+  ASSERT_TRUE(server.ok() && client.ok());
+  absl::StatusOr<int> client_port = FreeLoopbackPort();
+  absl::StatusOr<int> peer_port = FreeLoopbackPort();
+  ASSERT_TRUE(client_port.ok() && peer_port.ok());
+  const std::string client_url = fmt::format("https://127.0.0.1:{}", *client_port);
+  const std::string peer_url = fmt::format("https://127.0.0.1:{}", *peer_port);
+
+  YAML::Node config = YAML::LoadFile(std::string(DRIP_DEPLOY_DIR) + "/etcd.example.yaml");
+  config["data-dir"] = dir.File("etcd-data");
+  config["listen-client-urls"] = client_url;
+  config["advertise-client-urls"] = client_url;
+  config["listen-peer-urls"] = peer_url;
+  config["initial-advertise-peer-urls"] = peer_url;
+  config["initial-cluster"] = fmt::format("{}={}", config["name"].as<std::string>(), peer_url);
+  for (const char* side : {"client-transport-security", "peer-transport-security"}) {
+    ASSERT_TRUE(config[side]["client-cert-auth"].as<bool>()) << side;
+    config[side]["cert-file"] = server->cert_file;
+    config[side]["key-file"] = server->key_file;
+    config[side]["trusted-ca-file"] = pki->ca_file();
+  }
+  YAML::Emitter yaml;
+  yaml << config;
+  WriteFile(dir.File("etcd.yaml"), yaml.c_str());
+  absl::StatusOr<std::unique_ptr<ChildProcess>> etcd = ChildProcess::Start(
+      {"/usr/bin/etcd", "--config-file", dir.File("etcd.yaml")}, dir.File("etcd.log"));
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+
+  const std::string endpoints = fmt::format("[\"127.0.0.1:{}\"]", *client_port);
+  LocalDrip trusted;
+  ASSERT_TRUE(trusted
+                  .StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
+                                              "  member_name: c0\n  lease_ttl: 3s\n"
+                                              "  tls:\n    ca_file: \"{}\"\n"
+                                              "    cert_file: \"{}\"\n    key_file: \"{}\"\n",
+                                              endpoints, pki->ca_file(), client->cert_file,
+                                              client->key_file))
+                  .ok())
+      << trusted.Logs();
+  nlohmann::json j = AwaitCluster(
+      trusted, [](const nlohmann::json& c) { return c.value("etcd_up", false) && Members(c) == 1; },
+      std::chrono::seconds(30));
+  EXPECT_EQ(j.value("etcd_up", false), true) << j.dump() << trusted.Logs() << (*etcd)->Log();
+  ASSERT_NE(Member(j, "c0"), nullptr) << j.dump();
+
+  // The CA alone is not enough: etcd wants a certificate it signed.
+  LocalDrip stranger;
+  ASSERT_TRUE(stranger
+                  .StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
+                                              "  member_name: c1\n  lease_ttl: 3s\n"
+                                              "  tls:\n    ca_file: \"{}\"\n",
+                                              endpoints, pki->ca_file()))
+                  .ok())
+      << stranger.Logs();
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // more than a membership round
+  j = Cluster(stranger);
+  EXPECT_EQ(j.value("etcd_up", true), false) << j.dump() << stranger.Logs();
+  j = Cluster(trusted);
+  EXPECT_EQ(Members(j), 1u) << j.dump();
+  EXPECT_EQ(Member(j, "c1"), nullptr) << j.dump();
 }
 
 // Without etcd a collector is alone, and says so.

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/daemon/ready_file.h"
 #include "fmt/format.h"
@@ -197,6 +198,39 @@ absl::StatusOr<std::string> ComponentOfPid(int pid) {
     }
   }
   return absl::NotFoundError(fmt::format("pid {} not in drip-agent sample output", pid));
+}
+
+nlohmann::json WaitForSuspect(LocalDrip& drip, const std::string& host,
+                              const std::string& component, std::chrono::seconds wait,
+                              std::string* last) {
+  for (int attempt = 0; attempt < wait.count(); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    CommandOutput out = drip.Dripctl({"suspects", "--json"});
+    if (out.exit_code != 0) {
+      *last = out.err;
+      continue;
+    }
+    *last = out.out;
+    const nlohmann::json listed = nlohmann::json::parse(out.out, nullptr, false);
+    if (listed.is_discarded()) continue;
+    for (const auto& s : listed["suspects"]) {
+      if (s["host"] == host && s["component"] == component) return s;
+    }
+  }
+  return nullptr;
+}
+
+nlohmann::json WaitForFinishedSnapshot(LocalDrip& drip, const std::string& host,
+                                       const std::string& component, std::chrono::seconds wait,
+                                       std::string* last) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const nlohmann::json s = WaitForSuspect(drip, host, component, std::chrono::seconds(1), last);
+    if (!s.is_null() && s["snapshot"].is_object() && s["snapshot"]["state"] != "pending") {
+      return s["snapshot"];
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace drip::testing

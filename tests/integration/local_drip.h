@@ -36,6 +36,13 @@ inline constexpr const char* kFastDetectorYaml = R"(detector:
   max_lateness: 20s
 )";
 
+// Snapshots that start as soon as a suspect appears and last 12 s.
+inline constexpr const char* kFastSnapshotsYaml = R"(snapshots:
+  duration: 12s
+  hosts_per_component: 1
+  grace: 30s
+)";
+
 // Certificates and credentials for a LocalDrip that runs with mutual TLS (see
 // tests/support/test_pki.h for making them).
 struct LocalDripTls {
@@ -111,6 +118,17 @@ class LocalDrip {
   std::optional<LocalDripTls> tls_;
   std::vector<std::string> allowed_components_ = {"*"};
 };
+
+// `dripctl suspects --json`'s entry for (host, component), polled once a second until it
+// is there (null after `wait`); *last keeps the last listing for the failure message.
+nlohmann::json WaitForSuspect(LocalDrip& drip, const std::string& host,
+                              const std::string& component, std::chrono::seconds wait,
+                              std::string* last);
+
+// The suspect's snapshot attempt once it is no longer pending (null after `wait`).
+nlohmann::json WaitForFinishedSnapshot(LocalDrip& drip, const std::string& host,
+                                       const std::string& component, std::chrono::seconds wait,
+                                       std::string* last);
 
 // Timestamps of the samples, in `dripctl series --json` output, of the series whose
 // instance starts with `instance_prefix`.
