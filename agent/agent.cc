@@ -20,6 +20,9 @@ namespace {
 CollectorStreamOptions StreamOptions(const AgentConfig& config) {
   CollectorStreamOptions options;
   options.address = config.collector;
+  if (config.collectors.size() > 1) {
+    options.alternates.assign(config.collectors.begin() + 1, config.collectors.end());
+  }
   options.tls = config.tls;
   options.backoff_initial = config.backoff.initial;
   options.backoff_max = config.backoff.max;

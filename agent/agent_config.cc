@@ -107,7 +107,22 @@ std::optional<Problem> FindProblem(const AgentConfig& c) {
 
 absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   RETURN_IF_ERROR(r.ReadString("host", &c->host));
-  RETURN_IF_ERROR(r.ReadString("collector", &c->collector));
+  // A value no YAML scalar reads as, to tell "collector" left out from given.
+  const std::string kNotGiven(1, '\0');
+  std::string collector = kNotGiven;
+  RETURN_IF_ERROR(r.ReadString("collector", &collector));
+  RETURN_IF_ERROR(r.ReadStringList("collectors", &c->collectors));
+  if (!c->collectors.empty()) {
+    if (collector != kNotGiven) {
+      return r.Error("collectors", "give either collector or collectors, not both");
+    }
+    for (const std::string& address : c->collectors) {
+      if (TrimWhitespace(address).empty()) return r.Error("collectors", "an entry is empty");
+    }
+    c->collector = c->collectors.front();
+  } else if (collector != kNotGiven) {
+    c->collector = collector;
+  }
   RETURN_IF_ERROR(ReadTlsSettings(r, "tls.", &c->tls));
   RETURN_IF_ERROR(r.ReadDuration("interval", &c->interval, kMinInterval));
   RETURN_IF_ERROR(r.ReadStringMap("labels", &c->labels));

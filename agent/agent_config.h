@@ -45,6 +45,11 @@ struct AgentConfig {
   // The host name every sample is filed under; the machine's host name by default.
   std::string host;
   std::string collector = "127.0.0.1:7070";
+  // `collectors:`, when several collectors share the fleet (docs/cluster.md): every entry,
+  // the first also in `collector`. Empty when only `collector` was given. The agent dials
+  // the first, moves to the next when one cannot be reached, and to whichever a collector
+  // names as this host's owner.
+  std::vector<std::string> collectors;
   // TLS to the collector (common/rpc/tls_settings.h): mutual, with this host's certificate,
   // whose SAN (or CN) must name `host`; required unless tls.plaintext is true.
   TlsSettings tls;

@@ -300,5 +300,22 @@ TEST(AgentConfigTest, EmptyAllowListEntryIsAnError) {
       << c.status();
 }
 
+TEST(AgentConfigTest, ACollectorsListIsDialledInOrderAndExcludesASingleCollector) {
+  auto c =
+      ParseWithPlaintext("collectors: [\"c0:7070\", \"c1:7070\", \"c2:7070\"]\n", "agent.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->collector, "c0:7070");
+  EXPECT_EQ(c->collectors, (std::vector<std::string>{"c0:7070", "c1:7070", "c2:7070"}));
+
+  auto both = ParseWithPlaintext("collector: c0:7070\ncollectors: [\"c1:7070\"]\n", "agent.yaml");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().message(),
+            "agent.yaml:2: collectors: give either collector or collectors, not both");
+  auto empty = ParseWithPlaintext("collectors: [\"c0:7070\", \" \"]\n", "agent.yaml");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("collectors: an entry is empty"), std::string::npos)
+      << empty.status();
+}
+
 }  // namespace
 }  // namespace drip::agent

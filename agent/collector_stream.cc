@@ -110,7 +110,8 @@ CollectorStream::Stats CollectorStream::stats() const {
   return stats_;
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> CollectorStream::MakeChannel() const {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> CollectorStream::MakeChannel(
+    const std::string& address) const {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, ToIntMs(options_.keepalive_time));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToIntMs(options_.keepalive_timeout));
@@ -128,18 +129,44 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CollectorStream::MakeChannel() co
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MakeChannelCredentials(options_.tls, &args);
   if (!credentials.ok()) return credentials.status();
-  return grpc::CreateCustomChannel(options_.address, *credentials, args);
+  return grpc::CreateCustomChannel(address, *credentials, args);
+}
+
+bool CollectorStream::ChooseNextAddress(const Outcome& outcome) {
+  if (outcome.owner_address.has_value()) {
+    // Straight there, unless the previous stream ended the same way: two collectors that
+    // disagree about the members for a moment must not bounce the agent at full speed.
+    const bool bounced = redirected_last_;
+    redirected_last_ = true;
+    dialled_from_redirect_ = true;
+    dialled_ = *outcome.owner_address;
+    return bounced;
+  }
+  redirected_last_ = false;
+  if (!outcome.welcomed) {
+    // Unreachable: the next of the configured list. A redirect target that failed (its
+    // owner gone) sends the agent back to the listed collector it came from, which knows
+    // the new owner once the old one's lease has expired.
+    const size_t count = 1 + options_.alternates.size();
+    if (!dialled_from_redirect_) list_index_ = (list_index_ + 1) % count;
+    dialled_from_redirect_ = false;
+    dialled_ = list_index_ == 0 ? options_.address : options_.alternates[list_index_ - 1];
+  }
+  return true;
 }
 
 void CollectorStream::Run() {
   Backoff backoff(options_.backoff_initial, options_.backoff_max, std::random_device{}());
+  dialled_ = options_.address;
   while (!stopping_) {
     Outcome outcome = RunStream();
     if (stopping_) break;
     if (outcome.welcomed && !outcome.deferred()) backoff.Reset();
     HandleEnd(outcome);
-    const std::chrono::milliseconds delay = backoff.NextDelay();
-    Logger("agent")->debug("reconnecting to collector at {} in {}", options_.address,
+    const bool wait = ChooseNextAddress(outcome);
+    const std::chrono::milliseconds delay =
+        wait ? backoff.NextDelay() : std::chrono::milliseconds(0);
+    Logger("agent")->debug("reconnecting to collector at {} in {}", dialled_,
                            FormatDuration(delay));
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, delay, [&] { return stopping_.load(); });
@@ -171,9 +198,10 @@ CollectorStream::Outcome CollectorStream::RunStream() {
     // result went out. The collector takes a result for a command it still awaits on
     // whichever stream it comes (and ignores one it has given up on).
     ++stats_.streams_started;
+    stats_.collector = dialled_;
   }
   auto log = Logger("agent");
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel();
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(dialled_);
   if (!channel.ok()) {
     // Unreadable certificate files: an outage like any other, retried with backoff, so
     // that fixing the files (or a renewal landing) needs no restart.
@@ -213,12 +241,12 @@ CollectorStream::Outcome CollectorStream::RunStream() {
       log->info(
           "connected to collector at {} again after {} failed attempts; it holds sequences up to "
           "{}; sending {} buffered batches",
-          options_.address, outage_attempts_, acked, buffered.buffered_batches);
+          dialled_, outage_attempts_, acked, buffered.buffered_batches);
     } else {
       log->info(
           "connected to collector at {}; it holds sequences up to {}; sending {} buffered "
           "batches",
-          options_.address, acked, buffered.buffered_batches);
+          dialled_, acked, buffered.buffered_batches);
     }
     in_outage_ = false;
     outage_attempts_ = 0;
@@ -251,6 +279,11 @@ CollectorStream::Outcome CollectorStream::RunStream() {
     if (it != trailers.end() &&
         ParseNumber(std::string_view(it->second.data(), it->second.size()), &sequence)) {
       outcome.rejected_sequence = sequence;
+    }
+    auto owner = trailers.find(kOwnerAddressKey);
+    if (!welcomed && outcome.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+        owner != trailers.end() && !owner->second.empty()) {
+      outcome.owner_address = std::string(owner->second.data(), owner->second.size());
     }
   }
   {
@@ -325,8 +358,7 @@ void CollectorStream::ReadLoop(Stream* stream) {
           duplicate = welcomed_;
         }
         if (duplicate) {
-          log->warn("collector at {} sent a second Welcome on one stream; ignored",
-                    options_.address);
+          log->warn("collector at {} sent a second Welcome on one stream; ignored", dialled_);
           break;
         }
         // Renumber first: the collector's mark may be from an earlier run of this agent,
@@ -387,6 +419,15 @@ void CollectorStream::HandleEnd(const Outcome& outcome) {
   const grpc::Status& status = outcome.status;
   const std::string why =
       fmt::format("{}: {}", CodeName(status.error_code()), status.error_message());
+  if (outcome.owner_address.has_value()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.redirects;
+    }
+    log->info("collector at {} says collector {} owns this host ({}); moving there", dialled_,
+              *outcome.owner_address, status.error_message());
+    return;
+  }
   if (outcome.rejected_sequence && IsRefusal(status.error_code())) {
     const uint64_t sequence = *outcome.rejected_sequence;
     const bool dropped = buffer_->Reject(sequence);
@@ -394,8 +435,8 @@ void CollectorStream::HandleEnd(const Outcome& outcome) {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.rejected_batches;
     }
-    log->warn("collector at {} refused batch {} ({}); {} so that it is not resent",
-              options_.address, sequence, why, dropped ? "dropped it" : "it is no longer buffered");
+    log->warn("collector at {} refused batch {} ({}); {} so that it is not resent", dialled_,
+              sequence, why, dropped ? "dropped it" : "it is no longer buffered");
     return;
   }
   if (outcome.deferred()) {
@@ -404,17 +445,16 @@ void CollectorStream::HandleEnd(const Outcome& outcome) {
       ++stats_.deferred_batches;
     }
     log->warn("collector at {} cannot take batch {} yet ({}); kept, sent again after a backoff",
-              options_.address, *outcome.rejected_sequence, why);
+              dialled_, *outcome.rejected_sequence, why);
     return;
   }
   if (outcome.welcomed) {
     if (IsRefusal(status.error_code())) {
       // Refused without naming a batch: the stream itself broke the protocol. Nothing
       // to drop; resending after a reconnect is all the agent can do.
-      log->error("collector at {} refused this agent's stream ({}); reconnecting", options_.address,
-                 why);
+      log->error("collector at {} refused this agent's stream ({}); reconnecting", dialled_, why);
     } else {
-      log->info("stream to collector at {} ended ({}); reconnecting", options_.address, why);
+      log->info("stream to collector at {} ended ({}); reconnecting", dialled_, why);
     }
     return;
   }
@@ -428,15 +468,15 @@ void CollectorStream::HandleEnd(const Outcome& outcome) {
     log->error(
         "collector at {} refuses this agent ({}); check the agent's host and tls settings; "
         "buffering samples and retrying with backoff up to {} (logged again once connected)",
-        options_.address, why, FormatDuration(options_.backoff_max));
+        dialled_, why, FormatDuration(options_.backoff_max));
   } else if (!in_outage_) {
     in_outage_ = true;
     log->warn(
         "cannot reach collector at {} ({}); buffering samples and retrying with backoff "
         "up to {} (logged again once connected)",
-        options_.address, why, FormatDuration(options_.backoff_max));
+        dialled_, why, FormatDuration(options_.backoff_max));
   } else {
-    log->debug("collector at {} still unreachable ({}), attempt {}", options_.address, why,
+    log->debug("collector at {} still unreachable ({}), attempt {}", dialled_, why,
                outage_attempts_);
   }
 }

@@ -7,7 +7,11 @@
 //   buffered batch in order, then each new one ─► Acks drop batches from the buffer
 //
 // On any stream end it reconnects with exponential backoff and full jitter (reset once a
-// stream got a Welcome) and resends what is still unacknowledged. A stream the collector
+// stream got a Welcome) and resends what is still unacknowledged. Given several
+// collectors, it dials the next one when one cannot be reached; a collector that says
+// another owns this host (kOwnerAddressKey) is left for that one at once, and a second
+// such answer in a row waits out the backoff, so two collectors that disagree for a
+// moment cannot bounce the agent between them. A stream the collector
 // ends with INVALID_ARGUMENT, PERMISSION_DENIED or RESOURCE_EXHAUSTED and trailing
 // metadata "drip-rejected-sequence" drops the batch it names, so a batch the collector
 // will never take is not resent forever. Commands go to the command handler when one is
@@ -30,21 +34,23 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/batch_buffer.h"
+#include "common/rpc/agent_stream_metadata.h"
 #include "common/rpc/tls_settings.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
 namespace drip::agent {
 
-// Trailing metadata key with which the collector names a batch it refuses for good.
-inline constexpr const char* kRejectedSequenceKey = "drip-rejected-sequence";
-
 struct CollectorStreamOptions {
   std::string address;  // HOST:PORT or any gRPC target ("dns:///collector:7070")
-  TlsSettings tls;      // read per connection attempt; plaintext only when it says so
+  // The rest of the agent's `collectors:`. A collector that cannot be reached (no
+  // Welcome) is followed by the next in [address, alternates...] after the backoff.
+  std::vector<std::string> alternates;
+  TlsSettings tls;  // read per connection attempt; plaintext only when it says so
   std::chrono::milliseconds backoff_initial = std::chrono::milliseconds(500);
   std::chrono::milliseconds backoff_max = std::chrono::seconds(30);
   // HTTP/2 pings on the connection so that a collector that vanished without closing
@@ -72,7 +78,9 @@ class CollectorStream {
     // clock behind this host's): kept and sent again after a backoff.
     uint64_t deferred_batches = 0;
     uint64_t commands_refused = 0;
+    uint64_t redirects = 0;  // streams a collector ended by naming this host's owner
     bool connected = false;  // a stream is welcomed and open right now
+    std::string collector;   // the address dialled last
   };
 
   // `hello` is sent at the start of every stream with its status filled from `status`.
@@ -111,6 +119,7 @@ class CollectorStream {
     bool welcomed = false;
     grpc::Status status;
     std::optional<uint64_t> rejected_sequence;
+    std::optional<std::string> owner_address;  // the collector said this host is its
     // The collector named a batch it cannot take yet: kept, resent after a backoff that
     // a Welcome does not reset (the stream will end the same way until it can).
     bool deferred() const {
@@ -125,7 +134,9 @@ class CollectorStream {
   bool WriteLoop(Stream* stream, grpc::ClientContext* context, uint64_t acked_at_welcome);
   void ReadLoop(Stream* stream);
   void HandleEnd(const Outcome& outcome);
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel() const;
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address) const;
+  // Where to dial after `outcome`; whether to wait out the backoff first.
+  bool ChooseNextAddress(const Outcome& outcome);
 
   const CollectorStreamOptions options_;
   const drip::v1::Hello hello_;
@@ -150,6 +161,12 @@ class CollectorStream {
   // Command results, written by the writer; kept across reconnects, at most this many.
   static constexpr size_t kMaxQueuedResults = 64;
   std::deque<drip::v1::AgentMessage> outbox_;
+  // The address dialled by the current (or next) stream: set by the connection thread
+  // between streams only, so the reader thread may read it during one.
+  std::string dialled_;
+  size_t list_index_ = 0;               // into [address, alternates...]
+  bool dialled_from_redirect_ = false;  // dialled_ came from a collector, not the list
+  bool redirected_last_ = false;        // the last stream ended in a redirect
   // Outage bookkeeping, for logging once per outage.
   bool in_outage_ = false;
   uint64_t outage_attempts_ = 0;

@@ -47,10 +47,12 @@ std::vector<uint64_t> Sequences(const std::vector<drip::v1::SampleBatch>& batche
 
 // A buffer and a stream to `address`, as the agent wires them.
 struct Client {
-  explicit Client(const std::string& address, BatchBufferOptions buffer_options = {})
+  explicit Client(const std::string& address, BatchBufferOptions buffer_options = {},
+                  std::vector<std::string> alternates = {})
       : buffer(buffer_options) {
     CollectorStreamOptions options;
     options.address = address;
+    options.alternates = std::move(alternates);
     options.tls.plaintext = true;
     options.backoff_initial = milliseconds(20);
     options.backoff_max = milliseconds(200);
@@ -292,6 +294,49 @@ TEST(CollectorStreamTest, StopReturnsWhileTheCollectorIsUnreachableAndKeepsTheBu
   ASSERT_TRUE(Eventually([&] { return client.stream->stats().streams_started >= 3; }));
   client.stream->Stop();
   EXPECT_EQ(client.stream->stats().streams_welcomed, 0u);
+  EXPECT_EQ(client.buffer.stats().buffered_batches, 1u);
+}
+
+// Collectors sharing a fleet: the one dialled names the host's owner, and the agent
+// moves there at once and sends it everything buffered.
+TEST(CollectorStreamTest, AnAgentToldAnotherCollectorOwnsItsHostMovesThereAndSendsItAll) {
+  FakeCollector owner({});
+  FakeCollector other({.owner_address = owner.address()});
+  Client client(other.address());
+  client.buffer.Push(BatchOf("1@1"));
+  client.buffer.Push(BatchOf("1@1"));
+  client.stream->Start();
+  ASSERT_TRUE(owner.WaitUntil([&] { return owner.stored_count_locked() == 2; }));
+  EXPECT_EQ(Sequences(owner.stored_batches()), (std::vector<uint64_t>{1, 2}));
+  EXPECT_TRUE(other.received_sequences().empty());
+  EXPECT_EQ(other.hellos().size(), 1u);
+  EXPECT_EQ(client.stream->stats().redirects, 1u);
+  EXPECT_EQ(client.stream->stats().collector, owner.address());
+}
+
+// The first of `collectors:` is down: the agent goes on to the next one, and when the
+// owner it was sent to dies it asks the listed collector again.
+TEST(CollectorStreamTest, AnUnreachableCollectorIsFollowedByTheNextOfTheList) {
+  int unused_port = 0;
+  {
+    FakeCollector probe({});
+    unused_port = probe.port();
+  }
+  auto owner = std::make_unique<FakeCollector>(FakeCollector::Options{});
+  FakeCollector listed({.owner_address = owner->address()});
+  Client client("127.0.0.1:" + std::to_string(unused_port), {}, {listed.address()});
+  client.buffer.Push(BatchOf("1@1"));
+  client.stream->Start();
+  ASSERT_TRUE(owner->WaitUntil([&] { return owner->stored_count_locked() == 1; }));
+  EXPECT_EQ(client.stream->stats().redirects, 1u);
+
+  owner->Shutdown();
+  owner.reset();
+  // Back to the listed collector, which (still) names the dead owner: the agent follows
+  // with a backoff between rounds, buffering meanwhile, rather than spinning.
+  ASSERT_TRUE(Eventually([&] { return client.stream->stats().redirects >= 3; }));
+  EXPECT_GE(listed.hellos().size(), 3u);
+  client.buffer.Push(BatchOf("1@1"));
   EXPECT_EQ(client.buffer.stats().buffered_batches, 1u);
 }
 

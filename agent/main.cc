@@ -245,7 +245,10 @@ int main(int argc, char** argv) {
   if (config_path.empty()) return Usage("--config is required (see drip-agent --help)");
   absl::StatusOr<drip::agent::AgentConfig> config = drip::agent::AgentConfig::FromFile(config_path);
   if (!config.ok()) return Usage(std::string(config.status().message()));
-  if (collector) config->collector = *collector;
+  if (collector) {
+    config->collector = *collector;
+    config->collectors.clear();
+  }
   if (host) config->host = *host;
   if (sampler_flag) config->sampler = *sampler_flag;
   if (interval_text) {

@@ -38,6 +38,15 @@ SessionReply SessionReply::Refused(Verdict verdict, std::optional<uint64_t> batc
   return reply;
 }
 
+SessionReply SessionReply::Redirect(const std::string& host, const ClusterMember& owner) {
+  SessionReply reply;
+  reply.kind = Kind::kRedirect;
+  reply.owner_address = owner.address;
+  reply.status = absl::FailedPreconditionError(fmt::format(
+      "host {} belongs to collector {} at {}; connect there", host, owner.name, owner.address));
+  return reply;
+}
+
 SessionReply SessionReply::StorageFailed(absl::Status status) {
   SessionReply reply;
   reply.kind = Kind::kStorageFailed;
@@ -79,6 +88,12 @@ SessionReply AgentSession::HandleHello(const drip::v1::Hello& hello) {
     verdict = CheckAgentIdentity(credentials_, hello.host(), parts_.tls, parts_.access);
   }
   if (!verdict.ok()) return SessionReply::Refused(verdict);
+  // Before anything is stored: a host this collector does not own leaves no record here.
+  if (parts_.owner_elsewhere) {
+    if (std::optional<ClusterMember> owner = parts_.owner_elsewhere(hello.host())) {
+      return SessionReply::Redirect(hello.host(), *owner);
+    }
+  }
 
   const int64_t now_ms = parts_.clock->NowMs();
   drip::v1::HostInfo info;

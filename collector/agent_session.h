@@ -4,8 +4,9 @@
 // fuzzer (agent_message_fuzzer.cc) drives the very same session without a network.
 //
 //   Hello:          validated, the client's identity checked against the host it names
-//                   (agent_identity.h), the host stored; answered with a Welcome that
-//                   says how far the host's batches are durable.
+//                   (agent_identity.h); a host another collector of the fleet owns is
+//                   sent there (kRedirect); else the host stored and answered with a
+//                   Welcome that says how far the host's batches are durable.
 //   SampleBatch:    validated, appended to the store, and once durable fed to the leak
 //                   pipeline and counted; answered with an Ack (duplicates too).
 //   CommandResult:  handed to the leak pipeline, whose snapshot or mitigation stage sent
@@ -18,11 +19,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "collector/access_policy.h"
+#include "collector/cluster/cluster_membership.h"
 #include "collector/collector_metrics.h"
 #include "collector/leak_pipeline.h"
 #include "collector/sample_validator.h"
@@ -48,6 +51,9 @@ struct AgentSessionParts {
   // ingest.max_components_per_host (0: no limit): samples of components a host adds past
   // it are not stored, and counted.
   uint64_t max_components_per_host = 0;
+  // Collectors sharing a fleet (docs/cluster.md): the member that owns `host` when it is
+  // another one, else nullopt (this collector owns it, or cannot tell). Unset: standalone.
+  std::function<std::optional<ClusterMember>(const std::string& host)> owner_elsewhere;
 };
 
 // What the stream does after a message.
@@ -58,6 +64,7 @@ struct SessionReply {
     kNone,           // nothing to send; read on
     kRefused,        // finish with `verdict.status`; count and log it as a refusal
     kStorageFailed,  // finish with `status` (UNAVAILABLE): the agent resends later
+    kRedirect,       // finish with `status` (FAILED_PRECONDITION) naming `owner_address`
   };
   Kind kind = Kind::kNone;
   uint64_t sequence = 0;
@@ -65,13 +72,15 @@ struct SessionReply {
   bool stored = false;                    // kAck: the batch was new (not a resent duplicate)
   Verdict verdict;                        // kRefused
   std::optional<uint64_t> refused_batch;  // kRefused of a batch: the agent drops it
-  absl::Status status;                    // kStorageFailed
+  absl::Status status;                    // kStorageFailed, kRedirect
+  std::string owner_address;              // kRedirect
 
   static SessionReply Welcome(uint64_t durable_sequence);
   static SessionReply Ack(uint64_t sequence, size_t samples, bool stored);
   static SessionReply None();
   static SessionReply Refused(Verdict verdict, std::optional<uint64_t> batch = std::nullopt);
   static SessionReply StorageFailed(absl::Status status);
+  static SessionReply Redirect(const std::string& host, const ClusterMember& owner);
 };
 
 class AgentSession {

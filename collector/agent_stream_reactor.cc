@@ -236,6 +236,9 @@ void AgentStreamReactor::HandleMessage(size_t wire_bytes) {
       EndStorageTask(
           [&] { CloseLocked(ToGrpcStatus(reply.status), stream_outcome::kStorageError); });
       return;
+    case SessionReply::Kind::kRedirect:
+      EndStorageTask([&] { RedirectLocked(reply); });
+      return;
   }
 }
 
@@ -361,6 +364,14 @@ void AgentStreamReactor::RejectLocked(const Verdict& verdict, std::optional<uint
              sequence ? fmt::format("batch {}", *sequence) : std::string("stream"), peer_,
              verdict.reason, std::string(verdict.status.message()));
   CloseLocked(ToGrpcStatus(verdict.status), stream_outcome::kRejected);
+}
+
+void AgentStreamReactor::RedirectLocked(const SessionReply& reply) {
+  if (closing_ || finish_called_) return;
+  transport_->metrics->cluster_redirects.Increment();
+  context_->AddTrailingMetadata(kOwnerAddressKey, reply.owner_address);
+  Logger("collector")->debug("stream from {}: {}", peer_, std::string(reply.status.message()));
+  CloseLocked(ToGrpcStatus(reply.status), stream_outcome::kRedirected);
 }
 
 void AgentStreamReactor::SetOutcomeLocked(std::string_view outcome) {

@@ -44,15 +44,12 @@
 #include "collector/connected_hosts.h"
 #include "collector/host_rate_limits.h"
 #include "collector/worker_pool.h"
+#include "common/rpc/agent_stream_metadata.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "grpcpp/alarm.h"
 #include "grpcpp/grpcpp.h"
 
 namespace drip::collector {
-
-// Trailing metadata key naming the batch a refusal is about; the agent must drop that
-// batch rather than resend it.
-inline constexpr const char* kRejectedSequenceKey = "drip-rejected-sequence";
 
 class AgentStreamReactor;
 
@@ -128,6 +125,8 @@ class AgentStreamReactor final
   void CloseLocked(grpc::Status status, std::string_view outcome);
   void MaybeFinishLocked();
   void FinishNowLocked(grpc::Status status, std::string_view outcome);
+  // Ends the stream naming the host's owner (SessionReply::kRedirect).
+  void RedirectLocked(const SessionReply& reply);
   void RejectLocked(const Verdict& verdict, std::optional<uint64_t> sequence);
   // Reads the next message now, or after the rate limit's wait for `samples` more.
   void ReadNextLocked(size_t samples);

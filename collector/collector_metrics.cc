@@ -111,6 +111,8 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                             "1 while etcd answers this collector (0 for a standalone one)")),
       cluster_etcd_errors(Counter(r, "drip_cluster_etcd_errors_total",
                                   "Membership rounds in which etcd did not answer")),
+      cluster_redirects(Counter(r, "drip_cluster_redirects_total",
+                                "Agent streams ended by naming the collector that owns the host")),
       plaintext(Gauge(r, "drip_collector_plaintext",
                       "1 when the collector serves agents and queries without TLS")),
       detector_suspects(Gauge(r, "drip_detector_suspects",
@@ -171,7 +173,8 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
   for (std::string_view reason : reject_reason::All()) Rejected(reason);
   for (std::string_view outcome :
        {stream_outcome::kClosed, stream_outcome::kCancelled, stream_outcome::kRejected,
-        stream_outcome::kSuperseded, stream_outcome::kStorageError, stream_outcome::kShutdown}) {
+        stream_outcome::kSuperseded, stream_outcome::kStorageError, stream_outcome::kShutdown,
+        stream_outcome::kRedirected}) {
     StreamEnded(outcome);
   }
   for (std::string_view action : mitigation_action::kAll) {

@@ -27,6 +27,8 @@ inline constexpr std::string_view kRejected = "rejected";      // a message fail
 inline constexpr std::string_view kSuperseded = "superseded";  // the host opened a newer stream
 inline constexpr std::string_view kStorageError = "storage_error";  // a store write failed
 inline constexpr std::string_view kShutdown = "shutdown";           // the collector stopped
+// Another collector of the fleet owns the host: the agent was told where (docs/cluster.md).
+inline constexpr std::string_view kRedirected = "redirected";
 // Never said hello within ingest.hello_timeout: closed before it was authenticated.
 inline constexpr std::string_view kNoHello = "no_hello";
 // Refused at connect: ingest.max_streams_awaiting_hello streams had not said hello yet.
@@ -93,6 +95,7 @@ struct CollectorMetrics {
   prometheus::Gauge& cluster_members;        // drip_cluster_members
   prometheus::Gauge& cluster_etcd_up;        // drip_cluster_etcd_up
   prometheus::Counter& cluster_etcd_errors;  // drip_cluster_etcd_errors_total
+  prometheus::Counter& cluster_redirects;    // drip_cluster_redirects_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),
   // a degraded mode an alert can find across a fleet.
   prometheus::Gauge& plaintext;

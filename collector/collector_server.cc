@@ -133,6 +133,12 @@ void CollectorServer::BuildServices() {
   session.metrics = &metrics_;
   session.clock = clock_;
   session.max_components_per_host = config_.ingest.max_components_per_host;
+  if (config_.cluster.enabled()) {
+    session.owner_elsewhere = [this](const std::string& host) -> std::optional<ClusterMember> {
+      const ClusterMembership* cluster = cluster_for_sessions_.load();
+      return cluster == nullptr ? std::nullopt : cluster->OwnerElsewhere(host);
+    };
+  }
   IngestOptions ingest;
   ingest.write_threads = config_.storage.write_threads;
   ingest.max_samples_per_second =
@@ -230,6 +236,7 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
   if (!cluster.ok()) return WithContext(cluster.status(), "cluster");
   cluster_ = std::move(*cluster);
   query_->set_cluster(cluster_.get());
+  cluster_for_sessions_.store(cluster_.get());
   Logger("collector")
       ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
              options.advertise_address, fmt::join(options.etcd.endpoints, ","),
@@ -301,6 +308,7 @@ void CollectorServer::TearDown() {
   if (pipeline_) pipeline_->Stop();
   exposer_.reset();
   if (query_ != nullptr) query_->set_cluster(nullptr);
+  cluster_for_sessions_.store(nullptr);
   cluster_.reset();
   server_.reset();
   // Each service runs what its workers still hold, then stops them.

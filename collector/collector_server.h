@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -128,6 +129,9 @@ class CollectorServer {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<ClusterMembership> cluster_;
+  // cluster_ as agent sessions see it: set once the collector has joined, cleared before
+  // cluster_ goes (sessions run on the ingest workers).
+  std::atomic<const ClusterMembership*> cluster_for_sessions_{nullptr};
 };
 
 }  // namespace drip::collector

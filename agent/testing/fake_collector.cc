@@ -66,6 +66,13 @@ grpc::Status FakeCollector::Connect(
       switch (in.body_case()) {
         case drip::v1::AgentMessage::kHello: {
           hellos_.push_back(in.hello());
+          if (options_.owner_address.has_value()) {
+            cv_.notify_all();
+            context->AddTrailingMetadata(kOwnerAddressKey, *options_.owner_address);
+            return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                fmt::format("host {} belongs to collector at {}", in.hello().host(),
+                                            *options_.owner_address));
+          }
           if (!options_.send_welcome) break;
           replies.emplace_back().mutable_welcome()->set_acked_sequence(stored_up_to_);
           for (const auto& command : options_.commands) {

@@ -1,7 +1,8 @@
 // FakeCollector: a small drip.v1.AgentService served over real gRPC on 127.0.0.1, for
 // CollectorStream and Agent tests. It behaves like the collector's wire contract
 // (docs/collector.md): Welcome with its high-water mark, Ack per batch, duplicates acked
-// but not stored, and optionally a refusal with "drip-rejected-sequence". It records
+// but not stored, optionally a refusal with "drip-rejected-sequence" or a redirect to the
+// host's owner with "drip-owner-address". It records
 // everything it receives so tests can wait for and check it.
 #pragma once
 
@@ -33,6 +34,10 @@ class FakeCollector final : public drip::v1::AgentService::Service {
     std::vector<drip::v1::Command> commands;
     // False: read the Hello and never answer, like a hung collector.
     bool send_welcome = true;
+    // Answer every Hello by naming this collector as the host's owner (FAILED_PRECONDITION
+    // and drip-owner-address), as a collector sharing the fleet does for a host it does
+    // not own.
+    std::optional<std::string> owner_address;
   };
 
   // Serves on 127.0.0.1:`port` (0 picks one). Check port() != 0.

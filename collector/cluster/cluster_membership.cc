@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "collector/cluster/rendezvous.h"
 #include "common/base/clock.h"
 #include "common/daemon/logging.h"
 #include "fmt/format.h"
@@ -170,6 +171,25 @@ void ClusterMembership::RunRound() {
 std::vector<ClusterMember> ClusterMembership::Members() const {
   std::lock_guard<std::mutex> lock(mu_);
   return members_;
+}
+
+std::optional<ClusterMember> ClusterMembership::OwnerElsewhere(const std::string& host) const {
+  std::vector<ClusterMember> members = Members();
+  std::vector<std::string> names;
+  bool listed = false;
+  for (const ClusterMember& m : members) {
+    names.push_back(m.name);
+    listed = listed || m.name == options_.member_name;
+  }
+  // Not (or no longer) in the list it reads: it cannot tell who owns what, and serves.
+  if (!listed) return std::nullopt;
+  const std::string owner = RendezvousOwner(host, names);
+  for (ClusterMember& m : members) {
+    if (m.name == owner && owner != options_.member_name && !m.address.empty()) {
+      return std::move(m);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace drip::collector

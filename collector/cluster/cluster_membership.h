@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,11 @@ class ClusterMembership {
 
   // The live members as last read (this one included once registered), by name.
   std::vector<ClusterMember> Members() const;
+  // The member that owns `host` by rendezvous placement (rendezvous.h) over the members
+  // as last read, when that is another one; nullopt when it is this one, or while this
+  // one is not in the list (not registered yet, or its lease lost), when it cannot tell.
+  // With etcd away the list is the one last read: hosts keep going where they went.
+  std::optional<ClusterMember> OwnerElsewhere(const std::string& host) const;
   bool etcd_up() const { return etcd_up_.load(); }
   const std::string& member_name() const { return options_.member_name; }
   std::string etcd_endpoint_in_use() const { return client_->current_endpoint(); }

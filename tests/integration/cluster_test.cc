@@ -5,6 +5,8 @@
 // etcd's quorum gone the collectors keep serving and say that membership is frozen. The
 // shipped etcd config (deploy/etcd.example.yaml) runs a real member that a collector
 // reaches over mutual TLS and one without a client certificate cannot.
+// An agent dialling a collector that does not own its host is sent to the owner, and
+// when the owner dies it moves on to the next one with what it buffered meanwhile.
 // Real binaries throughout: the collectors, an agent, dripctl and etcd.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,9 +19,11 @@
 #include <vector>
 
 #include "collector/cluster/rendezvous.h"
+#include "common/base/clock.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/etcd_cluster.h"
+#include "tests/integration/http_get.h"
 #include "tests/integration/local_drip.h"
 #include "tests/support/test_pki.h"
 #include "yaml-cpp/yaml.h"
@@ -93,33 +97,76 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
     EXPECT_EQ((*m)["self"], i == 0);
   }
 
-  // A real agent streams to c1; c0 learns it from what c1 publishes.
-  ASSERT_TRUE(collectors[1]->StartAgent("web-1", std::chrono::seconds(1)).ok()) << logs();
+  // A real agent whose host c2 owns, dialling c1 (then c0): c1 sends it to c2, which
+  // publishes it, so that c0 sees it there too.
+  std::string host;
+  for (int i = 0; host.empty(); ++i) {
+    const std::string candidate = fmt::format("web-{}", i);
+    if (collector::RendezvousOwner(candidate, {"c0", "c1", "c2"}) == "c2") host = candidate;
+  }
+  absl::StatusOr<std::unique_ptr<ChildProcess>> sleeper =
+      ChildProcess::Start({"/bin/sleep", "600"}, dir.File("sleep.log"));
+  ASSERT_TRUE(sleeper.ok()) << sleeper.status();
+  const std::string instance = fmt::format("{}@", (*sleeper)->pid());
+  absl::StatusOr<std::string> component = ComponentOfPid((*sleeper)->pid());
+  ASSERT_TRUE(component.ok()) << component.status();
+  collectors[1]->SetAgentCollectors({collectors[1]->grpc_address(), collectors[0]->grpc_address()});
+  ASSERT_TRUE(collectors[1]->StartAgent(host, std::chrono::seconds(1)).ok()) << logs();
   nlohmann::json j = AwaitCluster(
       *collectors[0],
       [](const nlohmann::json& c) {
-        const nlohmann::json* m = Member(c, "c1");
+        const nlohmann::json* m = Member(c, "c2");
         return m != nullptr && (*m)["hosts_connected"] == 1;
       },
       std::chrono::seconds(20));
-  ASSERT_NE(Member(j, "c1"), nullptr) << j.dump();
-  EXPECT_EQ((*Member(j, "c1"))["hosts_connected"], 1) << j.dump() << logs();
-  // c1 has web-1 stored: rendezvous placement puts it on one member, the same one any
-  // collector computes.
-  j = Cluster(*collectors[1]);
-  const std::string owner = collector::RendezvousOwner("web-1", {"c0", "c1", "c2"});
+  ASSERT_NE(Member(j, "c2"), nullptr) << j.dump();
+  EXPECT_EQ((*Member(j, "c2"))["hosts_connected"], 1) << j.dump() << logs();
+  EXPECT_EQ((*Member(j, "c1"))["hosts_connected"], 0) << j.dump();
+  auto c1_metrics = HttpGet(collectors[1]->metrics_address(), "/metrics");
+  ASSERT_TRUE(c1_metrics.ok());
+  auto redirects = MetricValue(*c1_metrics, "drip_cluster_redirects_total");
+  EXPECT_TRUE(redirects.ok() && *redirects >= 1) << *c1_metrics;
+  // Only the owner stored the host, and placement, computed by any member, agrees.
+  j = Cluster(*collectors[2]);
   for (const char* name : {"c0", "c1", "c2"}) {
     ASSERT_NE(Member(j, name), nullptr) << j.dump();
-    EXPECT_EQ((*Member(j, name))["hosts_placed"], name == owner ? 1 : 0) << name << j.dump();
+    EXPECT_EQ((*Member(j, name))["hosts_placed"], std::string(name) == "c2" ? 1 : 0)
+        << name << j.dump();
   }
+  CommandOutput c1_hosts = collectors[1]->Dripctl({"hosts", "--json"});
+  EXPECT_EQ(c1_hosts.out.find(host), std::string::npos) << c1_hosts.out;
 
-  // c2 dies without a word: it leaves once its lease (3 s) expires.
+  // c2 dies without a word: it leaves once its lease (3 s) expires, and the agent, which
+  // buffered meanwhile, goes back to its list and on to the new owner with everything
+  // c2 had not acknowledged.
+  const int64_t killed_ms = SystemClock::Get()->NowMs();
   collectors[2]->KillCollector(SIGKILL);
   j = AwaitCluster(
       *collectors[0], [](const nlohmann::json& c) { return Members(c) == 2; },
       std::chrono::seconds(15));
   EXPECT_EQ(Members(j), 2u) << j.dump() << logs();
   EXPECT_EQ(Member(j, "c2"), nullptr) << j.dump();
+  const int heir = collector::RendezvousOwner(host, {"c0", "c1"}) == "c0" ? 0 : 1;
+  j = AwaitCluster(
+      *collectors[heir],
+      [&](const nlohmann::json& c) {
+        const nlohmann::json* m = Member(c, fmt::format("c{}", heir));
+        return m != nullptr && (*m)["hosts_connected"] == 1;
+      },
+      std::chrono::seconds(20));
+  ASSERT_NE(Member(j, fmt::format("c{}", heir)), nullptr) << j.dump();
+  ASSERT_EQ((*Member(j, fmt::format("c{}", heir)))["hosts_connected"], 1) << j.dump() << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // a few passes on the new owner
+  absl::StatusOr<nlohmann::json> series = collectors[heir]->Series(host, *component);
+  ASSERT_TRUE(series.ok()) << series.status();
+  const std::vector<int64_t> stamps = SampleTimestamps(*series, instance);
+  ASSERT_FALSE(stamps.empty()) << series->dump();
+  // From the kill on, every second's pass is there: sampled while no collector took it,
+  // then resent to the heir.
+  EXPECT_LE(stamps.front(), killed_ms + 1500) << series->dump();
+  for (size_t i = 1; i < stamps.size(); ++i) {
+    EXPECT_LE(stamps[i] - stamps[i - 1], 2500) << "gap before sample " << i << series->dump();
+  }
 
   // One etcd member down, the first endpoint of every collector: nothing changes.
   (*etcd)->Kill(0);
@@ -135,9 +182,9 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
       std::chrono::seconds(30));
   EXPECT_EQ(j["etcd_up"], false) << j.dump() << logs();
   EXPECT_EQ(Members(j), 2u) << j.dump();
-  CommandOutput hosts = collectors[1]->Dripctl({"hosts", "--json"});
+  CommandOutput hosts = collectors[heir]->Dripctl({"hosts", "--json"});
   EXPECT_EQ(hosts.exit_code, 0) << hosts.err;
-  EXPECT_NE(hosts.out.find("web-1"), std::string::npos) << hosts.out;
+  EXPECT_NE(hosts.out.find(host), std::string::npos) << hosts.out;
 }
 
 // deploy/etcd.example.yaml, as an operator installs it, with only what differs from one

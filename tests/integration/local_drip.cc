@@ -8,6 +8,7 @@
 
 #include "common/daemon/ready_file.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -89,9 +90,13 @@ absl::Status LocalDrip::StartAgent(const std::string& host, std::chrono::millise
   for (const std::string& pattern : allowed_components_) {
     allowed += fmt::format("    - \"{}\"\n", pattern);
   }
+  std::string collector = fmt::format("collector: \"{}\"", grpc_address_);
+  if (!agent_collectors_.empty()) {
+    collector = fmt::format("collectors: [\"{}\"]", fmt::join(agent_collectors_, "\", \""));
+  }
   WriteFile(dir_.File("agent.yaml"),
             fmt::format(R"(host: "{}"
-collector: "{}"
+{}
 interval: {}ms
 labels:
   env: integration-test
@@ -106,7 +111,7 @@ snapshots:
   cpu_budget: 0.5
 {}{}{}
 )",
-                        host, grpc_address_, interval.count(), tls, allowed, extra_yaml));
+                        host, collector, interval.count(), tls, allowed, extra_yaml));
   std::string ready = dir_.File("agent.ready");
   std::vector<std::string> argv = {AgentBinary(), "--config", dir_.File("agent.yaml"),
                                    "--ready-file", ready};

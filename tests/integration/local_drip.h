@@ -82,6 +82,10 @@ class LocalDrip {
   void SetAgentAllowedComponents(std::vector<std::string> patterns) {
     allowed_components_ = std::move(patterns);
   }
+  // The agent dials these (`collectors:`) instead of this LocalDrip's own collector.
+  void SetAgentCollectors(std::vector<std::string> addresses) {
+    agent_collectors_ = std::move(addresses);
+  }
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }
@@ -117,6 +121,7 @@ class LocalDrip {
   int collector_starts_ = 0;
   std::optional<LocalDripTls> tls_;
   std::vector<std::string> allowed_components_ = {"*"};
+  std::vector<std::string> agent_collectors_;
 };
 
 // `dripctl suspects --json`'s entry for (host, component), polled once a second until it
