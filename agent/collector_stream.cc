@@ -281,7 +281,7 @@ CollectorStream::Outcome CollectorStream::RunStream() {
       outcome.rejected_sequence = sequence;
     }
     auto owner = trailers.find(kOwnerAddressKey);
-    if (!welcomed && outcome.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+    if (outcome.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
         owner != trailers.end() && !owner->second.empty()) {
       outcome.owner_address = std::string(owner->second.data(), owner->second.size());
     }

@@ -329,6 +329,8 @@ TEST(CollectorStreamTest, AnUnreachableCollectorIsFollowedByTheNextOfTheList) {
   client.stream->Start();
   ASSERT_TRUE(owner->WaitUntil([&] { return owner->stored_count_locked() == 1; }));
   EXPECT_EQ(client.stream->stats().redirects, 1u);
+  // Acknowledged, so that what the buffer holds below is only what came after.
+  ASSERT_TRUE(Eventually([&] { return client.buffer.stats().buffered_batches == 0; }));
 
   owner->Shutdown();
   owner.reset();

@@ -184,6 +184,9 @@ class FakeStream final : public ConnectedHosts::Stream {
     commands_.push_back(command.id());
     return true;
   }
+  void MoveTo(const std::string& /*owner_name*/, const std::string& /*owner_address*/) override {
+    open_ = false;
+  }
   void Close() { open_ = false; }
   const std::vector<std::string>& commands() const { return commands_; }
 

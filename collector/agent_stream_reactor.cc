@@ -95,6 +95,24 @@ bool AgentStreamReactor::SendCommand(const drip::v1::Command& command) {
   return true;
 }
 
+void AgentStreamReactor::MoveTo(const std::string& owner_name, const std::string& owner_address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!hello_seen_ || closing_ || finish_called_) return;
+  Logger("collector")
+      ->info(
+          "host {}: collector {} at {} owns it now; acknowledging what is stored and sending "
+          "the agent there",
+          host_, owner_name, owner_address);
+  transport_->metrics->cluster_redirects.Increment();
+  context_->AddTrailingMetadata(kOwnerAddressKey, owner_address);
+  // A drain, not a cut: CloseLocked finishes once the batch being stored is acked; what
+  // the agent sends meanwhile is not read, so it goes to the new owner.
+  CloseLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                           fmt::format("host {} now belongs to collector {} at {}; connect there",
+                                       host_, owner_name, owner_address)),
+              stream_outcome::kRedirected);
+}
+
 // ---- gRPC reactions ----
 
 void AgentStreamReactor::OnReadDone(bool ok) {

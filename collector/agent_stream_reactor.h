@@ -98,6 +98,7 @@ class AgentStreamReactor final
   void Supersede() override;
   bool IsOpen() override;
   bool SendCommand(const drip::v1::Command& command) override;
+  void MoveTo(const std::string& owner_name, const std::string& owner_address) override;
 
   // gRPC reactions.
   void OnReadDone(bool ok) override;

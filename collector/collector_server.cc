@@ -237,6 +237,18 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
   cluster_ = std::move(*cluster);
   query_->set_cluster(cluster_.get());
   cluster_for_sessions_.store(cluster_.get());
+  // A member joined or left: streams of hosts now placed on another member drain there.
+  // (The membership thread calls this; hosts_ outlives cluster_, which TearDown resets
+  // first.)
+  cluster_->SetOnMembersChanged([this] {
+    const ClusterMembership* cluster = cluster_for_sessions_.load();
+    if (cluster == nullptr) return;
+    for (const std::string& host : hosts_.Hosts()) {
+      if (std::optional<ClusterMember> owner = cluster->OwnerElsewhere(host)) {
+        hosts_.MoveTo(host, owner->name, owner->address);
+      }
+    }
+  });
   Logger("collector")
       ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
              options.advertise_address, fmt::join(options.etcd.endpoints, ","),

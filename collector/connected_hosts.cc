@@ -32,6 +32,23 @@ bool ConnectedHosts::SendCommand(const std::string& host, const drip::v1::Comman
   return it != streams_.end() && it->second->SendCommand(command);
 }
 
+bool ConnectedHosts::MoveTo(const std::string& host, const std::string& owner_name,
+                            const std::string& owner_address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = streams_.find(host);
+  if (it == streams_.end() || !it->second->IsOpen()) return false;
+  it->second->MoveTo(owner_name, owner_address);
+  return true;
+}
+
+std::vector<std::string> ConnectedHosts::Hosts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> hosts;
+  hosts.reserve(streams_.size());
+  for (const auto& [host, stream] : streams_) hosts.push_back(host);
+  return hosts;
+}
+
 size_t ConnectedHosts::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return streams_.size();

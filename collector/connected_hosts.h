@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "drip/v1/agent.pb.h"
 #include "prometheus/gauge.h"
@@ -33,6 +34,9 @@ class ConnectedHosts {
     virtual bool IsOpen() = 0;
     // Queues `command` for the agent; false if the stream can no longer send.
     virtual bool SendCommand(const drip::v1::Command& command) = 0;
+    // Another collector now owns the host: acknowledge what is stored, then finish
+    // (FAILED_PRECONDITION) naming `owner_address` for the agent to go to.
+    virtual void MoveTo(const std::string& owner_name, const std::string& owner_address) = 0;
   };
 
   // `connected_gauge` (may be null) tracks the number of registered hosts.
@@ -51,6 +55,14 @@ class ConnectedHosts {
 
   // Queues `command` on the host's stream; false when the host is not connected.
   bool SendCommand(const std::string& host, const drip::v1::Command& command);
+
+  // Sends the host's stream on to another collector (Stream::MoveTo); false when the
+  // host is not connected.
+  bool MoveTo(const std::string& host, const std::string& owner_name,
+              const std::string& owner_address);
+
+  // The hosts with a registered stream, in name order.
+  std::vector<std::string> Hosts() const;
 
   size_t size() const;
 

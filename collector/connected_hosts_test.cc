@@ -17,8 +17,13 @@ class FakeStream : public ConnectedHosts::Stream {
     last_command = command.id();
     return open;
   }
+  void MoveTo(const std::string& /*owner_name*/, const std::string& owner_address) override {
+    moved_to = owner_address;
+    open = false;
+  }
 
   int superseded = 0;
+  std::string moved_to;
   bool open = true;
   std::string last_command;
 };
@@ -86,6 +91,20 @@ TEST(ConnectedHostsTest, GaugeCountsRegisteredHosts) {
   EXPECT_EQ(gauge.Value(), 2);
   hosts.Unregister("web-1", &a);
   EXPECT_EQ(gauge.Value(), 1);
+}
+
+TEST(ConnectedHostsTest, AHostPlacedElsewhereIsSentToItsOwnerAndOthersStay) {
+  ConnectedHosts hosts;
+  FakeStream a, b;
+  hosts.Register("web-2", &b);
+  hosts.Register("web-1", &a);
+  EXPECT_EQ(hosts.Hosts(), (std::vector<std::string>{"web-1", "web-2"}));
+  EXPECT_TRUE(hosts.MoveTo("web-1", "c3", "10.0.0.3:7070"));
+  EXPECT_EQ(a.moved_to, "10.0.0.3:7070");
+  EXPECT_TRUE(b.moved_to.empty());
+  // Finished already, or never connected: nothing to send on.
+  EXPECT_FALSE(hosts.MoveTo("web-1", "c3", "10.0.0.3:7070"));
+  EXPECT_FALSE(hosts.MoveTo("web-9", "c3", "10.0.0.3:7070"));
 }
 
 }  // namespace

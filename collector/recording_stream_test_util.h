@@ -17,6 +17,7 @@ class RecordingStream : public ConnectedHosts::Stream {
     sent.push_back(command);
     return true;
   }
+  void MoveTo(const std::string& /*owner_name*/, const std::string& /*owner_address*/) override {}
   std::vector<drip::v1::Command> sent;
 };
 

@@ -157,9 +157,23 @@ absl::Status ClusterMembership::RefreshMembers() {
   std::sort(members.begin(), members.end(),
             [](const ClusterMember& a, const ClusterMember& b) { return a.name < b.name; });
   if (metrics_ != nullptr) metrics_->cluster_members.Set(static_cast<double>(members.size()));
-  std::lock_guard<std::mutex> lock(mu_);
-  members_ = std::move(members);
+  std::function<void()> changed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool same =
+        std::equal(members.begin(), members.end(), members_.begin(), members_.end(),
+                   [](const ClusterMember& a, const ClusterMember& b) { return a.name == b.name; });
+    members_ = std::move(members);
+    if (!same) changed = on_members_changed_;
+  }
+  // Outside mu_: the callback asks OwnerElsewhere, which takes it.
+  if (changed) changed();
   return absl::OkStatus();
+}
+
+void ClusterMembership::SetOnMembersChanged(std::function<void()> callback) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_members_changed_ = std::move(callback);
 }
 
 void ClusterMembership::RunRound() {

@@ -68,6 +68,10 @@ class ClusterMembership {
   // one is not in the list (not registered yet, or its lease lost), when it cannot tell.
   // With etcd away the list is the one last read: hosts keep going where they went.
   std::optional<ClusterMember> OwnerElsewhere(const std::string& host) const;
+
+  // Called on the membership thread after a round in which a member joined or left (by
+  // name), so that hosts now placed elsewhere can be sent on. Thread-safe.
+  void SetOnMembersChanged(std::function<void()> callback);
   bool etcd_up() const { return etcd_up_.load(); }
   const std::string& member_name() const { return options_.member_name; }
   std::string etcd_endpoint_in_use() const { return client_->current_endpoint(); }
@@ -91,9 +95,10 @@ class ClusterMembership {
   std::atomic<bool> etcd_up_{false};
   std::atomic<int> etcd_state_{-1};  // -1 before the first round, then 0 down, 1 up
   mutable std::mutex mu_;
-  std::vector<ClusterMember> members_;  // guarded by mu_
-  int64_t lease_ = 0;                   // round thread only
-  bool left_ = false;                   // guarded by mu_
+  std::function<void()> on_members_changed_;  // guarded by mu_
+  std::vector<ClusterMember> members_;        // guarded by mu_
+  int64_t lease_ = 0;                         // round thread only
+  bool left_ = false;                         // guarded by mu_
   LoopThread loop_;
 };
 

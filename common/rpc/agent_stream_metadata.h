@@ -9,8 +9,9 @@ namespace drip {
 inline constexpr const char* kRejectedSequenceKey = "drip-rejected-sequence";
 
 // The address of the collector that owns the agent's host, when collectors share a fleet
-// (docs/cluster.md): the stream ends with FAILED_PRECONDITION before its Welcome, and the
-// agent dials that address next.
+// (docs/cluster.md): the stream ends with FAILED_PRECONDITION, at the hello or later when
+// a member joins that takes the host (after the acks of what was stored), and the agent
+// dials that address next.
 inline constexpr const char* kOwnerAddressKey = "drip-owner-address";
 
 }  // namespace drip

@@ -5,8 +5,9 @@
 // etcd's quorum gone the collectors keep serving and say that membership is frozen. The
 // shipped etcd config (deploy/etcd.example.yaml) runs a real member that a collector
 // reaches over mutual TLS and one without a client certificate cannot.
-// An agent dialling a collector that does not own its host is sent to the owner, and
-// when the owner dies it moves on to the next one with what it buffered meanwhile.
+// An agent dialling a collector that does not own its host is sent to the owner; when
+// the owner dies it moves on to the next one with what it buffered meanwhile, and when a
+// new member joins that owns the host, the old owner drains it there.
 // Real binaries throughout: the collectors, an agent, dripctl and etcd.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -97,12 +98,15 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
     EXPECT_EQ((*m)["self"], i == 0);
   }
 
-  // A real agent whose host c2 owns, dialling c1 (then c0): c1 sends it to c2, which
-  // publishes it, so that c0 sees it there too.
+  // A real agent whose host c2 owns (and c3, once c2 is gone and c3 joins), dialling c1
+  // (then c0): c1 sends it to c2, which publishes it, so that c0 sees it there too.
   std::string host;
   for (int i = 0; host.empty(); ++i) {
     const std::string candidate = fmt::format("web-{}", i);
-    if (collector::RendezvousOwner(candidate, {"c0", "c1", "c2"}) == "c2") host = candidate;
+    if (collector::RendezvousOwner(candidate, {"c0", "c1", "c2"}) == "c2" &&
+        collector::RendezvousOwner(candidate, {"c0", "c1", "c3"}) == "c3") {
+      host = candidate;
+    }
   }
   absl::StatusOr<std::unique_ptr<ChildProcess>> sleeper =
       ChildProcess::Start({"/bin/sleep", "600"}, dir.File("sleep.log"));
@@ -168,11 +172,47 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
     EXPECT_LE(stamps[i] - stamps[i - 1], 2500) << "gap before sample " << i << series->dump();
   }
 
+  // c3 joins and owns the host now: the heir acknowledges what it stored and sends the
+  // agent on; c3's samples start where the heir's stop.
+  auto& c3 = collectors.emplace_back(std::make_unique<LocalDrip>());
+  ASSERT_TRUE(c3->StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
+                                             "  member_name: c3\n  lease_ttl: 3s\n",
+                                             (*etcd)->EndpointsYaml()))
+                  .ok())
+      << c3->Logs();
+  j = AwaitCluster(
+      *c3,
+      [](const nlohmann::json& c) {
+        const nlohmann::json* m = Member(c, "c3");
+        return m != nullptr && (*m)["hosts_connected"] == 1;
+      },
+      std::chrono::seconds(20));
+  ASSERT_NE(Member(j, "c3"), nullptr) << j.dump();
+  ASSERT_EQ((*Member(j, "c3"))["hosts_connected"], 1) << j.dump() << logs();
+  auto heir_metrics = HttpGet(collectors[heir]->metrics_address(), "/metrics");
+  ASSERT_TRUE(heir_metrics.ok());
+  auto drained = MetricValue(*heir_metrics, "drip_agent_streams_total{outcome=\"redirected\"}");
+  EXPECT_TRUE(drained.ok() && *drained >= 1) << *heir_metrics;
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  absl::StatusOr<nlohmann::json> before = collectors[heir]->Series(host, *component);
+  absl::StatusOr<nlohmann::json> after = c3->Series(host, *component);
+  ASSERT_TRUE(before.ok() && after.ok());
+  const std::vector<int64_t> heir_stamps = SampleTimestamps(*before, instance);
+  const std::vector<int64_t> c3_stamps = SampleTimestamps(*after, instance);
+  ASSERT_FALSE(heir_stamps.empty());
+  ASSERT_FALSE(c3_stamps.empty()) << after->dump();
+  EXPECT_LE(c3_stamps.front() - heir_stamps.back(), 2500)
+      << "gap between owners: heir's last " << heir_stamps.back() << ", c3's first "
+      << c3_stamps.front();
+  for (size_t i = 1; i < c3_stamps.size(); ++i) {
+    EXPECT_LE(c3_stamps[i] - c3_stamps[i - 1], 2500) << "gap before sample " << i;
+  }
+
   // One etcd member down, the first endpoint of every collector: nothing changes.
   (*etcd)->Kill(0);
   std::this_thread::sleep_for(std::chrono::seconds(4));  // more than a lease
   j = Cluster(*collectors[0]);
-  EXPECT_EQ(Members(j), 2u) << j.dump() << logs();
+  EXPECT_EQ(Members(j), 3u) << j.dump() << logs();
   EXPECT_EQ(j["etcd_up"], true) << j.dump();
 
   // Quorum lost: the collectors keep serving, membership frozen at what was last read.
@@ -181,8 +221,8 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
       *collectors[0], [](const nlohmann::json& c) { return c.value("etcd_up", true) == false; },
       std::chrono::seconds(30));
   EXPECT_EQ(j["etcd_up"], false) << j.dump() << logs();
-  EXPECT_EQ(Members(j), 2u) << j.dump();
-  CommandOutput hosts = collectors[heir]->Dripctl({"hosts", "--json"});
+  EXPECT_EQ(Members(j), 3u) << j.dump();
+  CommandOutput hosts = c3->Dripctl({"hosts", "--json"});
   EXPECT_EQ(hosts.exit_code, 0) << hosts.err;
   EXPECT_NE(hosts.out.find(host), std::string::npos) << hosts.out;
 }
