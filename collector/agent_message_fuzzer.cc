@@ -333,6 +333,11 @@ class Harness {
         return Reject(reply.verdict);
       case SessionReply::Kind::kStorageFailed:
         FUZZ_CHECK(false, "the in-memory store failed: %s", reply.status.ToString().c_str());
+        return;
+      case SessionReply::Kind::kRedirect:
+        // The harness is a standalone collector: no member owns a host but itself.
+        FUZZ_CHECK(false, "a standalone collector redirected: %s", reply.status.ToString().c_str());
+        return;
     }
   }
 

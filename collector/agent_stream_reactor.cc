@@ -103,14 +103,13 @@ void AgentStreamReactor::MoveTo(const std::string& owner_name, const std::string
           "host {}: collector {} at {} owns it now; acknowledging what is stored and sending "
           "the agent there",
           host_, owner_name, owner_address);
-  transport_->metrics->cluster_redirects.Increment();
-  context_->AddTrailingMetadata(kOwnerAddressKey, owner_address);
-  // A drain, not a cut: CloseLocked finishes once the batch being stored is acked; what
+  // A drain, not a cut: the stream finishes once the batch being stored is acked; what
   // the agent sends meanwhile is not read, so it goes to the new owner.
-  CloseLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                           fmt::format("host {} now belongs to collector {} at {}; connect there",
-                                       host_, owner_name, owner_address)),
-              stream_outcome::kRedirected);
+  SendToOwnerLocked(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                 fmt::format("host {} now belongs to collector {} at {}; connect "
+                                             "there",
+                                             host_, owner_name, owner_address)),
+                    owner_address);
 }
 
 // ---- gRPC reactions ----
@@ -255,7 +254,11 @@ void AgentStreamReactor::HandleMessage(size_t wire_bytes) {
           [&] { CloseLocked(ToGrpcStatus(reply.status), stream_outcome::kStorageError); });
       return;
     case SessionReply::Kind::kRedirect:
-      EndStorageTask([&] { RedirectLocked(reply); });
+      EndStorageTask([&] {
+        Logger("collector")
+            ->debug("stream from {}: {}", peer_, std::string(reply.status.message()));
+        SendToOwnerLocked(ToGrpcStatus(reply.status), reply.owner_address);
+      });
       return;
   }
 }
@@ -384,12 +387,11 @@ void AgentStreamReactor::RejectLocked(const Verdict& verdict, std::optional<uint
   CloseLocked(ToGrpcStatus(verdict.status), stream_outcome::kRejected);
 }
 
-void AgentStreamReactor::RedirectLocked(const SessionReply& reply) {
+void AgentStreamReactor::SendToOwnerLocked(grpc::Status status, const std::string& owner_address) {
   if (closing_ || finish_called_) return;
   transport_->metrics->cluster_redirects.Increment();
-  context_->AddTrailingMetadata(kOwnerAddressKey, reply.owner_address);
-  Logger("collector")->debug("stream from {}: {}", peer_, std::string(reply.status.message()));
-  CloseLocked(ToGrpcStatus(reply.status), stream_outcome::kRedirected);
+  context_->AddTrailingMetadata(kOwnerAddressKey, owner_address);
+  CloseLocked(std::move(status), stream_outcome::kRedirected);
 }
 
 void AgentStreamReactor::SetOutcomeLocked(std::string_view outcome) {

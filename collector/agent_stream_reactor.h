@@ -126,8 +126,9 @@ class AgentStreamReactor final
   void CloseLocked(grpc::Status status, std::string_view outcome);
   void MaybeFinishLocked();
   void FinishNowLocked(grpc::Status status, std::string_view outcome);
-  // Ends the stream naming the host's owner (SessionReply::kRedirect).
-  void RedirectLocked(const SessionReply& reply);
+  // Ends the stream with `status`, naming the host's owner for the agent to go to: at the
+  // hello (SessionReply::kRedirect) or when a joining member takes the host (MoveTo).
+  void SendToOwnerLocked(grpc::Status status, const std::string& owner_address);
   void RejectLocked(const Verdict& verdict, std::optional<uint64_t> sequence);
   // Reads the next message now, or after the rate limit's wait for `samples` more.
   void ReadNextLocked(size_t samples);
