@@ -34,6 +34,13 @@ struct LeakDetector::Impl {
     return id;
   }
 
+  // What the fleet rule judges a component by: its hosts here and on the other shards.
+  ComponentDrift FleetView(uint32_t component) const {
+    ComponentDrift view = local_drift[component];
+    if (peer_drift[component]) view.Merge(*peer_drift[component]);
+    return view;
+  }
+
   BucketScale scale;
   absl::flat_hash_map<std::string, SeriesId> series_by_key;
   absl::flat_hash_map<std::string, uint32_t> host_ids;
@@ -47,7 +54,8 @@ struct LeakDetector::Impl {
   std::vector<SeriesState> states;
   std::vector<std::string> instances;  // current instance of each series
   std::vector<ComponentDrift> local_drift;
-  std::vector<std::optional<ComponentDrift>> fleet_drift;
+  // The component's hosts on other shards (SetPeerDrift): the fleet view is local + it.
+  std::vector<std::optional<ComponentDrift>> peer_drift;
   std::vector<Suspect> suspects;
   std::vector<SeriesId> free_ids;  // slots of forgotten series, reused by Series()
   std::string key;
@@ -86,7 +94,7 @@ LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_v
   const uint32_t component_id = d.Intern(d.component_ids, d.components, component);
   if (d.local_drift.size() < d.components.size()) {
     d.local_drift.resize(d.components.size());
-    d.fleet_drift.resize(d.components.size());
+    d.peer_drift.resize(d.components.size());
   }
   d.series_host[id] = host_id;
   d.series_component[id] = component_id;
@@ -186,8 +194,7 @@ void LeakDetector::CloseEpoch(SeriesId series) {
   SeriesState& s = d.states[series];
   if (!s.has_open_epoch()) return;
   const uint32_t component = d.series_component[series];
-  const ComponentDrift& view =
-      d.fleet_drift[component] ? *d.fleet_drift[component] : d.local_drift[component];
+  const ComponentDrift view = d.FleetView(component);
   const EpochVerdict verdict = s.CloseEpoch(config_, d.scale, FleetArmed(config_, view),
                                             view.SharedCycleSeconds(), view.SharedWarmupSeconds());
   ++counters_.epochs_closed;
@@ -277,8 +284,7 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
       break;
     case SuspectRule::kFleetDrift: {
       const uint32_t component = d.series_component[series];
-      const ComponentDrift& view =
-          d.fleet_drift[component] ? *d.fleet_drift[component] : d.local_drift[component];
+      const ComponentDrift view = d.FleetView(component);
       suspect.reason = fmt::format(
           "{} of {} hosts of this component climb above their normal range together; here "
           "the floor rose steadily from {} to {} over {} above its normal high of {}; growing {}",
@@ -369,14 +375,32 @@ ComponentDrift LeakDetector::LocalDrift(std::string_view component) const {
   return it == impl_->component_ids.end() ? ComponentDrift{} : impl_->local_drift[it->second];
 }
 
-void LeakDetector::ApplyFleetDrift(std::string_view component, const ComponentDrift& merged) {
+std::vector<std::pair<std::string, ComponentDrift>> LeakDetector::LocalDrifts() const {
+  const Impl& d = *impl_;
+  std::vector<std::pair<std::string, ComponentDrift>> out;
+  for (uint32_t id = 0; id < d.local_drift.size(); ++id) {
+    if (d.local_drift[id].hosts_seen > 0) out.emplace_back(d.components[id], d.local_drift[id]);
+  }
+  return out;
+}
+
+void LeakDetector::SetPeerDrift(std::string_view component, const ComponentDrift& peers) {
   Impl& d = *impl_;
   const uint32_t id = d.Intern(d.component_ids, d.components, component);
   if (d.local_drift.size() < d.components.size()) {
     d.local_drift.resize(d.components.size());
-    d.fleet_drift.resize(d.components.size());
+    d.peer_drift.resize(d.components.size());
   }
-  d.fleet_drift[id] = merged;
+  d.peer_drift[id] = peers;
+}
+
+void LeakDetector::ClearPeerDrift() {
+  for (auto& p : impl_->peer_drift) p.reset();
+}
+
+ComponentDrift LeakDetector::FleetDrift(std::string_view component) const {
+  auto it = impl_->component_ids.find(absl::string_view(component.data(), component.size()));
+  return it == impl_->component_ids.end() ? ComponentDrift{} : impl_->FleetView(it->second);
 }
 
 size_t LeakDetector::series_count() const { return impl_->states.size() - impl_->free_ids.size(); }

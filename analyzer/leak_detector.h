@@ -80,10 +80,17 @@ class LeakDetector {
   // Components with at least one suspect, earliest first.
   std::vector<ComponentSuspect> ComponentSuspects() const;
 
-  // Fleet drift of one component as this detector sees it, and the view merged from all
-  // shards (a shard applies the merged view so its fleet rule sees every host).
+  // Fleet drift of one component over this detector's hosts.
   ComponentDrift LocalDrift(std::string_view component) const;
-  void ApplyFleetDrift(std::string_view component, const ComponentDrift& merged);
+  // The same for every component with a host here.
+  std::vector<std::pair<std::string, ComponentDrift>> LocalDrifts() const;
+  // Detectors sharded by host (collectors of a cluster) judge a component by all its
+  // hosts: each is told the merged drift of the component's hosts on the other shards,
+  // which its fleet rule adds to its own from then on (until told again or cleared).
+  void SetPeerDrift(std::string_view component, const ComponentDrift& peers);
+  void ClearPeerDrift();
+  // Local plus peers: what the fleet rule judges `component` by.
+  ComponentDrift FleetDrift(std::string_view component) const;
 
   // Forgets every series whose newest sample is older than `before_s`, but suspects: its
   // state, its id (reused by a new series) and its share of its component's drift, as a

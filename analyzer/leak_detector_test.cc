@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "analyzer/testing/series_feed.h"
 #include "fmt/format.h"
@@ -239,6 +241,72 @@ TEST(LeakDetectorTest, ComponentDriftMergesAcrossShards) {
   EXPECT_EQ(merged, whole.LocalDrift("svc:x.service"));
   EXPECT_EQ(merged.hosts_seen, 6);
   EXPECT_GE(merged.hosts_climbing, 1);
+}
+
+TEST(LeakDetectorTest, AThinLeakOverShardsIsCaughtAsEarlyAsByOneDetectorOnceTheyShareDrift) {
+  // Ten hosts leak 1.5 MiB/h from day 2, two on each of five shards (collectors): no
+  // shard alone has enough climbing hosts to arm the fleet rule.
+  const int64_t leak_start = 2 * kDay;
+  auto bytes_at = [&](int64_t t) {
+    return 500 * kMiB + (t > leak_start ? 1.5 * kMiB * (t - leak_start) / kHour : 0);
+  };
+  constexpr int kShards = 5;
+  LeakDetector whole{DetectorConfig{}};
+  std::vector<std::unique_ptr<LeakDetector>> alone;
+  std::vector<std::unique_ptr<LeakDetector>> sharing;
+  for (int i = 0; i < kShards; ++i) {
+    alone.push_back(std::make_unique<LeakDetector>(DetectorConfig{}));
+    sharing.push_back(std::make_unique<LeakDetector>(DetectorConfig{}));
+  }
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0, 0.002);
+  for (int64_t t = 0; t < 4 * kDay; t += 60) {
+    for (int h = 0; h < 2 * kShards; ++h) {
+      const std::string host = fmt::format("host-{}", h);
+      const auto bytes = static_cast<uint64_t>(bytes_at(t) * (1 + noise(rng)));
+      whole.Observe(host, "svc:x.service", kStart + t, "100@1", bytes);
+      alone[h % kShards]->Observe(host, "svc:x.service", kStart + t, "100@1", bytes);
+      sharing[h % kShards]->Observe(host, "svc:x.service", kStart + t, "100@1", bytes);
+    }
+    // Every ten minutes each shard learns what the others' hosts do, as collectors do
+    // through etcd.
+    if (t % 600 == 0) {
+      for (int i = 0; i < kShards; ++i) {
+        ComponentDrift others;
+        for (int j = 0; j < kShards; ++j) {
+          if (j != i) others.Merge(sharing[j]->LocalDrift("svc:x.service"));
+        }
+        sharing[i]->SetPeerDrift("svc:x.service", others);
+      }
+    }
+  }
+  auto earliest = [](const std::vector<Suspect>& suspects) {
+    int64_t e = INT64_MAX;
+    for (const Suspect& s : suspects) e = std::min(e, s.first_flagged);
+    return e;
+  };
+  auto earliest_of = [&](const std::vector<std::unique_ptr<LeakDetector>>& shards) {
+    int64_t e = INT64_MAX;
+    for (const auto& d : shards) e = std::min(e, earliest(d->Suspects()));
+    return e;
+  };
+  bool fleet_rule = false;
+  size_t flagged = 0;
+  for (const auto& d : sharing) {
+    EXPECT_EQ(d->FleetDrift("svc:x.service").hosts_seen, 2 * kShards);
+    for (const Suspect& s : d->Suspects()) {
+      ++flagged;
+      fleet_rule = fleet_rule || s.rule == SuspectRule::kFleetDrift;
+    }
+  }
+  EXPECT_EQ(flagged, static_cast<size_t>(2 * kShards));
+  EXPECT_TRUE(fleet_rule);
+  const int64_t whole_first = earliest(whole.Suspects());
+  const int64_t sharing_first = earliest_of(sharing);
+  const int64_t alone_first = earliest_of(alone);
+  // Sharing every ten minutes costs at most an epoch against one detector seeing all.
+  EXPECT_LE(sharing_first, whole_first + kHour);
+  EXPECT_LT(sharing_first, alone_first);
 }
 
 // ---- Messy input.

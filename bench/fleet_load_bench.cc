@@ -28,6 +28,15 @@
 // straight to wire format by FleetBatchEncoder (only varints and memcpy per sample) and
 // sent as raw byte buffers, so the generator's CPU goes to the transport.
 //
+// `--collectors 1,2,3` runs the same load against one collector, then against clusters
+// of two and three (a real etcd member on loopback, `cluster:` in each collector's config),
+// each host streaming to the member that owns it by the collectors' own placement
+// (collector/cluster/rendezvous.h), as agents end up doing; it reports the aggregate
+// samples/s, the collectors' CPU per million samples, each member's share, and the time
+// of a fleet-wide ListHosts (fanned out to every member) beside the same call answered by
+// one member alone. The self-check then asks the first member, whose merged answer must
+// account for every host of every member.
+//
 // `--tls both` runs the same load twice, plaintext then mutual TLS (one certificate per
 // host, made with scripts/make-certs.sh), each against a fresh collector, and prints
 // the ratios. Results and the commands that reproduce them: docs/benchmarks.md.
@@ -57,10 +66,14 @@
 #include "bench/fleet_batch_encoder.h"
 #include "bench/fleet_run_stats.h"
 #include "bench/fleet_scheduler.h"
+#include "collector/cluster/member_query_client.h"
+#include "collector/cluster/rendezvous.h"
 #include "common/base/duration.h"
 #include "common/rpc/tls_settings.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "tests/integration/etcd_cluster.h"
 
 namespace drip::bench {
 namespace {
@@ -82,7 +95,8 @@ struct Options {
   std::string dir;
   bool keep = false;
   bool sync = true;
-  int write_threads = 0;  // 0: the collector's default
+  int write_threads = 0;              // 0: the collector's default
+  std::vector<int> collectors = {1};  // a phase per count
 };
 
 double Seconds(FleetClock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -117,9 +131,12 @@ struct ResourcePoint {
   ProcFigures generator;
 };
 
-// What one phase (one collector, one TLS mode) measured.
+// What one phase (one TLS mode, one count of collectors) measured.
 struct PhaseResult {
   std::string mode;
+  int collectors = 1;
+  std::vector<double> member_cores;          // each collector's, over the steady part
+  Percentiles fleet_list_ms, local_list_ms;  // ListHosts on the first member
   int samples_per_batch = 0;
   bool started = false;
   int welcomed = 0;
@@ -318,13 +335,47 @@ void CheckStore(const Options& opt, bool tls, const std::string& address,
           : fmt::format("{} mismatches, {} unexpected hosts; first: {}", mismatches, extra, first);
 }
 
-PhaseResult RunPhase(const Options& opt, const std::string& mode,
+// The collectors' figures added up: their CPU time, resident and peak memory.
+ProcFigures SumFigures(const std::vector<CollectorChild>& collectors) {
+  ProcFigures sum;
+  for (const CollectorChild& c : collectors) {
+    const ProcFigures f = ReadProcFigures(c.pid());
+    sum.cpu_seconds += f.cpu_seconds;
+    sum.rss_bytes += f.rss_bytes;
+    sum.hwm_bytes += f.hwm_bytes;
+    sum.threads += f.threads;
+  }
+  return sum;
+}
+
+// `count` ListHosts calls on `address`, each timed (ms); with `member_scope`, answered by
+// that collector alone, as a member's part of a fan-out is.
+Percentiles TimeListHosts(const Options& opt, bool tls, const std::string& address,
+                          const std::string& any_host, bool member_scope, int count) {
+  auto stub = drip::v1::QueryService::NewStub(MakeChannel(opt, tls, address, any_host));
+  std::vector<float> ms;
+  for (int i = 0; i < count; ++i) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    if (member_scope) ctx.AddMetadata(collector::kQueryScopeKey, collector::kQueryScopeMember);
+    drip::v1::ListHostsResponse response;
+    const auto start = std::chrono::steady_clock::now();
+    if (!stub->ListHosts(&ctx, drip::v1::ListHostsRequest(), &response).ok()) continue;
+    ms.push_back(static_cast<float>(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count()));
+  }
+  return PercentilesOf(std::move(ms));
+}
+
+PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_count,
                      const std::vector<FleetBatchEncoder>& hosts) {
   PhaseResult r;
   r.mode = mode;
+  r.collectors = collector_count;
   r.samples_per_batch = hosts[0].samples();
   const bool tls = mode == "mtls";
-  const std::string dir = opt.dir + "/" + mode;
+  const std::string dir = fmt::format("{}/{}-{}", opt.dir, mode, collector_count);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string tls_section =
@@ -333,15 +384,57 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
                 "  key_file: \"{0}/collector.key\"\n",
                 Certs(opt))
           : "tls:\n  plaintext: true\n";
-  std::optional<CollectorChild> collector =
-      CollectorChild::Start(DRIP_COLLECTOR_BIN, dir, opt.sync, opt.write_threads, tls_section);
-  if (!collector) return r;
+  // Several collectors share the fleet through a real etcd member, as in production.
+  std::unique_ptr<testing::EtcdCluster> etcd;
+  if (collector_count > 1) {
+    absl::StatusOr<std::unique_ptr<testing::EtcdCluster>> started =
+        testing::EtcdCluster::Start(1, dir + "/etcd");
+    if (!started.ok()) {
+      std::fprintf(stderr, "etcd did not start: %s\n", started.status().ToString().c_str());
+      return r;
+    }
+    etcd = std::move(*started);
+  }
+  std::vector<CollectorChild> collectors;
+  std::vector<std::string> names;
+  for (int c = 0; c < collector_count; ++c) {
+    names.push_back(fmt::format("c{}", c));
+    const std::string cluster =
+        etcd ? fmt::format("cluster:\n  etcd_endpoints: {}\n  member_name: {}\n",
+                           etcd->EndpointsYaml(), names.back())
+             : "";
+    const std::string member_dir = collector_count > 1 ? dir + "/" + names.back() : dir;
+    std::filesystem::create_directories(member_dir);
+    std::optional<CollectorChild> child = CollectorChild::Start(
+        DRIP_COLLECTOR_BIN, member_dir, opt.sync, opt.write_threads, tls_section + cluster);
+    if (!child) return r;
+    collectors.push_back(std::move(*child));
+  }
+  // Every member sees all the others before the first hello, so that no agent is
+  // redirected (these streams do not follow redirects: the owner is dialled at once).
+  for (const CollectorChild& c : collectors) {
+    if (collector_count == 1) break;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (MetricValue(ScrapeMetrics(c.metrics_address()), "drip_cluster_members") !=
+               collector_count &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
   r.started = true;
   const pid_t self = getpid();
+  CollectorChild* const first = &collectors[0];
 
   std::vector<std::shared_ptr<grpc::Channel>> channels;
+  std::vector<int> hosts_of(collectors.size(), 0);
   for (const FleetBatchEncoder& h : hosts) {
-    channels.push_back(MakeChannel(opt, tls, collector->grpc_address(), h.host()));
+    size_t owner = 0;
+    if (collector_count > 1) {
+      const std::string name = collector::RendezvousOwner(h.host(), names);
+      owner = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    }
+    ++hosts_of[owner];
+    channels.push_back(MakeChannel(opt, tls, collectors[owner].grpc_address(), h.host()));
     if (!channels.back()) return r;
   }
 
@@ -375,11 +468,13 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
         }));
   }
 
-  std::printf("\n== %s: %zu streams, %d samples per batch every %lld ms, window %d, %s ==\n",
-              mode.c_str(), hosts.size(), hosts[0].samples(),
-              static_cast<long long>(opt.interval.count()), opt.window,
-              FormatDuration(opt.duration).c_str());
-  const ProcFigures collector_idle = ReadProcFigures(collector->pid());
+  std::printf(
+      "\n== %s, %d collector(s) (hosts each: %s): %zu streams, %d samples per batch every "
+      "%lld ms, window %d, %s ==\n",
+      mode.c_str(), collector_count, fmt::format("{}", fmt::join(hosts_of, "/")).c_str(),
+      hosts.size(), hosts[0].samples(), static_cast<long long>(opt.interval.count()), opt.window,
+      FormatDuration(opt.duration).c_str());
+  const ProcFigures collector_idle = SumFigures(collectors);
   const FleetClock::time_point ramp_start = FleetClock::now();
   for (auto& s : streams) s->Start();
   {
@@ -391,8 +486,8 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
   const FleetClock::time_point t0 = FleetClock::now();
   r.ramp_seconds = Seconds(t0 - ramp_start);
   std::printf("ramp-up: %d of %zu streams welcomed in %.2f s; collector RSS %.0f MiB (idle %.0f)\n",
-              r.welcomed, streams.size(), r.ramp_seconds,
-              MiB(ReadProcFigures(collector->pid()).rss_bytes), MiB(collector_idle.rss_bytes));
+              r.welcomed, streams.size(), r.ramp_seconds, MiB(SumFigures(collectors).rss_bytes),
+              MiB(collector_idle.rss_bytes));
   std::printf("%7s %9s %12s %12s %9s %9s %9s %9s %10s %9s\n", "t (s)", "offered", "acked", "acked",
               "write>ack", "write>ack", "due>ack", "collector", "collector", "generator");
   std::printf("%7s %9s %12s %12s %9s %9s %9s %9s %10s %9s\n", "", "batch/s", "batch/s", "samples/s",
@@ -406,8 +501,9 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
   std::vector<ResourcePoint> points;
   size_t cursor = 0;
   std::vector<float> period_write, period_due;
-  ProcFigures last_c = ReadProcFigures(collector->pid()), last_g = ReadProcFigures(self);
+  ProcFigures last_c = SumFigures(collectors), last_g = ReadProcFigures(self);
   ProcFigures steady_c{}, steady_g{};
+  std::vector<double> member_cpu_at_steady(collectors.size(), 0);
   double last_report = 0;
   const FleetClock::time_point end = t0 + opt.duration;
   bool early_stop = false;
@@ -415,11 +511,14 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
     const FleetClock::time_point next = t0 + std::chrono::seconds(tick);
     std::this_thread::sleep_until(std::min(next, end));
     const FleetClock::time_point now = FleetClock::now();
-    ResourcePoint p{Seconds(now - t0), ReadProcFigures(collector->pid()), ReadProcFigures(self)};
+    ResourcePoint p{Seconds(now - t0), SumFigures(collectors), ReadProcFigures(self)};
     points.push_back(p);
     if (steady_c.cpu_seconds == 0 && stats.SecondsAt(now) >= steady_from) {
       steady_c = p.collector;
       steady_g = p.generator;
+      for (size_t c = 0; c < collectors.size(); ++c) {
+        member_cpu_at_steady[c] = ReadProcFigures(collectors[c].pid()).cpu_seconds;
+      }
     }
     for (const AckLatency& a : stats.RecordsSince(&cursor)) {
       period_write.push_back(a.write_ms);
@@ -449,7 +548,11 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
     }
     if (now >= end || early_stop) break;
   }
-  const ProcFigures end_c = ReadProcFigures(collector->pid()), end_g = ReadProcFigures(self);
+  const ProcFigures end_c = SumFigures(collectors), end_g = ReadProcFigures(self);
+  std::vector<double> member_cpu_at_end;
+  for (const CollectorChild& c : collectors) {
+    member_cpu_at_end.push_back(ReadProcFigures(c.pid()).cpu_seconds);
+  }
   if (early_stop) std::printf("a stream ended before the stop; stopping the run early\n");
 
   // Stop: no batch falls due any more; every stream half-closes once its last write is
@@ -492,6 +595,9 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
   if (steady_c.cpu_seconds > 0 && steady_wall > 0) {
     r.collector_cores = (end_c.cpu_seconds - steady_c.cpu_seconds) / steady_wall;
     r.generator_cores = (end_g.cpu_seconds - steady_g.cpu_seconds) / steady_wall;
+    for (size_t c = 0; c < collectors.size(); ++c) {
+      r.member_cores.push_back((member_cpu_at_end[c] - member_cpu_at_steady[c]) / steady_wall);
+    }
   }
   const double samples_per_s = r.acked_batches_per_s * hosts[0].samples();
   r.collector_cpu_per_msample = samples_per_s > 0 ? r.collector_cores / samples_per_s * 1e6 : 0;
@@ -532,18 +638,34 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
   }
   r.welcome = PercentilesOf(std::move(welcome_s));
 
-  const std::string metrics = ScrapeMetrics(collector->metrics_address());
-  CheckStore(opt, tls, collector->grpc_address(), hosts, outcomes, &r);
-  r.store_bytes = DirectoryBytes(collector->store_dir());
-  r.peak_rss = ReadProcFigures(collector->pid()).hwm_bytes;
+  std::vector<std::string> expositions;
+  for (const CollectorChild& c : collectors)
+    expositions.push_back(ScrapeMetrics(c.metrics_address()));
+  // A metric summed over the collectors.
+  auto metric = [&](const std::string& name, const std::string& labels = "") {
+    double sum = 0;
+    for (const std::string& e : expositions) sum += MetricValue(e, name, labels);
+    return sum;
+  };
+  // The first member answers for every host: with several, through its fan-out.
+  CheckStore(opt, tls, first->grpc_address(), hosts, outcomes, &r);
+  r.fleet_list_ms = TimeListHosts(opt, tls, first->grpc_address(), hosts[0].host(), false, 20);
+  r.local_list_ms = TimeListHosts(opt, tls, first->grpc_address(), hosts[0].host(), true, 20);
+  for (const CollectorChild& c : collectors) r.store_bytes += DirectoryBytes(c.store_dir());
+  r.peak_rss = SumFigures(collectors).hwm_bytes;
   r.generator_peak_rss = ReadProcFigures(self).hwm_bytes;
-  // Streams hold their channels; release every connection before the collector stops.
+  // Streams hold their channels; release every connection before the collectors stop.
   streams.clear();
   channels.clear();
-  r.exit_status = collector->Stop();
-  r.shutdown_seconds = collector->shutdown_seconds();
-  r.store_bytes_after_shutdown = DirectoryBytes(collector->store_dir());
-  std::tie(r.log_warnings, r.log_errors) = CountLogProblems(collector->log_path());
+  for (CollectorChild& c : collectors) {
+    const int status = c.Stop();
+    if (r.exit_status == 0) r.exit_status = status;
+    r.shutdown_seconds = std::max(r.shutdown_seconds, c.shutdown_seconds());
+    r.store_bytes_after_shutdown += DirectoryBytes(c.store_dir());
+    auto [warnings, errors] = CountLogProblems(c.log_path());
+    r.log_warnings += warnings;
+    r.log_errors += errors;
+  }
 
   // The report of this phase.
   const int s = hosts[0].samples();
@@ -572,8 +694,16 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
       r.errors, r.bad_status, r.ended_early, r.never_welcomed, r.unacked, r.not_done,
       static_cast<unsigned long long>(r.protocol_errors),
       static_cast<unsigned long long>(r.commands), static_cast<unsigned long long>(r.abandoned));
-  std::printf("collector CPU:  %.2f cores (%.2f core-s per million samples)\n", r.collector_cores,
-              r.collector_cpu_per_msample);
+  std::printf("collector CPU:  %.2f cores (%.2f core-s per million samples)%s\n", r.collector_cores,
+              r.collector_cpu_per_msample,
+              collector_count > 1
+                  ? fmt::format("; per member: {:.2f}", fmt::join(r.member_cores, ", ")).c_str()
+                  : "");
+  std::printf(
+      "ListHosts:      on the first member, %zu hosts: fleet-wide p50 %.1f ms, max %.1f; "
+      "that member alone p50 %.1f ms, max %.1f\n",
+      hosts.size(), r.fleet_list_ms.p50, r.fleet_list_ms.max, r.local_list_ms.p50,
+      r.local_list_ms.max);
   std::printf(
       "collector RSS:  peak (VmHWM) %.0f MiB; after ramp-up %.0f MiB, at 60 s %.0f MiB, "
       "at the stop %.0f MiB; slope over the 2nd half of the steady part %+.2f MiB/min\n",
@@ -596,18 +726,16 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
       "stop:           every stream finished %.2f s after the stop; collector shut down "
       "in %.2f s (exit status %d); its log: %d warnings, %d errors\n",
       r.drain_seconds, r.shutdown_seconds, r.exit_status, r.log_warnings, r.log_errors);
-  const double metric_samples = MetricValue(metrics, "drip_ingest_samples_total");
-  const double writes = MetricValue(metrics, "drip_storage_write_seconds_count");
+  const double metric_samples = metric("drip_ingest_samples_total");
+  const double writes = metric("drip_storage_write_seconds_count");
   std::printf(
       "metrics:        drip_ingest_samples_total %.0f (generator saw %llu acked), "
       "throttled batches %.0f, rejected %.0f, streams closed %.0f of %zu; store write "
       "(AppendBatch, synced) mean %.2f ms over %.0f batches\n",
       metric_samples, static_cast<unsigned long long>(r.samples_acked),
-      MetricValue(metrics, "drip_ingest_throttled_batches_total"),
-      MetricValue(metrics, "drip_ingest_rejected_total"),
-      MetricValue(metrics, "drip_agent_streams_total", "outcome=\"closed\""), hosts.size(),
-      writes > 0 ? MetricValue(metrics, "drip_storage_write_seconds_sum") / writes * 1e3 : 0,
-      writes);
+      metric("drip_ingest_throttled_batches_total"), metric("drip_ingest_rejected_total"),
+      metric("drip_agent_streams_total", "outcome=\"closed\""), hosts.size(),
+      writes > 0 ? metric("drip_storage_write_seconds_sum") / writes * 1e3 : 0, writes);
   if (metric_samples != static_cast<double>(r.samples_acked)) {
     r.check_pass = false;
     r.check_detail += "; drip_ingest_samples_total differs from the samples acked";
@@ -615,6 +743,21 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode,
   std::printf("self-check:     %s: %s\n", r.check_pass ? "PASS" : "FAIL", r.check_detail.c_str());
   std::fflush(stdout);
   return r;
+}
+
+// One row per count of collectors, same load: how ingest scales out on this machine.
+void PrintScaling(const std::vector<PhaseResult>& results) {
+  std::printf(
+      "\n== scaling out: the same load on 1..N collectors (this machine's cores are shared) ==\n");
+  std::printf("%-11s %12s %12s %10s %12s %14s %14s\n", "collectors", "k samples/s", "vs first",
+              "cores", "core-s/M", "ListHosts p50", "one member p50");
+  const double base = results[0].acked_batches_per_s * results[0].samples_per_batch;
+  for (const PhaseResult& r : results) {
+    const double rate = r.acked_batches_per_s * r.samples_per_batch;
+    std::printf("%-11d %12.1f %12.2f %10.2f %12.2f %11.1f ms %11.1f ms\n", r.collectors,
+                rate * 0.001, base > 0 ? rate / base : 0, r.collector_cores,
+                r.collector_cpu_per_msample, r.fleet_list_ms.p50, r.local_list_ms.p50);
+  }
 }
 
 void PrintComparison(const PhaseResult& a, const PhaseResult& b) {
@@ -642,7 +785,8 @@ int main(int argc, char** argv) {
   using namespace drip::bench;
   Options opt;
   std::string interval = "1s", duration = "300s", warmup = "20s", report_every = "10s";
-  CLI::App app{"Fleet load benchmark: N agent streams against one drip-collector"};
+  CLI::App app{"Fleet load benchmark: N agent streams against drip-collector(s)"};
+  std::vector<int> collectors = {1};
   app.add_option("--streams", opt.streams, "agent streams, one host each")
       ->check(CLI::Range(1, 20000));
   app.add_option("--interval", interval, "a batch per host this often (e.g. 1s, 200ms)");
@@ -663,7 +807,12 @@ int main(int argc, char** argv) {
   app.add_option("--write-threads", opt.write_threads,
                  "storage.write_threads of the collector (default: its own default)")
       ->check(CLI::Range(0, 256));
+  app.add_option("--collectors", collectors,
+                 "a phase per count of collectors sharing the fleet through etcd, e.g. 1,2,3")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 16));
   CLI11_PARSE(app, argc, argv);
+  opt.collectors = collectors;
   for (auto [text, out] : {std::pair{&interval, &opt.interval},
                            {&duration, &opt.duration},
                            {&warmup, &opt.warmup},
@@ -718,13 +867,17 @@ int main(int argc, char** argv) {
   std::vector<PhaseResult> results;
   for (const std::string mode : {"plaintext", "mtls"}) {
     if (opt.tls != "both" && opt.tls != mode) continue;
-    results.push_back(RunPhase(opt, mode, hosts));
-    if (!results.back().started) {
-      std::fprintf(stderr, "fleet_load_bench: the %s collector did not start\n", mode.c_str());
-      return 1;
+    for (int count : opt.collectors) {
+      results.push_back(RunPhase(opt, mode, count, hosts));
+      if (!results.back().started) {
+        std::fprintf(stderr, "fleet_load_bench: the %s collectors (%d) did not start\n",
+                     mode.c_str(), count);
+        return 1;
+      }
     }
   }
-  if (results.size() == 2) PrintComparison(results[0], results[1]);
+  if (opt.collectors.size() > 1) PrintScaling(results);
+  if (results.size() == 2 && opt.collectors.size() == 1) PrintComparison(results[0], results[1]);
   std::ifstream loadavg_end("/proc/loadavg");
   std::getline(loadavg_end, load);
   std::printf("load average at the end: %s\n", load.c_str());

@@ -1,6 +1,9 @@
 #include "cli/hosts_command.h"
 
+#include <algorithm>
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "cli/table_printer.h"
 #include "common/base/duration.h"
@@ -40,25 +43,39 @@ void RenderHosts(const drip::v1::ListHostsResponse& response, bool json, int64_t
                        {"acked_sequence", h.acked_sequence()},
                        {"samples_stored", h.samples_stored()},
                        {"gaps", h.gaps()},
-                       {"memory_total_bytes", h.memory_total_bytes()}});
+                       {"memory_total_bytes", h.memory_total_bytes()},
+                       {"collector", h.collector()}});
     }
     out << nlohmann::json{{"hosts", hosts}}.dump(2) << "\n";
     return;
   }
-  TablePrinter table({"HOST", "STATE", "LAST SEEN", "AGENT", "SAMPLER", "MEMORY", "SAMPLES", "GAPS",
-                      "KERNEL", "OS", "LABELS"});
+  // A cluster's answer says which collector holds each host; a standalone one does not.
+  const bool clustered = std::any_of(response.hosts().begin(), response.hosts().end(),
+                                     [](const auto& h) { return !h.collector().empty(); });
+  std::vector<std::string> columns = {"HOST",    "STATE", "LAST SEEN", "AGENT", "SAMPLER", "MEMORY",
+                                      "SAMPLES", "GAPS",  "KERNEL",    "OS",    "LABELS"};
+  if (clustered) columns.insert(columns.begin() + 2, "COLLECTOR");
+  TablePrinter table(columns);
   for (const auto& h : response.hosts()) {
     std::string extra;
     for (const auto& [k, v] : h.labels()) {
       if (k == "kernel" || k == "os" || k == "arch") continue;
       extra += fmt::format("{}{}={}", extra.empty() ? "" : ",", k, v);
     }
-    table.AddRow({h.host(), h.connected() ? "connected" : "disconnected",
-                  FormatAgo(h.last_seen_ms(), now_ms), h.agent_version(),
-                  h.sampler().empty() ? "-" : h.sampler(),
-                  h.memory_total_bytes() ? FormatBytes(h.memory_total_bytes()) : "-",
-                  std::to_string(h.samples_stored()), std::to_string(h.gaps()), Label(h, "kernel"),
-                  Label(h, "os"), extra.empty() ? "-" : extra});
+    std::vector<std::string> row = {
+        h.host(),
+        h.connected() ? "connected" : "disconnected",
+        FormatAgo(h.last_seen_ms(), now_ms),
+        h.agent_version(),
+        h.sampler().empty() ? "-" : h.sampler(),
+        h.memory_total_bytes() ? FormatBytes(h.memory_total_bytes()) : "-",
+        std::to_string(h.samples_stored()),
+        std::to_string(h.gaps()),
+        Label(h, "kernel"),
+        Label(h, "os"),
+        extra.empty() ? "-" : extra};
+    if (clustered) row.insert(row.begin() + 2, h.collector().empty() ? "-" : h.collector());
+    table.AddRow(row);
   }
   table.Print(out);
 }

@@ -2,6 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <iostream>
+
 #include "cli/terminal_safe_text.h"
 #include "common/base/strings.h"
 #include "common/rpc/tls_settings.h"
@@ -65,12 +67,25 @@ absl::Status QueryClient::ToStatus(const grpc::Status& status, const char* metho
                                         TerminalSafe(status.error_message())));
 }
 
+void QueryClient::WarnUnanswered(
+    const google::protobuf::RepeatedPtrField<drip::v1::MemberError>& unanswered) {
+  if (unanswered.empty() || warned_unanswered_) return;
+  warned_unanswered_ = true;
+  for (const drip::v1::MemberError& e : unanswered) {
+    std::cerr << fmt::format(
+        "dripctl: warning: collector {} ({}) did not answer ({}): this answer lacks the hosts "
+        "and reports it holds\n",
+        e.member(), e.address(), e.error());
+  }
+}
+
 absl::StatusOr<drip::v1::ListHostsResponse> QueryClient::ListHosts() {
   auto context = NewContext();
   drip::v1::ListHostsResponse response;
   grpc::Status status = stub_->ListHosts(context.get(), drip::v1::ListHostsRequest(), &response);
   if (!status.ok()) return ToStatus(status, "ListHosts");
   MakeTerminalSafe(&response);
+  WarnUnanswered(response.unanswered());
   return response;
 }
 
@@ -81,6 +96,7 @@ absl::StatusOr<drip::v1::GetSeriesResponse> QueryClient::GetSeries(
   grpc::Status status = stub_->GetSeries(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "GetSeries");
   MakeTerminalSafe(&response);
+  WarnUnanswered(response.unanswered());
   return response;
 }
 
@@ -91,6 +107,7 @@ absl::StatusOr<drip::v1::ListSuspectsResponse> QueryClient::ListSuspects(
   grpc::Status status = stub_->ListSuspects(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "ListSuspects");
   MakeTerminalSafe(&response);
+  WarnUnanswered(response.unanswered());
   return response;
 }
 
@@ -101,6 +118,7 @@ absl::StatusOr<drip::v1::ListLeaksResponse> QueryClient::ListLeaks(
   grpc::Status status = stub_->ListLeaks(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "ListLeaks");
   MakeTerminalSafe(&response);
+  WarnUnanswered(response.unanswered());
   return response;
 }
 
@@ -142,6 +160,7 @@ absl::StatusOr<drip::v1::ListAuditResponse> QueryClient::ListAudit(
   grpc::Status status = stub_->ListAudit(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "ListAudit");
   MakeTerminalSafe(&response);
+  WarnUnanswered(response.unanswered());
   return response;
 }
 

@@ -55,9 +55,13 @@ class QueryClient {
 
   std::unique_ptr<grpc::ClientContext> NewContext() const;
   absl::Status ToStatus(const grpc::Status& status, const char* method) const;
+  // A fleet-wide answer some members' parts are missing from (docs/cluster.md) is still
+  // printed, after saying so on stderr, once per run.
+  void WarnUnanswered(const google::protobuf::RepeatedPtrField<drip::v1::MemberError>& unanswered);
 
   std::string address_;
   std::chrono::milliseconds timeout_;
+  bool warned_unanswered_ = false;
   std::string token_;  // sent as `authorization: Bearer` when not empty
   std::unique_ptr<drip::v1::QueryService::Stub> stub_;
 };

@@ -25,6 +25,11 @@ prometheus::Histogram::BucketBoundaries WriteLatencyBuckets() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0};
 }
 
+// Asking the other members: a few ms on a LAN, up to the fan-out deadline (5 s).
+prometheus::Histogram::BucketBoundaries FanOutBuckets() {
+  return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0};
+}
+
 // A detector pass over every series: 1 ms (a few hosts) to 10 s (a stalled fleet-wide pass).
 prometheus::Histogram::BucketBoundaries DetectorRunBuckets() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0};
@@ -113,6 +118,19 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                                   "Membership rounds in which etcd did not answer")),
       cluster_redirects(Counter(r, "drip_cluster_redirects_total",
                                 "Agent streams ended by naming the collector that owns the host")),
+      cluster_drift_members(Gauge(r, "drip_cluster_drift_members",
+                                  "Other members of the cluster whose fleet drift the leak "
+                                  "detector adds to its own, as last read")),
+      query_fanout_seconds(BuildHistogram()
+                               .Name("drip_query_fanout_seconds")
+                               .Help("Time to ask the other members of the cluster for their "
+                                     "part of a fleet-wide query")
+                               .Register(r)
+                               .Add({}, FanOutBuckets())),
+      query_fanout_member_errors(
+          Counter(r, "drip_query_fanout_member_errors_total",
+                  "Members' parts missing from a fleet-wide answer (no answer in time, or "
+                  "an error): the answer said so in `unanswered`")),
       plaintext(Gauge(r, "drip_collector_plaintext",
                       "1 when the collector serves agents and queries without TLS")),
       detector_suspects(Gauge(r, "drip_detector_suspects",

@@ -96,6 +96,12 @@ struct CollectorMetrics {
   prometheus::Gauge& cluster_etcd_up;        // drip_cluster_etcd_up
   prometheus::Counter& cluster_etcd_errors;  // drip_cluster_etcd_errors_total
   prometheus::Counter& cluster_redirects;    // drip_cluster_redirects_total
+  // Fleet-wide queries (docs/cluster.md, "One fleet view"): how long asking the other
+  // members took, and the members' parts that were missing from an answer.
+  // Other members whose detectors' fleet drift this one's adds to its own.
+  prometheus::Gauge& cluster_drift_members;         // drip_cluster_drift_members
+  prometheus::Histogram& query_fanout_seconds;      // drip_query_fanout_seconds
+  prometheus::Counter& query_fanout_member_errors;  // drip_query_fanout_member_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),
   // a degraded mode an alert can find across a fleet.
   prometheus::Gauge& plaintext;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "collector/call_gate.h"
+#include "collector/cluster/fleet_drift_share.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"
 #include "common/daemon/listen_address.h"
@@ -34,6 +35,14 @@ SampleValidatorOptions ValidatorOptions(const CollectorConfig& c) {
   return o;
 }
 
+// The name this collector has among the members: cluster.member_name, else the host's.
+std::string MemberNameOf(const CollectorConfig& c) {
+  if (!c.cluster.member_name.empty()) return c.cluster.member_name;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) == 0) return name;
+  return "collector";
+}
+
 LeakPipelineOptions PipelineOptions(const CollectorConfig& c) {
   LeakPipelineOptions o;
   o.detector = c.detector;
@@ -41,6 +50,7 @@ LeakPipelineOptions PipelineOptions(const CollectorConfig& c) {
   o.snapshots = c.snapshots;
   o.diagnoser = c.diagnoser;
   o.reports = c.reports;
+  if (c.cluster.enabled()) o.reports.id_scope = MemberNameOf(c);
   o.mitigation = c.mitigation;
   return o;
 }
@@ -217,11 +227,7 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
   ClusterOptions options;
   options.etcd.endpoints = config_.cluster.etcd_endpoints;
   options.etcd.tls = config_.cluster.tls;
-  options.member_name = config_.cluster.member_name;
-  if (options.member_name.empty()) {
-    char name[256] = {};
-    if (gethostname(name, sizeof(name) - 1) == 0) options.member_name = name;
-  }
+  options.member_name = MemberNameOf(config_);
   options.advertise_address = config_.cluster.advertise_address;
   if (options.advertise_address.empty()) {
     absl::StatusOr<ListenAddress> listen = ListenAddress::Parse(config_.grpc.listen_address);
@@ -235,7 +241,8 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
       options, [this] { return hosts_.size(); }, &metrics_);
   if (!cluster.ok()) return WithContext(cluster.status(), "cluster");
   cluster_ = std::move(*cluster);
-  query_->set_cluster(cluster_.get());
+  member_queries_ = std::make_unique<MemberQueryClient>(config_.tls);
+  query_->set_cluster(cluster_.get(), member_queries_.get());
   cluster_for_sessions_.store(cluster_.get());
   // A member joined or left: streams of hosts now placed on another member drain there.
   // (The membership thread calls this; hosts_ outlives cluster_, which TearDown resets
@@ -249,6 +256,22 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
       }
     }
   });
+  // The detector judges a component's fleet drift by all its hosts, wherever they stream:
+  // each member shares its counts every tenth round (half a minute at the default lease;
+  // drift moves by detector epochs, hours long) and adds the others' to its own.
+  cluster_->Share(
+      "drift", 10, [this] { return EncodeFleetDrift(pipeline_->LocalDrifts()); },
+      [this](const std::map<std::string, std::string>& shares) {
+        std::vector<std::string> unreadable;
+        pipeline_->SetPeerDrifts(SumPeerDrift(shares, &unreadable));
+        metrics_.cluster_drift_members.Set(static_cast<double>(shares.size() - unreadable.size()));
+        if (!unreadable.empty() && unreadable.size() != drift_unreadable_) {
+          Logger("collector")
+              ->warn("cluster: fleet drift of {} left out: {}", fmt::join(unreadable, "; "),
+                     "the fleet rule judges without their hosts until they share a readable one");
+        }
+        drift_unreadable_ = unreadable.size();
+      });
   Logger("collector")
       ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
              options.advertise_address, fmt::join(options.etcd.endpoints, ","),
@@ -299,7 +322,7 @@ absl::Status CollectorServer::LoadAccessPolicy() {
 
 void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
   // First, so that the other collectors see this one leave at once, not a lease later.
-  if (query_ != nullptr) query_->set_cluster(nullptr);
+  if (query_ != nullptr) query_->set_cluster(nullptr, nullptr);
   if (cluster_ != nullptr) cluster_->Leave();
   if (server_ != nullptr) {
     Logger("collector")
@@ -319,12 +342,13 @@ void CollectorServer::TearDown() {
   if (maintenance_) maintenance_->Stop();
   if (pipeline_) pipeline_->Stop();
   exposer_.reset();
-  if (query_ != nullptr) query_->set_cluster(nullptr);
+  if (query_ != nullptr) query_->set_cluster(nullptr, nullptr);
   cluster_for_sessions_.store(nullptr);
   cluster_.reset();
   server_.reset();
   // Each service runs what its workers still hold, then stops them.
   query_.reset();
+  member_queries_.reset();
   ingest_.reset();
   maintenance_.reset();
   pipeline_.reset();

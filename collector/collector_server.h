@@ -129,6 +129,10 @@ class CollectorServer {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<ClusterMembership> cluster_;
+  // Asks the other members for their part of fleet-wide queries; outlives query_.
+  std::unique_ptr<MemberQueryClient> member_queries_;
+  // Members whose drift share could not be read last round (membership thread only).
+  size_t drift_unreadable_ = 0;
   // cluster_ as agent sessions see it: set once the collector has joined, cleared before
   // cluster_ goes (sessions run on the ingest workers).
   std::atomic<const ClusterMembership*> cluster_for_sessions_{nullptr};

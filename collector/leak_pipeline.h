@@ -19,9 +19,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "analyzer/detector_config.h"
@@ -96,6 +99,14 @@ class LeakPipeline {
   // The detector's suspects now, with their snapshot attempts; only those of
   // `component` unless it is empty.
   FleetSuspects Suspects(const std::string& component) const;
+  // The detector's fleet drift over this collector's hosts, and that of the other members
+  // of a cluster (OnlineDetector::SetPeerDrifts).
+  std::vector<std::pair<std::string, analyzer::ComponentDrift>> LocalDrifts() const {
+    return detector_.LocalDrifts();
+  }
+  void SetPeerDrifts(const std::map<std::string, analyzer::ComponentDrift>& peers) {
+    detector_.SetPeerDrifts(peers);
+  }
   LeakReportBook& reports() { return reports_; }
   const InstanceVersionBook& versions() const { return versions_; }
   MitigationCoordinator& mitigations() { return mitigations_; }

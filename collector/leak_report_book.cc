@@ -103,8 +103,9 @@ std::pair<std::string, std::string> Recommend(const std::string& id, const std::
 
 uint64_t ReportNumber(const std::string& id) {
   if (!id.starts_with(kReportIdPrefix)) return 0;
+  // leak-<n>, or leak-<member>-<n> in a cluster: the number is what follows the last '-'.
   uint64_t n = 0;
-  for (size_t i = kReportIdPrefix.size(); i < id.size(); ++i) {
+  for (size_t i = id.rfind('-') + 1; i < id.size(); ++i) {
     if (id[i] < '0' || id[i] > '9' || n > UINT64_MAX / 10 - 10) return 0;
     n = n * 10 + static_cast<uint64_t>(id[i] - '0');
   }
@@ -136,7 +137,10 @@ drip::v1::LeakReport* LeakReportBook::FindUnresolvedLocked(const std::string& co
 
 drip::v1::LeakReport* LeakReportBook::OpenLocked(const std::string& component, int64_t now_ms,
                                                  std::vector<drip::v1::AuditEntry>* audit) {
-  const std::string id = fmt::format("{}{}", kReportIdPrefix, next_number_++);
+  const std::string id =
+      policy_.id_scope.empty()
+          ? fmt::format("{}{}", kReportIdPrefix, next_number_++)
+          : fmt::format("{}{}-{}", kReportIdPrefix, policy_.id_scope, next_number_++);
   drip::v1::LeakReport& r = reports_[id];
   r.set_id(id);
   r.set_component(component);

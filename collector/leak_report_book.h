@@ -47,6 +47,10 @@ struct ReportPolicy {
   std::chrono::milliseconds critical_eta = std::chrono::hours(6);
   std::chrono::milliseconds warning_eta = std::chrono::hours(72);
   uint64_t max_stacks = 5;  // diagnosed stacks kept in a report
+  // A clustered collector's member name: its reports are leak-<member>-<n>, so that ids
+  // stay unique in the fleet-wide view every member answers with (docs/cluster.md).
+  // Empty (standalone): leak-<n>.
+  std::string id_scope;
 };
 
 namespace report_state {

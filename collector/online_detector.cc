@@ -231,4 +231,15 @@ uint64_t OnlineDetector::samples_observed() const {
   return detector_.counters().samples;
 }
 
+std::vector<std::pair<std::string, analyzer::ComponentDrift>> OnlineDetector::LocalDrifts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return detector_.LocalDrifts();
+}
+
+void OnlineDetector::SetPeerDrifts(const std::map<std::string, analyzer::ComponentDrift>& peers) {
+  std::lock_guard<std::mutex> lock(mu_);
+  detector_.ClearPeerDrift();
+  for (const auto& [component, drift] : peers) detector_.SetPeerDrift(component, drift);
+}
+
 }  // namespace drip::collector

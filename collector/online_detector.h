@@ -67,6 +67,12 @@ class OnlineDetector {
   // Suspects and suspected components; only those of `component` unless it is empty.
   FleetSuspects Suspects(const std::string& component = "") const;
 
+  // Fleet drift of every component over this collector's hosts, and the merged drift of
+  // their hosts on the other members (a component absent there has none): in a cluster
+  // the fleet rule judges a component by all its hosts (docs/cluster.md).
+  std::vector<std::pair<std::string, analyzer::ComponentDrift>> LocalDrifts() const;
+  void SetPeerDrifts(const std::map<std::string, analyzer::ComponentDrift>& peers);
+
   size_t suspect_count() const;
   size_t series_count() const;
   uint64_t samples_observed() const;

@@ -3,16 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "collector/cluster/rendezvous.h"
+#include "collector/fleet_answer_merge.h"
 #include "collector/peer_credentials.h"
 #include "collector/suspects_proto.h"
 #include "common/daemon/logging.h"
 #include "common/rpc/grpc_conversions.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 
 namespace drip::collector {
 namespace {
@@ -34,6 +37,27 @@ std::string ActorOf(const Caller& caller, const std::string& claimed) {
   return fmt::format("{}; client says {}", caller.Describe(), says);
 }
 
+// Whether the call is a member's part of another collector's fleet-wide query.
+bool IsMemberPart(const grpc::CallbackServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kQueryScopeKey);
+  return it != metadata.end() &&
+         std::string_view(it->second.data(), it->second.size()) == kQueryScopeMember;
+}
+
+// Each missing part named in the answer and counted.
+template <typename Response>
+void NoteUnanswered(const MemberAnswer<Response>& answer, CollectorMetrics* metrics,
+                    google::protobuf::RepeatedPtrField<drip::v1::MemberError>* out) {
+  metrics->query_fanout_member_errors.Increment();
+  drip::v1::MemberError* e = out->Add();
+  e->set_member(answer.member);
+  e->set_address(answer.address);
+  e->set_error(FromGrpcStatus(answer.status).ToString());
+}
+
+using AsyncQuery = drip::v1::QueryService::Stub::async_interface;
+
 }  // namespace
 
 QueryServiceImpl::QueryServiceImpl(const AccessPolicy* access, SeriesStore* store,
@@ -48,7 +72,10 @@ QueryServiceImpl::QueryServiceImpl(const AccessPolicy* access, SeriesStore* stor
       clock_(clock),
       max_answer_bytes_(max_answer_bytes) {}
 
-QueryServiceImpl::~QueryServiceImpl() { readers_.Stop(); }
+QueryServiceImpl::~QueryServiceImpl() {
+  fanout_.Stop();
+  readers_.Stop();
+}
 
 template <typename Work>
 grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* context,
@@ -64,9 +91,17 @@ grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* c
     reactor->Finish(ToGrpcStatus(caller.status()));
     return reactor;
   }
-  // Store reads can be slow (a long series): on the pool, never on gRPC's thread.
-  if (!readers_.Submit([reactor, work, c = std::move(*caller)] { reactor->Finish(work(c)); })) {
-    if (readers_.stopping()) {
+  Scope scope;
+  if (cluster_.load() != nullptr && !IsMemberPart(*context)) {
+    scope.fleet = true;
+    scope.bearer_token = CallerCredentialsOf(*context).bearer_token;
+  }
+  // Store reads can be slow (a long series): on a pool, never on gRPC's thread.
+  WorkerPool& pool = scope.fleet ? fanout_ : readers_;
+  if (!pool.Submit([reactor, work, c = std::move(*caller), s = std::move(scope)] {
+        reactor->Finish(work(c, s));
+      })) {
+    if (pool.stopping()) {
       reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down"));
     } else {
       // Shed rather than queue without bound: each queued call holds its request and,
@@ -84,46 +119,55 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListHosts(grpc::CallbackServerContex
                                                       const drip::v1::ListHostsRequest*,
                                                       drip::v1::ListHostsResponse* response) {
   return Serve(context, Role::kViewer, "ListHosts",
-               [this, response](const Caller&) { return DoListHosts(response); });
+               [this, response](const Caller&, const Scope& scope) {
+                 return FleetListHosts(scope, response);
+               });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::GetSeries(grpc::CallbackServerContext* context,
                                                       const drip::v1::GetSeriesRequest* request,
                                                       drip::v1::GetSeriesResponse* response) {
-  return Serve(context, Role::kViewer, "GetSeries", [this, request, response](const Caller&) {
-    return DoGetSeries(*request, response);
-  });
+  return Serve(context, Role::kViewer, "GetSeries",
+               [this, request, response](const Caller&, const Scope& scope) {
+                 return FleetGetSeries(scope, *request, response);
+               });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
     grpc::CallbackServerContext* context, const drip::v1::ListSuspectsRequest* request,
     drip::v1::ListSuspectsResponse* response) {
-  return Serve(context, Role::kViewer, "ListSuspects", [this, request, response](const Caller&) {
-    return DoListSuspects(*request, response);
-  });
+  return Serve(context, Role::kViewer, "ListSuspects",
+               [this, request, response](const Caller&, const Scope& scope) {
+                 return FleetListSuspects(scope, *request, response);
+               });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContext* context,
                                                       const drip::v1::ListLeaksRequest* request,
                                                       drip::v1::ListLeaksResponse* response) {
-  return Serve(context, Role::kViewer, "ListLeaks", [this, request, response](const Caller&) {
-    return DoListLeaks(*request, response);
-  });
+  return Serve(context, Role::kViewer, "ListLeaks",
+               [this, request, response](const Caller&, const Scope& scope) {
+                 return FleetListLeaks(scope, *request, response);
+               });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::GetLeak(grpc::CallbackServerContext* context,
                                                     const drip::v1::GetLeakRequest* request,
                                                     drip::v1::LeakReport* response) {
   return Serve(context, Role::kViewer, "GetLeak",
-               [this, request, response](const Caller&) { return DoGetLeak(*request, response); });
+               [this, request, response](const Caller&, const Scope& scope) {
+                 return FleetGetLeak(scope, *request, response);
+               });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::UpdateLeakState(
     grpc::CallbackServerContext* context, const drip::v1::UpdateLeakStateRequest* request,
     drip::v1::LeakReport* response) {
   return Serve(context, Role::kOperator, "UpdateLeakState",
-               [this, request, response](const Caller& caller) {
-                 return DoUpdateLeakState(caller, *request, response);
+               [this, request, response](const Caller& caller, const Scope& scope) {
+                 grpc::Status status = DoUpdateLeakState(caller, *request, response);
+                 if (status.error_code() != grpc::StatusCode::NOT_FOUND) return status;
+                 return HeldElsewhere(scope, request->id(), status);
                });
 }
 
@@ -131,17 +175,20 @@ grpc::ServerUnaryReactor* QueryServiceImpl::Mitigate(grpc::CallbackServerContext
                                                      const drip::v1::MitigateRequest* request,
                                                      drip::v1::MitigateResponse* response) {
   return Serve(context, Role::kOperator, "Mitigate",
-               [this, request, response](const Caller& caller) {
-                 return DoMitigate(caller, *request, response);
+               [this, request, response](const Caller& caller, const Scope& scope) {
+                 grpc::Status status = DoMitigate(caller, *request, response);
+                 if (status.error_code() != grpc::StatusCode::NOT_FOUND) return status;
+                 return HeldElsewhere(scope, request->id(), status);
                });
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContext* context,
                                                       const drip::v1::ListAuditRequest* request,
                                                       drip::v1::ListAuditResponse* response) {
-  return Serve(context, Role::kViewer, "ListAudit", [this, request, response](const Caller&) {
-    return DoListAudit(*request, response);
-  });
+  return Serve(context, Role::kViewer, "ListAudit",
+               [this, request, response](const Caller&, const Scope& scope) {
+                 return FleetListAudit(scope, *request, response);
+               });
 }
 
 grpc::Status QueryServiceImpl::DoListSuspects(const drip::v1::ListSuspectsRequest& request,
@@ -210,7 +257,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListMembers(grpc::CallbackServerCont
                                                         const drip::v1::ListMembersRequest*,
                                                         drip::v1::ListMembersResponse* response) {
   return Serve(context, Role::kViewer, "ListMembers",
-               [this, response](const Caller&) { return DoListMembers(response); });
+               [this, response](const Caller&, const Scope&) { return DoListMembers(response); });
 }
 
 grpc::Status QueryServiceImpl::DoListMembers(drip::v1::ListMembersResponse* response) {
@@ -313,6 +360,195 @@ grpc::Status QueryServiceImpl::DoGetSeries(const drip::v1::GetSeriesRequest& req
     out->set_recorded_ms(g.recorded_ms);
   }
   return grpc::Status::OK;
+}
+
+template <typename Request, typename Response>
+std::vector<MemberAnswer<Response>> QueryServiceImpl::AskOthers(
+    const Scope& scope, MemberQueryClient::AsyncMethod<Request, Response> method,
+    const Request& request) {
+  const ClusterMembership* cluster = cluster_.load();
+  MemberQueryClient* client = members_.load();
+  if (!scope.fleet || cluster == nullptr || client == nullptr) return {};
+  std::vector<ClusterMember> others;
+  for (ClusterMember& m : cluster->Members()) {
+    if (m.name != cluster->member_name()) others.push_back(std::move(m));
+  }
+  if (others.empty()) return {};
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<MemberAnswer<Response>> answers =
+      client->AskAll(others, method, request, scope.bearer_token);
+  metrics_->query_fanout_seconds.Observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return answers;
+}
+
+std::string QueryServiceImpl::SelfName() const {
+  const ClusterMembership* cluster = cluster_.load();
+  return cluster == nullptr ? std::string() : cluster->member_name();
+}
+
+grpc::Status QueryServiceImpl::FleetListHosts(const Scope& scope,
+                                              drip::v1::ListHostsResponse* response) {
+  if (!scope.fleet) return DoListHosts(response);
+  std::vector<MemberPart<drip::v1::ListHostsResponse>> parts(1);
+  parts[0].member = SelfName();
+  grpc::Status status = DoListHosts(&parts[0].response);
+  if (!status.ok()) return status;
+  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
+  for (auto& a : AskOthers(scope, &AsyncQuery::ListHosts, drip::v1::ListHostsRequest())) {
+    if (a.status.ok()) {
+      parts.push_back({a.member, std::move(a.response)});
+    } else {
+      NoteUnanswered(a, metrics_, &unanswered);
+    }
+  }
+  *response = MergeHosts(std::move(parts));
+  response->mutable_unanswered()->Swap(&unanswered);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::FleetGetSeries(const Scope& scope,
+                                              const drip::v1::GetSeriesRequest& request,
+                                              drip::v1::GetSeriesResponse* response) {
+  if (!scope.fleet) return DoGetSeries(request, response);
+  std::vector<drip::v1::GetSeriesResponse> parts(1);
+  grpc::Status local = DoGetSeries(request, &parts[0]);
+  // A bad request is bad everywhere; a host unknown here may be known to another member.
+  if (!local.ok() && local.error_code() != grpc::StatusCode::NOT_FOUND) return local;
+  if (!local.ok()) parts.clear();
+  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
+  for (auto& a : AskOthers(scope, &AsyncQuery::GetSeries, request)) {
+    if (a.status.ok()) {
+      parts.push_back(std::move(a.response));
+    } else if (a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
+      NoteUnanswered(a, metrics_, &unanswered);
+    }
+  }
+  if (parts.empty() && unanswered.empty()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        fmt::format("host '{}' is not known to any collector", request.host()));
+  }
+  if (parts.empty()) {
+    return grpc::Status(
+        grpc::StatusCode::UNAVAILABLE,
+        fmt::format("host '{}' is not known here, and {} member(s) did not answer (first: {} "
+                    "at {}: {})",
+                    request.host(), unanswered.size(), unanswered[0].member(),
+                    unanswered[0].address(), unanswered[0].error()));
+  }
+  *response = MergeSeries(std::move(parts));
+  // Each member stops its read at what one answer can carry; so does the merge.
+  const size_t max_samples = static_cast<size_t>(max_answer_bytes_ / 16);
+  size_t kept = 0;
+  for (drip::v1::Series& s : *response->mutable_series()) {
+    const size_t room = max_samples > kept ? max_samples - kept : 0;
+    if (static_cast<size_t>(s.samples_size()) > room) {
+      s.mutable_samples()->DeleteSubrange(static_cast<int>(room),
+                                          s.samples_size() - static_cast<int>(room));
+    }
+    kept += static_cast<size_t>(s.samples_size());
+  }
+  response->mutable_unanswered()->Swap(&unanswered);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::FleetListSuspects(const Scope& scope,
+                                                 const drip::v1::ListSuspectsRequest& request,
+                                                 drip::v1::ListSuspectsResponse* response) {
+  if (!scope.fleet) return DoListSuspects(request, response);
+  std::vector<drip::v1::ListSuspectsResponse> parts(1);
+  grpc::Status status = DoListSuspects(request, &parts[0]);
+  if (!status.ok()) return status;
+  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
+  for (auto& a : AskOthers(scope, &AsyncQuery::ListSuspects, request)) {
+    if (a.status.ok()) {
+      parts.push_back(std::move(a.response));
+    } else {
+      NoteUnanswered(a, metrics_, &unanswered);
+    }
+  }
+  *response = MergeSuspects(std::move(parts));
+  response->mutable_unanswered()->Swap(&unanswered);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::FleetListLeaks(const Scope& scope,
+                                              const drip::v1::ListLeaksRequest& request,
+                                              drip::v1::ListLeaksResponse* response) {
+  if (!scope.fleet) return DoListLeaks(request, response);
+  std::vector<drip::v1::ListLeaksResponse> parts(1);
+  grpc::Status status = DoListLeaks(request, &parts[0]);
+  if (!status.ok()) return status;
+  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
+  for (auto& a : AskOthers(scope, &AsyncQuery::ListLeaks, request)) {
+    if (a.status.ok()) {
+      parts.push_back(std::move(a.response));
+    } else {
+      NoteUnanswered(a, metrics_, &unanswered);
+    }
+  }
+  *response = MergeLeaks(std::move(parts));
+  response->mutable_unanswered()->Swap(&unanswered);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::FleetGetLeak(const Scope& scope,
+                                            const drip::v1::GetLeakRequest& request,
+                                            drip::v1::LeakReport* response) {
+  grpc::Status local = DoGetLeak(request, response);
+  if (local.error_code() != grpc::StatusCode::NOT_FOUND) return local;
+  std::vector<std::string> silent;
+  for (auto& a : AskOthers(scope, &AsyncQuery::GetLeak, request)) {
+    if (a.status.ok()) {
+      *response = std::move(a.response);
+      return grpc::Status::OK;
+    }
+    if (a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
+      metrics_->query_fanout_member_errors.Increment();
+      silent.push_back(fmt::format("{} ({})", a.member, FromGrpcStatus(a.status).ToString()));
+    }
+  }
+  if (silent.empty()) return local;
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      fmt::format("report '{}' is not here, and members that may hold it did not "
+                                  "answer: {}",
+                                  request.id(), fmt::join(silent, ", ")));
+}
+
+grpc::Status QueryServiceImpl::FleetListAudit(const Scope& scope,
+                                              const drip::v1::ListAuditRequest& request,
+                                              drip::v1::ListAuditResponse* response) {
+  if (!scope.fleet) return DoListAudit(request, response);
+  std::vector<drip::v1::ListAuditResponse> parts(1);
+  grpc::Status status = DoListAudit(request, &parts[0]);
+  if (!status.ok()) return status;
+  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
+  for (auto& a : AskOthers(scope, &AsyncQuery::ListAudit, request)) {
+    if (a.status.ok()) {
+      parts.push_back(std::move(a.response));
+    } else {
+      NoteUnanswered(a, metrics_, &unanswered);
+    }
+  }
+  const size_t limit = request.limit() == 0 ? 100 : std::min<size_t>(request.limit(), 10000);
+  *response = MergeAudit(std::move(parts), limit);
+  response->mutable_unanswered()->Swap(&unanswered);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::HeldElsewhere(const Scope& scope, const std::string& id,
+                                             const grpc::Status& local) {
+  drip::v1::GetLeakRequest request;
+  request.set_id(id);
+  for (auto& a : AskOthers(scope, &AsyncQuery::GetLeak, request)) {
+    if (!a.status.ok()) continue;
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        fmt::format("report '{}' is held by collector {}, which streams its hosts and keeps its "
+                    "audit log: run this against it (dripctl --collector {})",
+                    id, a.member, a.address));
+  }
+  return local;
 }
 
 }  // namespace drip::collector

@@ -12,6 +12,15 @@
 //   ListLeaks, GetLeak, UpdateLeakState: the LeakReportBook; NOT_FOUND for an unknown id.
 //   Mitigate:  the MitigationCoordinator; answers once the commands are sent.
 //   ListAudit: the audit log, newest first.
+// In a cluster every read answers for the fleet (docs/cluster.md, "One fleet view"): the
+// collector asks the other live members for their part (MemberQueryClient) and merges it
+// with its own (fleet_answer_merge.h), naming in `unanswered` the members whose part is
+// missing. A call that is itself a member's part answers from this collector alone.
+// GetLeak finds a report another member holds; UpdateLeakState and Mitigate of such a
+// report are refused with FAILED_PRECONDITION naming the member to ask, which holds the
+// report, its hosts' streams and its audit log. Fleet calls wait on the members on
+// threads of their own, so that the readers, which answer the members' parts, never wait
+// on another collector (two members asking each other cannot block each other).
 // Every call is authorized by the AccessPolicy first: reads need the viewer role,
 // UpdateLeakState and Mitigate the operator role; a refusal is UNAUTHENTICATED or
 // PERMISSION_DENIED, counted in drip_query_denied_total and logged. Mutating calls
@@ -29,6 +38,7 @@
 
 #include "collector/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
+#include "collector/cluster/member_query_client.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
 #include "collector/leak_pipeline.h"
@@ -81,9 +91,13 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
                                         const drip::v1::ListMembersRequest* request,
                                         drip::v1::ListMembersResponse* response) override;
 
-  // The collector's membership in a cluster, once it has joined (null: standalone, or
-  // leaving). May be called while calls are served.
-  void set_cluster(const ClusterMembership* cluster) { cluster_.store(cluster); }
+  // The collector's membership in a cluster once it has joined, and the client that asks
+  // the other members (both null: standalone, or leaving). Both must outlive the calls
+  // that may use them. May be called while calls are served.
+  void set_cluster(const ClusterMembership* cluster, MemberQueryClient* members) {
+    members_.store(members);
+    cluster_.store(cluster);
+  }
 
   // The work behind each RPC, for a caller already authorized.
   grpc::Status DoListHosts(drip::v1::ListHostsResponse* response);
@@ -104,11 +118,43 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::Status DoListMembers(drip::v1::ListMembersResponse* response);
 
  private:
-  // Authorizes the call for `required`, then runs `work(caller)` on the reader pool and
-  // finishes the call's reactor with its status.
+  // Whom a call answers for: the fleet (a clustered collector asked by dripctl), or this
+  // collector alone (standalone, or a member's part of another's fan-out).
+  struct Scope {
+    bool fleet = false;
+    std::string bearer_token;  // the caller's, passed on to the members
+  };
+
+  // Authorizes the call for `required`, then runs `work(caller, scope)` on the reader
+  // pool (the fan-out pool for a fleet call) and finishes the call's reactor with its
+  // status.
   template <typename Work>
   grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context, Role required,
                                   std::string_view method, Work work);
+
+  // The other live members' answers to `request` (none for a call that is not a fleet
+  // call, or with no other member), timed in drip_query_fanout_seconds.
+  template <typename Request, typename Response>
+  std::vector<MemberAnswer<Response>> AskOthers(
+      const Scope& scope, MemberQueryClient::AsyncMethod<Request, Response> method,
+      const Request& request);
+  // This member's name in merged answers.
+  std::string SelfName() const;
+
+  grpc::Status FleetListHosts(const Scope& scope, drip::v1::ListHostsResponse* response);
+  grpc::Status FleetGetSeries(const Scope& scope, const drip::v1::GetSeriesRequest& request,
+                              drip::v1::GetSeriesResponse* response);
+  grpc::Status FleetListSuspects(const Scope& scope, const drip::v1::ListSuspectsRequest& request,
+                                 drip::v1::ListSuspectsResponse* response);
+  grpc::Status FleetListLeaks(const Scope& scope, const drip::v1::ListLeaksRequest& request,
+                              drip::v1::ListLeaksResponse* response);
+  grpc::Status FleetGetLeak(const Scope& scope, const drip::v1::GetLeakRequest& request,
+                            drip::v1::LeakReport* response);
+  grpc::Status FleetListAudit(const Scope& scope, const drip::v1::ListAuditRequest& request,
+                              drip::v1::ListAuditResponse* response);
+  // For a report this collector does not hold: FAILED_PRECONDITION naming the member
+  // that does, or the local NOT_FOUND when none does.
+  grpc::Status HeldElsewhere(const Scope& scope, const std::string& id, const grpc::Status& local);
 
   const AccessPolicy* access_;
   SeriesStore* store_;
@@ -118,9 +164,12 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   const Clock* clock_;
   const uint64_t max_answer_bytes_;
   std::atomic<const ClusterMembership*> cluster_{nullptr};
+  std::atomic<MemberQueryClient*> members_{nullptr};
   // Query calls are few and read-only; two threads keep one slow series from blocking
   // dripctl hosts.
   WorkerPool readers_{"drip-query", 2, kMaxQueuedQueries};
+  // Fleet calls mostly wait for the other members' answers.
+  WorkerPool fanout_{"drip-fanout", 4, kMaxQueuedQueries};
 };
 
 }  // namespace drip::collector

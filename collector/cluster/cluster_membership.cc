@@ -1,6 +1,7 @@
 #include "collector/cluster/cluster_membership.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "collector/cluster/rendezvous.h"
@@ -176,9 +177,55 @@ void ClusterMembership::SetOnMembersChanged(std::function<void()> callback) {
   on_members_changed_ = std::move(callback);
 }
 
+void ClusterMembership::Share(
+    std::string kind, int every_rounds, std::function<std::string()> produce,
+    std::function<void(const std::map<std::string, std::string>&)> consume) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shares_.push_back(std::make_unique<SharedValue>(SharedValue{
+      std::move(kind), std::max(1, every_rounds), std::move(produce), std::move(consume), "", 0}));
+}
+
+absl::Status ClusterMembership::RunShares() {
+  std::vector<SharedValue*> due;
+  std::set<std::string> others;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& share : shares_) {
+      if (rounds_ % static_cast<uint64_t>(share->every_rounds) == 0) due.push_back(share.get());
+    }
+    for (const ClusterMember& m : members_) {
+      if (m.name != options_.member_name) others.insert(m.name);
+    }
+  }
+  // Shares are never removed, and only this thread runs them: the pointers stay valid.
+  for (SharedValue* share : due) {
+    const std::string prefix = options_.prefix + share->kind + "/";
+    std::string value = share->produce();
+    if (value != share->last_put || lease_ != share->last_lease) {
+      absl::StatusOr<int64_t> put = client_->Put(prefix + options_.member_name, value, lease_);
+      if (!put.ok()) return put.status();
+      share->last_put = std::move(value);
+      share->last_lease = lease_;
+    }
+    absl::StatusOr<std::vector<EtcdKeyValue>> kvs = client_->GetPrefix(prefix);
+    if (!kvs.ok()) return kvs.status();
+    std::map<std::string, std::string> theirs;
+    for (EtcdKeyValue& kv : *kvs) {
+      std::string member = kv.key.substr(prefix.size());
+      // Only live members: a share whose lease has not expired yet after its member left
+      // (or a stale key of a name no longer registered) is not counted.
+      if (others.contains(member)) theirs.emplace(std::move(member), std::move(kv.value));
+    }
+    share->consume(theirs);
+  }
+  return absl::OkStatus();
+}
+
 void ClusterMembership::RunRound() {
   absl::Status status = Register();
   if (status.ok()) status = RefreshMembers();
+  if (status.ok()) status = RunShares();
+  ++rounds_;
   NoteEtcd(status);
 }
 

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -72,6 +73,15 @@ class ClusterMembership {
   // Called on the membership thread after a round in which a member joined or left (by
   // name), so that hosts now placed elsewhere can be sent on. Thread-safe.
   void SetOnMembersChanged(std::function<void()> callback);
+
+  // Something each member shares with the others through etcd (the detector's fleet
+  // drift): every `every_rounds` rounds, on the membership thread, `produce()` is put at
+  // <prefix><kind>/<member> under this member's lease when it changed (so a dead member's
+  // share goes with its lease), then `consume` is given what the other live members put
+  // there, by member name. With etcd away neither runs. Call before the first round
+  // that should share (it runs at the next multiple of `every_rounds`).
+  void Share(std::string kind, int every_rounds, std::function<std::string()> produce,
+             std::function<void(const std::map<std::string, std::string>&)> consume);
   bool etcd_up() const { return etcd_up_.load(); }
   const std::string& member_name() const { return options_.member_name; }
   std::string etcd_endpoint_in_use() const { return client_->current_endpoint(); }
@@ -84,6 +94,7 @@ class ClusterMembership {
                     std::function<uint64_t()> hosts_connected, CollectorMetrics* metrics);
   absl::Status Register();
   absl::Status RefreshMembers();
+  absl::Status RunShares();
   std::string MemberKey() const;
   void NoteEtcd(const absl::Status& status);
 
@@ -99,6 +110,17 @@ class ClusterMembership {
   std::vector<ClusterMember> members_;        // guarded by mu_
   int64_t lease_ = 0;                         // round thread only
   bool left_ = false;                         // guarded by mu_
+  struct SharedValue {
+    std::string kind;
+    int every_rounds = 1;
+    std::function<std::string()> produce;
+    std::function<void(const std::map<std::string, std::string>&)> consume;
+    std::string last_put;  // what was put last, under last_lease
+    int64_t last_lease = 0;
+  };
+  // Added under mu_; each one's fields then belong to the round thread.
+  std::vector<std::unique_ptr<SharedValue>> shares_;
+  uint64_t rounds_ = 0;  // round thread only
   LoopThread loop_;
 };
 

@@ -1,0 +1,120 @@
+// MemberQueryClient: how one collector asks the other members of its cluster for their
+// part of a fleet-wide query (docs/cluster.md, "One fleet view"), as Thanos' querier asks
+// its stores: every member at once, each call with the same deadline, and an answer that
+// says which members did not answer instead of waiting for them or failing as a whole.
+//
+// Calls carry `drip-query-scope: member`, so that the member answers from what it holds
+// alone (no call fans out twice), and the caller's bearer token when it sent one; over TLS
+// the collector's own certificate is its client certificate, so a member's access policy
+// sees either the caller's token or a collector (docs/security.md).
+//
+// Channels are kept per address and made once. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collector/cluster/cluster_membership.h"
+#include "common/rpc/tls_settings.h"
+#include "drip/v1/query.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace drip::collector {
+
+// The metadata a member's part of a fan-out carries, and its one value.
+inline constexpr char kQueryScopeKey[] = "drip-query-scope";
+inline constexpr char kQueryScopeMember[] = "member";
+
+// One member's answer to a fan-out call.
+template <typename Response>
+struct MemberAnswer {
+  std::string member;
+  std::string address;
+  grpc::Status status;
+  Response response;
+};
+
+class MemberQueryClient {
+ public:
+  // How long a member has to answer its part; past it the answer goes without it.
+  static constexpr std::chrono::milliseconds kDefaultDeadline{5000};
+
+  // `tls` is the collector's own section: its certificate and key are presented to the
+  // members, whose certificates must chain to its CA.
+  explicit MemberQueryClient(TlsSettings tls,
+                             std::chrono::milliseconds deadline = kDefaultDeadline);
+
+  // One method of the async stub, e.g.
+  //   &drip::v1::QueryService::Stub::async_interface::ListHosts
+  template <typename Request, typename Response>
+  using AsyncMethod = void (drip::v1::QueryService::Stub::async_interface::*)(
+      grpc::ClientContext*, const Request*, Response*, std::function<void(grpc::Status)>);
+
+  // Sends `request` to every one of `members` at once and returns when all have answered
+  // or run out of time, one entry per member in their order. A member whose channel
+  // cannot be made answers with that error.
+  template <typename Request, typename Response>
+  std::vector<MemberAnswer<Response>> AskAll(const std::vector<ClusterMember>& members,
+                                             AsyncMethod<Request, Response> method,
+                                             const Request& request, std::string_view bearer_token);
+
+ private:
+  // The stub for `address`, made on first use; null with `error` set when the
+  // credentials cannot be built (a certificate file gone).
+  std::shared_ptr<drip::v1::QueryService::Stub> StubFor(const std::string& address,
+                                                        grpc::Status* error);
+
+  const TlsSettings tls_;
+  const std::chrono::milliseconds deadline_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<drip::v1::QueryService::Stub>> stubs_;  // by address
+};
+
+template <typename Request, typename Response>
+std::vector<MemberAnswer<Response>> MemberQueryClient::AskAll(
+    const std::vector<ClusterMember>& members, AsyncMethod<Request, Response> method,
+    const Request& request, std::string_view bearer_token) {
+  std::vector<MemberAnswer<Response>> answers(members.size());
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts(members.size());
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  size_t pending = 0;
+  const auto deadline = std::chrono::system_clock::now() + deadline_;
+  for (size_t i = 0; i < members.size(); ++i) {
+    answers[i].member = members[i].name;
+    answers[i].address = members[i].address;
+    std::shared_ptr<drip::v1::QueryService::Stub> stub =
+        StubFor(members[i].address, &answers[i].status);
+    if (stub == nullptr) continue;
+    contexts[i] = std::make_unique<grpc::ClientContext>();
+    contexts[i]->set_deadline(deadline);
+    contexts[i]->AddMetadata(kQueryScopeKey, kQueryScopeMember);
+    if (!bearer_token.empty()) {
+      contexts[i]->AddMetadata("authorization", "Bearer " + std::string(bearer_token));
+    }
+    {
+      std::lock_guard<std::mutex> lock(done_mu);
+      ++pending;
+    }
+    (stub->async()->*method)(contexts[i].get(), &request, &answers[i].response,
+                             [&, i](grpc::Status status) {
+                               std::lock_guard<std::mutex> lock(done_mu);
+                               answers[i].status = std::move(status);
+                               if (--pending == 0) done_cv.notify_all();
+                             });
+  }
+  // Every call ends by its deadline at the latest (gRPC finishes it DEADLINE_EXCEEDED),
+  // and its callback refers to this frame: wait for all of them.
+  std::unique_lock<std::mutex> lock(done_mu);
+  done_cv.wait(lock, [&] { return pending == 0; });
+  return answers;
+}
+
+}  // namespace drip::collector
