@@ -348,24 +348,28 @@ ProcFigures SumFigures(const std::vector<CollectorChild>& collectors) {
   return sum;
 }
 
-// `count` ListHosts calls on `address`, each timed (ms); with `member_scope`, answered by
-// that collector alone, as a member's part of a fan-out is.
-Percentiles TimeListHosts(const Options& opt, bool tls, const std::string& address,
-                          const std::string& any_host, bool member_scope, int count) {
+// `count` pairs of ListHosts calls on `address`, each timed (ms): a fleet-wide one, then one
+// answered by that collector alone (as a member's part of a fan-out is), interleaved so
+// that both meet the same state of the machine.
+std::pair<Percentiles, Percentiles> TimeListHosts(const Options& opt, bool tls,
+                                                  const std::string& address,
+                                                  const std::string& any_host, int count) {
   auto stub = drip::v1::QueryService::NewStub(MakeChannel(opt, tls, address, any_host));
-  std::vector<float> ms;
-  for (int i = 0; i < count; ++i) {
+  std::vector<float> fleet_ms, member_ms;
+  for (int i = 0; i < 2 * count; ++i) {
+    const bool member_scope = i % 2 == 1;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
     if (member_scope) ctx.AddMetadata(collector::kQueryScopeKey, collector::kQueryScopeMember);
     drip::v1::ListHostsResponse response;
     const auto start = std::chrono::steady_clock::now();
     if (!stub->ListHosts(&ctx, drip::v1::ListHostsRequest(), &response).ok()) continue;
-    ms.push_back(static_cast<float>(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count()));
+    (member_scope ? member_ms : fleet_ms)
+        .push_back(static_cast<float>(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count()));
   }
-  return PercentilesOf(std::move(ms));
+  return {PercentilesOf(std::move(fleet_ms)), PercentilesOf(std::move(member_ms))};
 }
 
 PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_count,
@@ -387,6 +391,7 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_
   // Several collectors share the fleet through a real etcd member, as in production.
   std::unique_ptr<testing::EtcdCluster> etcd;
   if (collector_count > 1) {
+    std::filesystem::create_directories(dir + "/etcd");
     absl::StatusOr<std::unique_ptr<testing::EtcdCluster>> started =
         testing::EtcdCluster::Start(1, dir + "/etcd");
     if (!started.ok()) {
@@ -649,8 +654,8 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_
   };
   // The first member answers for every host: with several, through its fan-out.
   CheckStore(opt, tls, first->grpc_address(), hosts, outcomes, &r);
-  r.fleet_list_ms = TimeListHosts(opt, tls, first->grpc_address(), hosts[0].host(), false, 20);
-  r.local_list_ms = TimeListHosts(opt, tls, first->grpc_address(), hosts[0].host(), true, 20);
+  std::tie(r.fleet_list_ms, r.local_list_ms) =
+      TimeListHosts(opt, tls, first->grpc_address(), hosts[0].host(), 20);
   for (const CollectorChild& c : collectors) r.store_bytes += DirectoryBytes(c.store_dir());
   r.peak_rss = SumFigures(collectors).hwm_bytes;
   r.generator_peak_rss = ReadProcFigures(self).hwm_bytes;

@@ -56,6 +56,15 @@ void NoteUnanswered(const MemberAnswer<Response>& answer, CollectorMetrics* metr
   e->set_error(FromGrpcStatus(answer.status).ToString());
 }
 
+// The members' answers without their names.
+template <typename Response>
+std::vector<Response> AnswersOf(std::vector<MemberPart<Response>> parts) {
+  std::vector<Response> out;
+  out.reserve(parts.size());
+  for (MemberPart<Response>& p : parts) out.push_back(std::move(p.response));
+  return out;
+}
+
 using AsyncQuery = drip::v1::QueryService::Stub::async_interface;
 
 }  // namespace
@@ -120,7 +129,10 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListHosts(grpc::CallbackServerContex
                                                       drip::v1::ListHostsResponse* response) {
   return Serve(context, Role::kViewer, "ListHosts",
                [this, response](const Caller&, const Scope& scope) {
-                 return FleetListHosts(scope, response);
+                 return AnswerForFleet(
+                     scope, &AsyncQuery::ListHosts, drip::v1::ListHostsRequest(),
+                     [this](drip::v1::ListHostsResponse* r) { return DoListHosts(r); },
+                     [](auto parts) { return MergeHosts(std::move(parts)); }, response);
                });
 }
 
@@ -138,7 +150,11 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
     drip::v1::ListSuspectsResponse* response) {
   return Serve(context, Role::kViewer, "ListSuspects",
                [this, request, response](const Caller&, const Scope& scope) {
-                 return FleetListSuspects(scope, *request, response);
+                 return AnswerForFleet(
+                     scope, &AsyncQuery::ListSuspects, *request,
+                     [&](drip::v1::ListSuspectsResponse* r) { return DoListSuspects(*request, r); },
+                     [](auto parts) { return MergeSuspects(AnswersOf(std::move(parts))); },
+                     response);
                });
 }
 
@@ -147,7 +163,10 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContex
                                                       drip::v1::ListLeaksResponse* response) {
   return Serve(context, Role::kViewer, "ListLeaks",
                [this, request, response](const Caller&, const Scope& scope) {
-                 return FleetListLeaks(scope, *request, response);
+                 return AnswerForFleet(
+                     scope, &AsyncQuery::ListLeaks, *request,
+                     [&](drip::v1::ListLeaksResponse* r) { return DoListLeaks(*request, r); },
+                     [](auto parts) { return MergeLeaks(AnswersOf(std::move(parts))); }, response);
                });
 }
 
@@ -187,7 +206,13 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContex
                                                       drip::v1::ListAuditResponse* response) {
   return Serve(context, Role::kViewer, "ListAudit",
                [this, request, response](const Caller&, const Scope& scope) {
-                 return FleetListAudit(scope, *request, response);
+                 const size_t limit =
+                     request->limit() == 0 ? 100 : std::min<size_t>(request->limit(), 10000);
+                 return AnswerForFleet(
+                     scope, &AsyncQuery::ListAudit, *request,
+                     [&](drip::v1::ListAuditResponse* r) { return DoListAudit(*request, r); },
+                     [limit](auto parts) { return MergeAudit(AnswersOf(std::move(parts)), limit); },
+                     response);
                });
 }
 
@@ -387,22 +412,24 @@ std::string QueryServiceImpl::SelfName() const {
   return cluster == nullptr ? std::string() : cluster->member_name();
 }
 
-grpc::Status QueryServiceImpl::FleetListHosts(const Scope& scope,
-                                              drip::v1::ListHostsResponse* response) {
-  if (!scope.fleet) return DoListHosts(response);
-  std::vector<MemberPart<drip::v1::ListHostsResponse>> parts(1);
+template <typename Request, typename Response, typename Local, typename Merge>
+grpc::Status QueryServiceImpl::AnswerForFleet(
+    const Scope& scope, MemberQueryClient::AsyncMethod<Request, Response> method,
+    const Request& request, Local local, Merge merge, Response* response) {
+  if (!scope.fleet) return local(response);
+  std::vector<MemberPart<Response>> parts(1);
   parts[0].member = SelfName();
-  grpc::Status status = DoListHosts(&parts[0].response);
+  grpc::Status status = local(&parts[0].response);
   if (!status.ok()) return status;
   google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
-  for (auto& a : AskOthers(scope, &AsyncQuery::ListHosts, drip::v1::ListHostsRequest())) {
+  for (auto& a : AskOthers(scope, method, request)) {
     if (a.status.ok()) {
       parts.push_back({a.member, std::move(a.response)});
     } else {
       NoteUnanswered(a, metrics_, &unanswered);
     }
   }
-  *response = MergeHosts(std::move(parts));
+  *response = merge(std::move(parts));
   response->mutable_unanswered()->Swap(&unanswered);
   return grpc::Status::OK;
 }
@@ -452,46 +479,6 @@ grpc::Status QueryServiceImpl::FleetGetSeries(const Scope& scope,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryServiceImpl::FleetListSuspects(const Scope& scope,
-                                                 const drip::v1::ListSuspectsRequest& request,
-                                                 drip::v1::ListSuspectsResponse* response) {
-  if (!scope.fleet) return DoListSuspects(request, response);
-  std::vector<drip::v1::ListSuspectsResponse> parts(1);
-  grpc::Status status = DoListSuspects(request, &parts[0]);
-  if (!status.ok()) return status;
-  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
-  for (auto& a : AskOthers(scope, &AsyncQuery::ListSuspects, request)) {
-    if (a.status.ok()) {
-      parts.push_back(std::move(a.response));
-    } else {
-      NoteUnanswered(a, metrics_, &unanswered);
-    }
-  }
-  *response = MergeSuspects(std::move(parts));
-  response->mutable_unanswered()->Swap(&unanswered);
-  return grpc::Status::OK;
-}
-
-grpc::Status QueryServiceImpl::FleetListLeaks(const Scope& scope,
-                                              const drip::v1::ListLeaksRequest& request,
-                                              drip::v1::ListLeaksResponse* response) {
-  if (!scope.fleet) return DoListLeaks(request, response);
-  std::vector<drip::v1::ListLeaksResponse> parts(1);
-  grpc::Status status = DoListLeaks(request, &parts[0]);
-  if (!status.ok()) return status;
-  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
-  for (auto& a : AskOthers(scope, &AsyncQuery::ListLeaks, request)) {
-    if (a.status.ok()) {
-      parts.push_back(std::move(a.response));
-    } else {
-      NoteUnanswered(a, metrics_, &unanswered);
-    }
-  }
-  *response = MergeLeaks(std::move(parts));
-  response->mutable_unanswered()->Swap(&unanswered);
-  return grpc::Status::OK;
-}
-
 grpc::Status QueryServiceImpl::FleetGetLeak(const Scope& scope,
                                             const drip::v1::GetLeakRequest& request,
                                             drip::v1::LeakReport* response) {
@@ -513,27 +500,6 @@ grpc::Status QueryServiceImpl::FleetGetLeak(const Scope& scope,
                       fmt::format("report '{}' is not here, and members that may hold it did not "
                                   "answer: {}",
                                   request.id(), fmt::join(silent, ", ")));
-}
-
-grpc::Status QueryServiceImpl::FleetListAudit(const Scope& scope,
-                                              const drip::v1::ListAuditRequest& request,
-                                              drip::v1::ListAuditResponse* response) {
-  if (!scope.fleet) return DoListAudit(request, response);
-  std::vector<drip::v1::ListAuditResponse> parts(1);
-  grpc::Status status = DoListAudit(request, &parts[0]);
-  if (!status.ok()) return status;
-  google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
-  for (auto& a : AskOthers(scope, &AsyncQuery::ListAudit, request)) {
-    if (a.status.ok()) {
-      parts.push_back(std::move(a.response));
-    } else {
-      NoteUnanswered(a, metrics_, &unanswered);
-    }
-  }
-  const size_t limit = request.limit() == 0 ? 100 : std::min<size_t>(request.limit(), 10000);
-  *response = MergeAudit(std::move(parts), limit);
-  response->mutable_unanswered()->Swap(&unanswered);
-  return grpc::Status::OK;
 }
 
 grpc::Status QueryServiceImpl::HeldElsewhere(const Scope& scope, const std::string& id,

@@ -141,17 +141,17 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   // This member's name in merged answers.
   std::string SelfName() const;
 
-  grpc::Status FleetListHosts(const Scope& scope, drip::v1::ListHostsResponse* response);
+  // This member's answer when the call is not a fleet call; otherwise its part and the
+  // other live members', merged by `merge` (fleet_answer_merge.h), the missing members
+  // named in `unanswered`.
+  template <typename Request, typename Response, typename Local, typename Merge>
+  grpc::Status AnswerForFleet(const Scope& scope,
+                              MemberQueryClient::AsyncMethod<Request, Response> method,
+                              const Request& request, Local local, Merge merge, Response* response);
   grpc::Status FleetGetSeries(const Scope& scope, const drip::v1::GetSeriesRequest& request,
                               drip::v1::GetSeriesResponse* response);
-  grpc::Status FleetListSuspects(const Scope& scope, const drip::v1::ListSuspectsRequest& request,
-                                 drip::v1::ListSuspectsResponse* response);
-  grpc::Status FleetListLeaks(const Scope& scope, const drip::v1::ListLeaksRequest& request,
-                              drip::v1::ListLeaksResponse* response);
   grpc::Status FleetGetLeak(const Scope& scope, const drip::v1::GetLeakRequest& request,
                             drip::v1::LeakReport* response);
-  grpc::Status FleetListAudit(const Scope& scope, const drip::v1::ListAuditRequest& request,
-                              drip::v1::ListAuditResponse* response);
   // For a report this collector does not hold: FAILED_PRECONDITION naming the member
   // that does, or the local NOT_FOUND when none does.
   grpc::Status HeldElsewhere(const Scope& scope, const std::string& id, const grpc::Status& local);
