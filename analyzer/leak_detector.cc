@@ -375,11 +375,31 @@ ComponentDrift LeakDetector::LocalDrift(std::string_view component) const {
   return it == impl_->component_ids.end() ? ComponentDrift{} : impl_->local_drift[it->second];
 }
 
-std::vector<std::pair<std::string, ComponentDrift>> LeakDetector::LocalDrifts() const {
+std::vector<std::pair<std::string, ComponentDrift>> LeakDetector::LocalDrifts(
+    int64_t active_since_s) const {
   const Impl& d = *impl_;
+  // Counted afresh from the series still reporting; the maxima (released rises, warm-ups)
+  // are the component's, whichever host showed them.
+  std::vector<std::optional<ComponentDrift>> counts(d.local_drift.size());
+  for (SeriesId id = 0; id < d.states.size(); ++id) {
+    const SeriesState& s = d.states[id];
+    if (!s.started() || s.last_sample() < active_since_s) continue;
+    const uint32_t component = d.series_component[id];
+    std::optional<ComponentDrift>& c = counts[component];
+    if (!c) {
+      c.emplace();
+      c->longest_released_rise_s = d.local_drift[component].longest_released_rise_s;
+      c->longest_warmup_s = d.local_drift[component].longest_warmup_s;
+    }
+    ++c->hosts_seen;
+    ++c->hosts_by_band[s.band];
+    if (s.climbing) ++c->hosts_climbing;
+    if (s.releasing) ++c->hosts_releasing;
+    if (s.warmed) ++c->hosts_warmed;
+  }
   std::vector<std::pair<std::string, ComponentDrift>> out;
-  for (uint32_t id = 0; id < d.local_drift.size(); ++id) {
-    if (d.local_drift[id].hosts_seen > 0) out.emplace_back(d.components[id], d.local_drift[id]);
+  for (uint32_t id = 0; id < counts.size(); ++id) {
+    if (counts[id]) out.emplace_back(d.components[id], *counts[id]);
   }
   return out;
 }

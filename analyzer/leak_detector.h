@@ -82,8 +82,11 @@ class LeakDetector {
 
   // Fleet drift of one component over this detector's hosts.
   ComponentDrift LocalDrift(std::string_view component) const;
-  // The same for every component with a host here.
-  std::vector<std::pair<std::string, ComponentDrift>> LocalDrifts() const;
+  // The same for every component, over the series with a sample since `active_since_s`
+  // only: what a shard tells the others. A host that moved to another shard stops
+  // reporting here and must not be counted on both (its series stays here, judged and
+  // counted locally, until forgotten).
+  std::vector<std::pair<std::string, ComponentDrift>> LocalDrifts(int64_t active_since_s) const;
   // Detectors sharded by host (collectors of a cluster) judge a component by all its
   // hosts: each is told the merged drift of the component's hosts on the other shards,
   // which its fleet rule adds to its own from then on (until told again or cleared).

@@ -274,7 +274,10 @@ TEST(LeakDetectorTest, AThinLeakOverShardsIsCaughtAsEarlyAsByOneDetectorOnceThey
       for (int i = 0; i < kShards; ++i) {
         ComponentDrift others;
         for (int j = 0; j < kShards; ++j) {
-          if (j != i) others.Merge(sharing[j]->LocalDrift("svc:x.service"));
+          if (j == i) continue;
+          for (const auto& [component, drift] : sharing[j]->LocalDrifts(kStart + t - 600)) {
+            if (component == "svc:x.service") others.Merge(drift);
+          }
         }
         sharing[i]->SetPeerDrift("svc:x.service", others);
       }
@@ -307,6 +310,23 @@ TEST(LeakDetectorTest, AThinLeakOverShardsIsCaughtAsEarlyAsByOneDetectorOnceThey
   // Sharing every ten minutes costs at most an epoch against one detector seeing all.
   EXPECT_LE(sharing_first, whole_first + kHour);
   EXPECT_LT(sharing_first, alone_first);
+}
+
+TEST(LeakDetectorTest, AHostThatStoppedReportingHereIsLeftOutOfWhatTheShardShares) {
+  // host-b moved to another shard after a day: that shard counts it now, so this one must
+  // not share it too (it still judges and counts it locally until it is forgotten).
+  LeakDetector detector{DetectorConfig{}};
+  for (int64_t t = 0; t < 2 * kDay; t += 60) {
+    detector.Observe("host-a", "svc:x.service", kStart + t, "1@1", 500 * kMiB);
+    if (t < kDay) detector.Observe("host-b", "svc:x.service", kStart + t, "2@1", 500 * kMiB);
+  }
+  EXPECT_EQ(detector.LocalDrift("svc:x.service").hosts_seen, 2);
+  const auto shared = detector.LocalDrifts(kStart + 2 * kDay - 600);
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_EQ(shared[0].first, "svc:x.service");
+  EXPECT_EQ(shared[0].second.hosts_seen, 1);
+  EXPECT_EQ(shared[0].second.hosts_by_band[0], 1);
+  EXPECT_TRUE(detector.LocalDrifts(kStart + 3 * kDay).empty());
 }
 
 // ---- Messy input.

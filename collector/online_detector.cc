@@ -232,8 +232,9 @@ uint64_t OnlineDetector::samples_observed() const {
 }
 
 std::vector<std::pair<std::string, analyzer::ComponentDrift>> OnlineDetector::LocalDrifts() const {
+  const int64_t active_since_s = (clock_->NowMs() - kSharedDriftActiveMs) / 1000;
   std::lock_guard<std::mutex> lock(mu_);
-  return detector_.LocalDrifts();
+  return detector_.LocalDrifts(active_since_s);
 }
 
 void OnlineDetector::SetPeerDrifts(const std::map<std::string, analyzer::ComponentDrift>& peers) {

@@ -67,9 +67,11 @@ class OnlineDetector {
   // Suspects and suspected components; only those of `component` unless it is empty.
   FleetSuspects Suspects(const std::string& component = "") const;
 
-  // Fleet drift of every component over this collector's hosts, and the merged drift of
-  // their hosts on the other members (a component absent there has none): in a cluster
-  // the fleet rule judges a component by all its hosts (docs/cluster.md).
+  // Fleet drift of every component over this collector's hosts still reporting (a sample
+  // in the last kSharedDriftActiveMs), and the merged drift of their hosts on the other
+  // members (a component absent there has none): in a cluster the fleet rule judges a
+  // component by all its hosts, each counted once (docs/cluster.md).
+  static constexpr int64_t kSharedDriftActiveMs = 10 * 60 * 1000;
   std::vector<std::pair<std::string, analyzer::ComponentDrift>> LocalDrifts() const;
   void SetPeerDrifts(const std::map<std::string, analyzer::ComponentDrift>& peers);
 

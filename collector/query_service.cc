@@ -104,6 +104,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* c
   if (cluster_.load() != nullptr && !IsMemberPart(*context)) {
     scope.fleet = true;
     scope.bearer_token = CallerCredentialsOf(*context).bearer_token;
+    scope.deadline = context->deadline();
   }
   // Store reads can be slow (a long series): on a pool, never on gRPC's thread.
   WorkerPool& pool = scope.fleet ? fanout_ : readers_;
@@ -401,7 +402,7 @@ std::vector<MemberAnswer<Response>> QueryServiceImpl::AskOthers(
   if (others.empty()) return {};
   const auto start = std::chrono::steady_clock::now();
   std::vector<MemberAnswer<Response>> answers =
-      client->AskAll(others, method, request, scope.bearer_token);
+      client->AskAll(others, method, request, scope.bearer_token, scope.deadline);
   metrics_->query_fanout_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return answers;
@@ -464,16 +465,17 @@ grpc::Status QueryServiceImpl::FleetGetSeries(const Scope& scope,
                     unanswered[0].address(), unanswered[0].error()));
   }
   *response = MergeSeries(std::move(parts));
-  // Each member stops its read at what one answer can carry; so does the merge.
+  // Each part fits one answer; together they may not. Never cut samples silently.
   const size_t max_samples = static_cast<size_t>(max_answer_bytes_ / 16);
-  size_t kept = 0;
-  for (drip::v1::Series& s : *response->mutable_series()) {
-    const size_t room = max_samples > kept ? max_samples - kept : 0;
-    if (static_cast<size_t>(s.samples_size()) > room) {
-      s.mutable_samples()->DeleteSubrange(static_cast<int>(room),
-                                          s.samples_size() - static_cast<int>(room));
-    }
-    kept += static_cast<size_t>(s.samples_size());
+  size_t samples = 0;
+  for (const drip::v1::Series& s : response->series()) samples += s.samples_size();
+  if (samples > max_samples) {
+    response->Clear();
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        fmt::format("the members hold {} samples of {} on '{}' in this range, more than one "
+                    "answer carries ({}): ask for a shorter range (since/until)",
+                    samples, request.component(), request.host(), max_samples));
   }
   response->mutable_unanswered()->Swap(&unanswered);
   return grpc::Status::OK;
@@ -506,15 +508,25 @@ grpc::Status QueryServiceImpl::HeldElsewhere(const Scope& scope, const std::stri
                                              const grpc::Status& local) {
   drip::v1::GetLeakRequest request;
   request.set_id(id);
+  std::vector<std::string> silent;
   for (auto& a : AskOthers(scope, &AsyncQuery::GetLeak, request)) {
-    if (!a.status.ok()) continue;
-    return grpc::Status(
-        grpc::StatusCode::FAILED_PRECONDITION,
-        fmt::format("report '{}' is held by collector {}, which streams its hosts and keeps its "
-                    "audit log: run this against it (dripctl --collector {})",
-                    id, a.member, a.address));
+    if (a.status.ok()) {
+      return grpc::Status(
+          grpc::StatusCode::FAILED_PRECONDITION,
+          fmt::format("report '{}' is held by collector {}, which streams its hosts and keeps "
+                      "its audit log: run this against it (dripctl --collector {})",
+                      id, a.member, a.address));
+    }
+    if (a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
+      silent.push_back(fmt::format("{} ({})", a.member, FromGrpcStatus(a.status).ToString()));
+    }
   }
-  return local;
+  if (silent.empty()) return local;
+  // Not "no such report" while a member that may hold it did not say.
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                      fmt::format("report '{}' is not here, and members that may hold it did not "
+                                  "answer: {}",
+                                  id, fmt::join(silent, ", ")));
 }
 
 }  // namespace drip::collector

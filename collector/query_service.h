@@ -123,6 +123,8 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   struct Scope {
     bool fleet = false;
     std::string bearer_token;  // the caller's, passed on to the members
+    std::chrono::system_clock::time_point deadline =
+        std::chrono::system_clock::time_point::max();  // the caller's
   };
 
   // Authorizes the call for `required`, then runs `work(caller, scope)` on the reader

@@ -11,6 +11,7 @@
 // Channels are kept per address and made once. Thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -59,11 +60,15 @@ class MemberQueryClient {
 
   // Sends `request` to every one of `members` at once and returns when all have answered
   // or run out of time, one entry per member in their order. A member whose channel
-  // cannot be made answers with that error.
+  // cannot be made answers with that error. The members have the client's deadline, or
+  // less when `caller_deadline` (the asking call's own, a margin kept for the merge) is
+  // sooner: a partial answer in time beats a complete one too late.
   template <typename Request, typename Response>
   std::vector<MemberAnswer<Response>> AskAll(const std::vector<ClusterMember>& members,
                                              AsyncMethod<Request, Response> method,
-                                             const Request& request, std::string_view bearer_token);
+                                             const Request& request, std::string_view bearer_token,
+                                             std::chrono::system_clock::time_point caller_deadline =
+                                                 std::chrono::system_clock::time_point::max());
 
  private:
   // The stub for `address`, made on first use; null with `error` set when the
@@ -80,13 +85,18 @@ class MemberQueryClient {
 template <typename Request, typename Response>
 std::vector<MemberAnswer<Response>> MemberQueryClient::AskAll(
     const std::vector<ClusterMember>& members, AsyncMethod<Request, Response> method,
-    const Request& request, std::string_view bearer_token) {
+    const Request& request, std::string_view bearer_token,
+    std::chrono::system_clock::time_point caller_deadline) {
   std::vector<MemberAnswer<Response>> answers(members.size());
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts(members.size());
   std::mutex done_mu;
   std::condition_variable done_cv;
   size_t pending = 0;
-  const auto deadline = std::chrono::system_clock::now() + deadline_;
+  constexpr std::chrono::milliseconds kMergeMargin{250};
+  auto deadline = std::chrono::system_clock::now() + deadline_;
+  if (caller_deadline != std::chrono::system_clock::time_point::max()) {
+    deadline = std::min(deadline, caller_deadline - kMergeMargin);
+  }
   for (size_t i = 0; i < members.size(); ++i) {
     answers[i].member = members[i].name;
     answers[i].address = members[i].address;
