@@ -481,43 +481,19 @@ grpc::Status QueryServiceImpl::FleetGetSeries(const Scope& scope,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryServiceImpl::FleetGetLeak(const Scope& scope,
-                                            const drip::v1::GetLeakRequest& request,
-                                            drip::v1::LeakReport* response) {
-  grpc::Status local = DoGetLeak(request, response);
-  if (local.error_code() != grpc::StatusCode::NOT_FOUND) return local;
-  std::vector<std::string> silent;
-  for (auto& a : AskOthers(scope, &AsyncQuery::GetLeak, request)) {
-    if (a.status.ok()) {
-      *response = std::move(a.response);
-      return grpc::Status::OK;
-    }
-    if (a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
-      metrics_->query_fanout_member_errors.Increment();
-      silent.push_back(fmt::format("{} ({})", a.member, FromGrpcStatus(a.status).ToString()));
-    }
-  }
-  if (silent.empty()) return local;
-  return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                      fmt::format("report '{}' is not here, and members that may hold it did not "
-                                  "answer: {}",
-                                  request.id(), fmt::join(silent, ", ")));
-}
-
-grpc::Status QueryServiceImpl::HeldElsewhere(const Scope& scope, const std::string& id,
-                                             const grpc::Status& local) {
+grpc::Status QueryServiceImpl::FindLeakElsewhere(const Scope& scope, const std::string& id,
+                                                 const grpc::Status& local,
+                                                 MemberAnswer<drip::v1::LeakReport>* found) {
   drip::v1::GetLeakRequest request;
   request.set_id(id);
   std::vector<std::string> silent;
   for (auto& a : AskOthers(scope, &AsyncQuery::GetLeak, request)) {
     if (a.status.ok()) {
-      return grpc::Status(
-          grpc::StatusCode::FAILED_PRECONDITION,
-          fmt::format("report '{}' is held by collector {}, which streams its hosts and keeps "
-                      "its audit log: run this against it (dripctl --collector {})",
-                      id, a.member, a.address));
+      *found = std::move(a);
+      return grpc::Status::OK;
     }
     if (a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
+      metrics_->query_fanout_member_errors.Increment();
       silent.push_back(fmt::format("{} ({})", a.member, FromGrpcStatus(a.status).ToString()));
     }
   }
@@ -527,6 +503,29 @@ grpc::Status QueryServiceImpl::HeldElsewhere(const Scope& scope, const std::stri
                       fmt::format("report '{}' is not here, and members that may hold it did not "
                                   "answer: {}",
                                   id, fmt::join(silent, ", ")));
+}
+
+grpc::Status QueryServiceImpl::FleetGetLeak(const Scope& scope,
+                                            const drip::v1::GetLeakRequest& request,
+                                            drip::v1::LeakReport* response) {
+  grpc::Status local = DoGetLeak(request, response);
+  if (local.error_code() != grpc::StatusCode::NOT_FOUND) return local;
+  MemberAnswer<drip::v1::LeakReport> found;
+  grpc::Status status = FindLeakElsewhere(scope, request.id(), local, &found);
+  if (status.ok()) *response = std::move(found.response);
+  return status;
+}
+
+grpc::Status QueryServiceImpl::HeldElsewhere(const Scope& scope, const std::string& id,
+                                             const grpc::Status& local) {
+  MemberAnswer<drip::v1::LeakReport> found;
+  grpc::Status status = FindLeakElsewhere(scope, id, local, &found);
+  if (!status.ok()) return status;
+  return grpc::Status(
+      grpc::StatusCode::FAILED_PRECONDITION,
+      fmt::format("report '{}' is held by collector {}, which streams its hosts and keeps its "
+                  "audit log: run this against it (dripctl --collector {})",
+                  id, found.member, found.address));
 }
 
 }  // namespace drip::collector

@@ -154,6 +154,12 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
                               drip::v1::GetSeriesResponse* response);
   grpc::Status FleetGetLeak(const Scope& scope, const drip::v1::GetLeakRequest& request,
                             drip::v1::LeakReport* response);
+  // Report `id`, which this collector does not hold (`local`, its NOT_FOUND), asked of the
+  // other members: OK with `found` (the report and the member holding it) when one holds
+  // it; `local` when none does; UNAVAILABLE naming the members that did not answer.
+  grpc::Status FindLeakElsewhere(const Scope& scope, const std::string& id,
+                                 const grpc::Status& local,
+                                 MemberAnswer<drip::v1::LeakReport>* found);
   // For a report this collector does not hold: FAILED_PRECONDITION naming the member
   // that does, or the local NOT_FOUND when none does.
   grpc::Status HeldElsewhere(const Scope& scope, const std::string& id, const grpc::Status& local);
