@@ -18,4 +18,13 @@ const char* SuspectRuleName(SuspectRule rule) {
   return "unknown";
 }
 
+std::optional<SuspectRule> SuspectRuleFromName(std::string_view name) {
+  for (SuspectRule rule :
+       {SuspectRule::kClimbAboveNormal, SuspectRule::kYoungClimb, SuspectRule::kFleetDrift,
+        SuspectRule::kRestartReset, SuspectRule::kDailyClimb}) {
+    if (name == SuspectRuleName(rule)) return rule;
+  }
+  return std::nullopt;
+}
+
 }  // namespace drip::analyzer

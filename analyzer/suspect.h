@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace drip::analyzer {
 
@@ -18,6 +19,8 @@ enum class SuspectRule {
 };
 
 const char* SuspectRuleName(SuspectRule rule);
+// The rule SuspectRuleName spells `name`; nullopt for a name this build does not know.
+std::optional<SuspectRule> SuspectRuleFromName(std::string_view name);
 
 struct Suspect {
   std::string host;

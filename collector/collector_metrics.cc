@@ -121,6 +121,15 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       cluster_drift_members(Gauge(r, "drip_cluster_drift_members",
                                   "Other members of the cluster whose fleet drift the leak "
                                   "detector adds to its own, as last read")),
+      cluster_reports_owned(Gauge(r, "drip_cluster_reports_owned",
+                                  "Components whose leak report this member owns (their "
+                                  "newest report, resolved or not)")),
+      cluster_report_writes(Counter(r, "drip_cluster_report_writes_total",
+                                    "Owned leak reports written to etcd for the next owner")),
+      cluster_report_conflicts(
+          Counter(r, "drip_cluster_report_conflicts_total",
+                  "Writes of a leak report to etcd that another member's write came first to "
+                  "(both thought they owned the component; this member gave way)")),
       query_fanout_seconds(BuildHistogram()
                                .Name("drip_query_fanout_seconds")
                                .Help("Time to ask the other members of the cluster for their "

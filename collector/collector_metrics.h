@@ -99,7 +99,13 @@ struct CollectorMetrics {
   // Fleet-wide queries (docs/cluster.md, "One fleet view"): how long asking the other
   // members took, and the members' parts that were missing from an answer.
   // Other members whose detectors' fleet drift this one's adds to its own.
-  prometheus::Gauge& cluster_drift_members;         // drip_cluster_drift_members
+  prometheus::Gauge& cluster_drift_members;  // drip_cluster_drift_members
+  // One owner per leak report (cluster/report_ownership.h): the components whose report
+  // this member owns, its writes of them to etcd, and the writes another member's came
+  // first to (two members both thought they owned the component; this one gives way).
+  prometheus::Gauge& cluster_reports_owned;         // drip_cluster_reports_owned
+  prometheus::Counter& cluster_report_writes;       // drip_cluster_report_writes_total
+  prometheus::Counter& cluster_report_conflicts;    // drip_cluster_report_conflicts_total
   prometheus::Histogram& query_fanout_seconds;      // drip_query_fanout_seconds
   prometheus::Counter& query_fanout_member_errors;  // drip_query_fanout_member_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),

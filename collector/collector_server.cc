@@ -272,6 +272,10 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
         }
         drift_unreadable_ = unreadable.size();
       });
+  // Each component's leak report has one owner among the members (report_ownership.h).
+  report_ownership_ = std::make_unique<ReportOwnership>(
+      cluster_.get(), member_queries_.get(), pipeline_.get(), &metrics_, pipeline_->interval());
+  pipeline_->reports().SetOnChangeBetweenPasses([this] { report_ownership_->Wake(); });
   Logger("collector")
       ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
              options.advertise_address, fmt::join(options.etcd.endpoints, ","),
@@ -284,6 +288,7 @@ void CollectorServer::StartBackground() {
                                                       config_.storage.retention_check_interval);
   maintenance_->Start();
   pipeline_->Start();
+  if (report_ownership_) report_ownership_->Start();
 }
 
 absl::Status CollectorServer::LoadAccessPolicy() {
@@ -339,11 +344,14 @@ void CollectorServer::TearDown() {
   // Workers may still report store health; they must stop touching the server first.
   health_.AttachHealthService(nullptr);
   // The background loops first; the pipeline object stays until no session can call it.
+  if (report_ownership_) report_ownership_->Stop();
   if (maintenance_) maintenance_->Stop();
   if (pipeline_) pipeline_->Stop();
   exposer_.reset();
   if (query_ != nullptr) query_->set_cluster(nullptr, nullptr);
   cluster_for_sessions_.store(nullptr);
+  if (pipeline_) pipeline_->reports().SetOnChangeBetweenPasses(nullptr);
+  report_ownership_.reset();
   cluster_.reset();
   server_.reset();
   // Each service runs what its workers still hold, then stops them.

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "collector/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
+#include "collector/cluster/report_ownership.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
 #include "collector/connected_hosts.h"
@@ -131,6 +132,9 @@ class CollectorServer {
   std::unique_ptr<ClusterMembership> cluster_;
   // Asks the other members for their part of fleet-wide queries; outlives query_.
   std::unique_ptr<MemberQueryClient> member_queries_;
+  // Keeps one owner for each component's leak report; after cluster_ and member_queries_
+  // are made, gone before them.
+  std::unique_ptr<ReportOwnership> report_ownership_;
   // Members whose drift share could not be read last round (membership thread only).
   size_t drift_unreadable_ = 0;
   // cluster_ as agent sessions see it: set once the collector has joined, cleared before

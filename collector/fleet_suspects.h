@@ -52,4 +52,10 @@ struct FleetSuspects {
   std::vector<analyzer::ComponentSuspect> components;
 };
 
+// Adds the suspects another cluster member holds to `into` (this member's own), for the
+// reports this member owns: a (host, component) suspected on both (a host that moved
+// between them) keeps the fresher evidence; a component's counts add up, as the members'
+// hosts are disjoint.
+void AddPeerSuspects(const FleetSuspects& peer, FleetSuspects* into);
+
 }  // namespace drip::collector

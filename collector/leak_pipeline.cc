@@ -62,6 +62,11 @@ void LeakPipeline::Start() {
 
 void LeakPipeline::Stop() { loop_.Stop(); }
 
+void LeakPipeline::SetClusterReportView(ClusterReportView view) {
+  std::lock_guard<std::mutex> lock(view_mu_);
+  pending_view_ = std::move(view);
+}
+
 void LeakPipeline::RunOnce() {
   const int64_t now_ms = clock_->NowMs();
   const auto start = std::chrono::steady_clock::now();
@@ -81,14 +86,49 @@ void LeakPipeline::RunOnce() {
   }
   metrics_->detector_run_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::optional<ClusterReportView> view;
+  std::optional<std::map<std::string, analyzer::ComponentDrift>> peer_drifts;
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    view.swap(pending_view_);
+    peer_drifts.swap(pending_peer_drifts_);
+  }
+  if (peer_drifts) detector_.SetPeerDrifts(*peer_drifts);
+  if (view) {
+    reports_.SetOwnership(std::move(view->owns));
+    reports_.Adopt(view->shared_reports, now_ms);
+    peer_suspects_ = std::move(view->peer_suspects);
+  }
   FleetSuspects suspects = detector_.Suspects();
   snapshots_.Tick(now_ms, suspects);
   // The reports show each suspect's snapshot and diagnosis.
   snapshots_.Annotate(&suspects);
-  reports_.Update(now_ms, suspects);
+  if (peer_suspects_.hosts.empty() && peer_suspects_.components.empty()) {
+    reports_.Update(now_ms, suspects);
+  } else {
+    FleetSuspects fleet = suspects;
+    AddPeerSuspects(peer_suspects_, &fleet);
+    reports_.Update(now_ms, fleet);
+  }
   mitigations_.Tick(now_ms);
   report_metrics_.Refresh(reports_.List("", ""), reports_.counts());
   RefreshMetrics(suspects);
+  if (sharing_drift_.load()) {
+    std::vector<std::pair<std::string, analyzer::ComponentDrift>> drifts = detector_.LocalDrifts();
+    std::lock_guard<std::mutex> lock(view_mu_);
+    local_drifts_ = std::move(drifts);
+  }
+}
+
+std::vector<std::pair<std::string, analyzer::ComponentDrift>> LeakPipeline::LocalDrifts() const {
+  sharing_drift_.store(true);
+  std::lock_guard<std::mutex> lock(view_mu_);
+  return local_drifts_;
+}
+
+void LeakPipeline::SetPeerDrifts(std::map<std::string, analyzer::ComponentDrift> peers) {
+  std::lock_guard<std::mutex> lock(view_mu_);
+  pending_peer_drifts_ = std::move(peers);
 }
 
 void LeakPipeline::RefreshMetrics(const FleetSuspects& suspects) {

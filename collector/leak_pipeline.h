@@ -17,10 +17,14 @@
 // Thread-safe: sessions and queries call in from any thread; Start/Stop from the owner.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -81,6 +85,8 @@ class LeakPipeline {
   // them.
   void RunOnce();
 
+  std::chrono::milliseconds interval() const { return options_.interval; }
+
   // When a pass last completed (Start() counts as one): the collector's watchdog.
   std::chrono::steady_clock::time_point last_run() const { return loop_.last_round(); }
 
@@ -100,13 +106,22 @@ class LeakPipeline {
   // `component` unless it is empty.
   FleetSuspects Suspects(const std::string& component) const;
   // The detector's fleet drift over this collector's hosts, and that of the other members
-  // of a cluster (OnlineDetector::SetPeerDrifts).
-  std::vector<std::pair<std::string, analyzer::ComponentDrift>> LocalDrifts() const {
-    return detector_.LocalDrifts();
-  }
-  void SetPeerDrifts(const std::map<std::string, analyzer::ComponentDrift>& peers) {
-    detector_.SetPeerDrifts(peers);
-  }
+  // of a cluster (OnlineDetector::SetPeerDrifts). The membership thread calls both: they
+  // never wait on the detector (whose pass may take seconds, longer than a keep-alive may
+  // wait). LocalDrifts is as of the latest pass; SetPeerDrifts applies at the next one.
+  std::vector<std::pair<std::string, analyzer::ComponentDrift>> LocalDrifts() const;
+  void SetPeerDrifts(std::map<std::string, analyzer::ComponentDrift> peers);
+  // In a cluster (ReportOwnership, each round): which components' reports this member
+  // owns, the other members' suspects, and the reports as etcd holds them. Applied at the
+  // start of the next pass, so that a pass never sees ownership without the cluster's
+  // reports of what it owns: a new owner adopts before it could open a second report.
+  struct ClusterReportView {
+    std::function<bool(const std::string& component)> owns;
+    FleetSuspects peer_suspects;
+    std::vector<drip::v1::LeakReport> shared_reports;
+  };
+  void SetClusterReportView(ClusterReportView view);
+
   LeakReportBook& reports() { return reports_; }
   const InstanceVersionBook& versions() const { return versions_; }
   MitigationCoordinator& mitigations() { return mitigations_; }
@@ -128,6 +143,15 @@ class LeakPipeline {
   LeakReportMetrics report_metrics_;
   SnapshotScheduler::Counts snapshot_counts_;  // as of the last pass; pipeline thread only
   int64_t next_forget_ms_ = 0;                 // pipeline thread only
+  FleetSuspects peer_suspects_;                // pipeline thread only
+  // What the cluster threads hand the pipeline thread and back, guarded by view_mu_.
+  mutable std::mutex view_mu_;
+  std::optional<ClusterReportView> pending_view_;
+  std::optional<std::map<std::string, analyzer::ComponentDrift>> pending_peer_drifts_;
+  std::vector<std::pair<std::string, analyzer::ComponentDrift>> local_drifts_;
+  // Set once someone reads LocalDrifts (a clustered collector): only then does each pass
+  // compute them.
+  mutable std::atomic<bool> sharing_drift_{false};
   LoopThread loop_;
 };
 

@@ -259,7 +259,11 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<drip::v1::AuditEntry> audit;
   std::set<std::string> touched;
+  // A clustered book judges nothing until it is told what it owns: another member may own
+  // the component, and this one has not read the cluster's reports yet.
+  const bool judging = policy_.id_scope.empty() || owns_;
   for (const auto& [component, list] : by_component) {
+    if (!judging || !OwnsLocked(component)) continue;
     drip::v1::LeakReport* r = FindUnresolvedLocked(component);
     if (r == nullptr) {
       // A new report needs a host still leaking, with evidence newer than the last time a
@@ -339,7 +343,7 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
   }
   // Reports whose hosts have all gone quiet: hosts inactive, then resolved.
   for (auto& [id, r] : reports_) {
-    if (IsResolved(r)) continue;
+    if (IsResolved(r) || !judging || !OwnsLocked(r.component())) continue;
     if (!touched.contains(id)) {
       bool was_active = false;
       for (drip::v1::LeakHost& h : *r.mutable_hosts()) {
@@ -392,7 +396,7 @@ absl::Status LeakReportBook::FlushLocked(std::vector<drip::v1::AuditEntry>* audi
 absl::StatusOr<drip::v1::LeakReport> LeakReportBook::Get(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = reports_.find(id);
-  if (it == reports_.end()) {
+  if (it == reports_.end() || !OwnsLocked(it->second.component())) {
     return absl::NotFoundError(
         fmt::format("no leak report {} (dripctl leaks list --state all "
                     "shows every report)",
@@ -408,6 +412,7 @@ std::vector<drip::v1::LeakReport> LeakReportBook::List(const std::string& state,
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [id, r] : reports_) {
       if (!component.empty() && r.component() != component) continue;
+      if (!OwnsLocked(r.component())) continue;
       if (state.empty() ? IsResolved(r) : (state != "all" && r.state() != state)) continue;
       out.push_back(r);
     }
@@ -436,7 +441,9 @@ absl::StatusOr<drip::v1::LeakReport> LeakReportBook::SetState(const std::string&
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = reports_.find(id);
-  if (it == reports_.end()) return absl::NotFoundError(fmt::format("no leak report {}", id));
+  if (it == reports_.end() || !OwnsLocked(it->second.component())) {
+    return absl::NotFoundError(fmt::format("no leak report {}", id));
+  }
   drip::v1::LeakReport& r = it->second;
   if (IsResolved(r)) {
     return absl::FailedPreconditionError(
@@ -449,6 +456,7 @@ absl::StatusOr<drip::v1::LeakReport> LeakReportBook::SetState(const std::string&
   }
   std::vector<drip::v1::AuditEntry> audit;
   ChangeStateLocked(&r, state, actor, note, now_ms, &audit);
+  if (on_change_between_passes_) on_change_between_passes_();
   if (absl::Status s = FlushLocked(&audit); !s.ok()) {
     return absl::UnavailableError(fmt::format(
         "the state change is applied but not stored yet (retried): {}", std::string(s.message())));
@@ -478,6 +486,7 @@ absl::StatusOr<drip::v1::AuditEntry> LeakReportBook::RecordMitigation(
                       fmt::format("{} on {}: {}", record.action(), record.host(), record.detail()),
                       now_ms, &audit);
   }
+  if (on_change_between_passes_) on_change_between_passes_();
   absl::Status s = FlushLocked(&audit);
   if (!s.ok()) return s;
   return audit.front();
@@ -491,6 +500,70 @@ absl::Status LeakReportBook::Audit(std::vector<drip::v1::AuditEntry>* entries) {
 LeakReportBook::Counts LeakReportBook::counts() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counts_;
+}
+
+void LeakReportBook::SetOwnership(std::function<bool(const std::string& component)> owns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  owns_ = std::move(owns);
+}
+
+void LeakReportBook::SetOnChangeBetweenPasses(std::function<void()> callback) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_change_between_passes_ = std::move(callback);
+}
+
+void LeakReportBook::Adopt(const std::vector<drip::v1::LeakReport>& shared, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<drip::v1::AuditEntry> audit;
+  for (const drip::v1::LeakReport& theirs : shared) {
+    if (theirs.id().empty() || !OwnsLocked(theirs.component())) continue;
+    auto it = reports_.find(theirs.id());
+    if (it != reports_.end() && it->second.updated_ms() >= theirs.updated_ms()) continue;
+    if (!IsResolved(theirs)) {
+      drip::v1::LeakReport* mine = FindUnresolvedLocked(theirs.component());
+      if (mine != nullptr && mine->id() != theirs.id()) {
+        ChangeStateLocked(mine, report_state::kResolved, kCollectorActor,
+                          fmt::format("superseded by {}, the cluster's report of {}", theirs.id(),
+                                      theirs.component()),
+                          now_ms, &audit);
+      }
+    }
+    const bool had_copy = it != reports_.end();
+    reports_[theirs.id()] = theirs;
+    dirty_.insert(theirs.id());
+    drip::v1::AuditEntry& entry = audit.emplace_back();
+    entry.set_time_ms(now_ms);
+    entry.set_actor(kCollectorActor);
+    entry.set_report_id(theirs.id());
+    entry.set_component(theirs.component());
+    entry.set_action("take-over");
+    entry.set_outcome("done");
+    entry.set_detail(had_copy ? "this collector owns the report again; its copy was behind the "
+                                "cluster's and is replaced"
+                              : "this collector owns the report now (its owner left, or the "
+                                "cluster's members changed)");
+    Logger("collector")
+        ->info("leak report {} ({}, {}) taken over from the cluster", theirs.id(),
+               theirs.component(), theirs.state());
+  }
+  if (!audit.empty()) (void)FlushLocked(&audit);  // logged, counted and retried next pass
+}
+
+std::vector<drip::v1::LeakReport> LeakReportBook::Owned() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, const drip::v1::LeakReport*> newest;  // by component
+  for (const auto& [id, r] : reports_) {
+    if (!OwnsLocked(r.component())) continue;
+    const drip::v1::LeakReport*& slot = newest[r.component()];
+    // An unresolved report is the component's current one; otherwise the last resolved.
+    if (slot == nullptr || (IsResolved(*slot) && !IsResolved(r)) ||
+        (IsResolved(*slot) == IsResolved(r) && r.updated_ms() > slot->updated_ms())) {
+      slot = &r;
+    }
+  }
+  std::vector<drip::v1::LeakReport> out;
+  for (const auto& [component, r] : newest) out.push_back(*r);
+  return out;
 }
 
 }  // namespace drip::collector

@@ -12,12 +12,20 @@
 // their states survive restarts. A write that fails is logged and counted, and retried
 // with the next pass (the in-memory report stays marked dirty).
 //
+// In a cluster each component's report has one owner, the member that rendezvous placement
+// over the live members gives the component (docs/cluster.md, "One owner per leak report").
+// The owner folds in the other members' suspects of it and writes the report to etcd; a
+// member that becomes the owner (the old one died, or one joined) adopts that copy, so the
+// report keeps its id, state and history across owners. The book itself does no I/O: it is
+// told what it owns (SetOwnership) and what the cluster holds (Adopt).
+//
 // Thread-safe: one mutex; Update runs on the pipeline's thread, the rest on query threads
 // and storage workers.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -49,7 +57,8 @@ struct ReportPolicy {
   uint64_t max_stacks = 5;  // diagnosed stacks kept in a report
   // A clustered collector's member name: its reports are leak-<member>-<n>, so that ids
   // stay unique in the fleet-wide view every member answers with (docs/cluster.md).
-  // Empty (standalone): leak-<n>.
+  // Empty (standalone): leak-<n>. A clustered book (id_scope set) opens and resolves no
+  // report until it is told which components it owns (LeakReportBook::SetOwnership).
   std::string id_scope;
 };
 
@@ -96,6 +105,25 @@ class LeakReportBook {
   // Appends audit entries that change no report (e.g. refused requests).
   absl::Status Audit(std::vector<drip::v1::AuditEntry>* entries);
 
+  // ---- In a cluster ----
+  // Which components' reports this member keeps. Update opens, updates and resolves only
+  // those, and Get, List, SetState and mitigations see only those: a copy kept from before
+  // a component moved is another member's business now, and the fleet view asks that one.
+  // Unset (standalone): every component.
+  void SetOwnership(std::function<bool(const std::string& component)> owns);
+  // The reports as their owners last wrote them to etcd. One of an owned component that is
+  // newer than this book's copy (or that the book lacks) replaces it, under the same id; an
+  // unresolved report the book opened for the same component meanwhile (two members both
+  // thought they owned it) is resolved as superseded by the cluster's. Audited and stored.
+  void Adopt(const std::vector<drip::v1::LeakReport>& shared, int64_t now_ms);
+  // Called (under the book's lock: it must not block or call back) after a change made
+  // between passes, by on-call or a mitigation, so that the owner writes it to etcd now
+  // rather than at its next round.
+  void SetOnChangeBetweenPasses(std::function<void()> callback);
+  // The newest report of each owned component, resolved or not: what the owner writes to
+  // etcd for the next owner.
+  std::vector<drip::v1::LeakReport> Owned() const;
+
   struct Counts {
     uint64_t opened = 0;
     uint64_t resolved = 0;
@@ -104,6 +132,7 @@ class LeakReportBook {
   Counts counts() const;
 
  private:
+  bool OwnsLocked(const std::string& component) const { return !owns_ || owns_(component); }
   drip::v1::LeakReport* FindUnresolvedLocked(const std::string& component);
   drip::v1::LeakReport* OpenLocked(const std::string& component, int64_t now_ms,
                                    std::vector<drip::v1::AuditEntry>* audit);
@@ -123,7 +152,9 @@ class LeakReportBook {
   mutable std::mutex mu_;
   std::map<std::string, drip::v1::LeakReport> reports_;  // by id
   std::set<std::string> dirty_;                          // ids not yet written
-  std::vector<drip::v1::AuditEntry> pending_audit_;      // not yet written
+  std::function<bool(const std::string&)> owns_;         // null: every component
+  std::function<void()> on_change_between_passes_;
+  std::vector<drip::v1::AuditEntry> pending_audit_;  // not yet written
   uint64_t next_number_ = 1;
   Counts counts_;
 };

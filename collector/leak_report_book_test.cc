@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "collector/storage/rocksdb_series_store.h"
 #include "collector/storage/scoped_temp_dir.h"
 
@@ -286,6 +289,152 @@ TEST_F(LeakReportBookTest, ARealSuccessfulMitigationMarksTheReportMitigatedADryR
   EXPECT_EQ(r->state(), "mitigated");
   ASSERT_EQ(r->mitigations_size(), 2);  // upserted by command id
   EXPECT_EQ(r->mitigations(1).outcome(), "succeeded");
+}
+
+// Two members of a cluster, each with its own book and store, and what etcd would hold:
+// driven as ReportOwnership drives them (suspects of the other member added, ownership
+// told, the cluster's copies adopted before a pass).
+class LeakReportBookClusterTest : public ::testing::Test {
+ protected:
+  static constexpr char kComponent[] = "svc:leaky.service";
+
+  struct Member {
+    ScopedTempDir dir;
+    std::unique_ptr<RocksDbSeriesStore> store;
+    std::unique_ptr<LeakReportBook> book;
+  };
+
+  void SetUp() override {
+    for (const char* name : {"c0", "c1"}) {
+      Member& m = members_[name];
+      RocksDbSeriesStoreOptions options;
+      options.path = m.dir.path();
+      options.fold_interval = std::chrono::milliseconds(0);
+      auto store = RocksDbSeriesStore::Open(options);
+      ASSERT_TRUE(store.ok()) << store.status();
+      m.store = std::move(*store);
+      policies_[name].id_scope = name;
+      m.book = std::make_unique<LeakReportBook>(policies_[name], &mitigation_, m.store->reports());
+      ASSERT_TRUE(m.book->Load().ok());
+    }
+  }
+
+  LeakReportBook& Book(const std::string& name) { return *members_[name].book; }
+
+  // `owner` owns the component from now on; the other owns nothing.
+  void Own(const std::string& owner) {
+    for (auto& [name, m] : members_) {
+      const bool owns = name == owner;
+      m.book->SetOwnership([owns](const std::string&) { return owns; });
+    }
+  }
+
+  // What the owners write to etcd after a pass: one copy per component, the newest.
+  void Publish(const std::string& name) {
+    for (const drip::v1::LeakReport& r : Book(name).Owned()) etcd_[r.component()] = r;
+  }
+  std::vector<drip::v1::LeakReport> Etcd() const {
+    std::vector<drip::v1::LeakReport> out;
+    for (const auto& [component, r] : etcd_) out.push_back(r);
+    return out;
+  }
+
+  // A pass on each member: c0 streams host a, c1 host b; the owner adds the other's.
+  void Pass(int64_t now_ms) {
+    FleetSuspects on_c0, on_c1;
+    on_c0.hosts.push_back(MakeSuspect("a", kComponent, now_ms / 1000));
+    on_c1.hosts.push_back(MakeSuspect("b", kComponent, now_ms / 1000));
+    FleetSuspects c0_view = on_c0, c1_view = on_c1;
+    AddPeerSuspects(on_c1, &c0_view);
+    AddPeerSuspects(on_c0, &c1_view);
+    Book("c0").Update(now_ms, c0_view);
+    Book("c1").Update(now_ms, c1_view);
+  }
+
+  std::map<std::string, ReportPolicy> policies_;
+  MitigationConfig mitigation_;
+  std::map<std::string, Member> members_;
+  std::map<std::string, drip::v1::LeakReport> etcd_;
+};
+
+TEST_F(LeakReportBookClusterTest, AClusteredBookOpensNoReportUntilItKnowsWhatItOwns) {
+  Pass(kT0Ms);
+  EXPECT_TRUE(Book("c0").List("all", "").empty());
+  EXPECT_TRUE(Book("c1").List("all", "").empty());
+  Own("c1");
+  Pass(kT0Ms + 5'000);
+  EXPECT_TRUE(Book("c0").List("all", "").empty());
+  ASSERT_EQ(Book("c1").List("", "").size(), 1u);
+  EXPECT_EQ(Book("c1").List("", "")[0].id(), "leak-c1-1");
+}
+
+TEST_F(LeakReportBookClusterTest, ALeakOverHostsOfTwoMembersIsOneReportWithEveryHostAtItsOwner) {
+  Own("c0");
+  Pass(kT0Ms);
+  const std::vector<drip::v1::LeakReport> reports = Book("c0").List("", "");
+  ASSERT_EQ(reports.size(), 1u);
+  std::set<std::string> hosts;
+  for (const auto& h : reports[0].hosts()) hosts.insert(h.host());
+  EXPECT_EQ(hosts, (std::set<std::string>{"a", "b"}));
+  EXPECT_TRUE(Book("c1").List("all", "").empty());
+  EXPECT_TRUE(Book("c1").Owned().empty());
+  ASSERT_EQ(Book("c0").Owned().size(), 1u);
+}
+
+TEST_F(LeakReportBookClusterTest, ANewOwnerTakesTheReportOverWithItsIdStateAndHistory) {
+  Own("c0");
+  Pass(kT0Ms);
+  ASSERT_TRUE(Book("c0").SetState("leak-c0-1", "acknowledged", "alice", "on it", kT0Ms).ok());
+  Publish("c0");
+
+  // c0 dies: c1 owns the component and adopts the cluster's copy before its next pass.
+  Own("c1");
+  Book("c1").Adopt(Etcd(), kT0Ms + 10'000);
+  Pass(kT0Ms + 10'000);
+  const std::vector<drip::v1::LeakReport> on_c1 = Book("c1").List("all", "");
+  ASSERT_EQ(on_c1.size(), 1u);
+  EXPECT_EQ(on_c1[0].id(), "leak-c0-1");
+  EXPECT_EQ(on_c1[0].state(), "acknowledged");
+  ASSERT_GE(on_c1[0].history_size(), 2);
+  EXPECT_EQ(on_c1[0].history(1).actor(), "alice");
+  // It goes on as that report: on-call acts on it where it is now.
+  EXPECT_TRUE(Book("c1").SetState("leak-c0-1", "resolved", "bob", "fixed", kT0Ms + 20'000).ok());
+  // The old owner's copy is out of every answer of it: the fleet view asks c1.
+  EXPECT_TRUE(Book("c0").List("all", "").empty());
+  EXPECT_EQ(Book("c0").Get("leak-c0-1").status().code(), absl::StatusCode::kNotFound);
+  bool audited = false;
+  auto entries = members_["c1"].store->reports()->ReadAudit("", 0, 100);
+  ASSERT_TRUE(entries.ok());
+  for (const auto& e : *entries)
+    audited |= e.action() == "take-over" && e.report_id() == "leak-c0-1";
+  EXPECT_TRUE(audited);
+
+  // c0 comes back and owns it again: its copy is behind, so the cluster's replaces it.
+  Publish("c1");
+  Own("c0");
+  Book("c0").Adopt(Etcd(), kT0Ms + 30'000);
+  EXPECT_EQ(Book("c0").Get("leak-c0-1")->state(), "resolved");
+}
+
+TEST_F(LeakReportBookClusterTest, AReportOpenedByTwoMembersAtOnceGivesWayToTheOneInEtcd) {
+  // Both thought they owned it (their member lists differed for a round).
+  Own("c0");
+  Pass(kT0Ms);
+  Publish("c0");
+  for (auto& [name, m] : members_) m.book->SetOwnership([](const std::string&) { return true; });
+  Pass(kT0Ms + 5'000);
+  ASSERT_TRUE(Book("c1").Get("leak-c1-1").ok());
+
+  Own("c1");
+  Book("c1").Adopt(Etcd(), kT0Ms + 10'000);
+  const std::vector<drip::v1::LeakReport> open = Book("c1").List("", "");
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].id(), "leak-c0-1");
+  auto superseded = Book("c1").Get("leak-c1-1");
+  ASSERT_TRUE(superseded.ok());
+  EXPECT_EQ(superseded->state(), "resolved");
+  EXPECT_NE(superseded->history(superseded->history_size() - 1).note().find("leak-c0-1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -33,10 +33,21 @@ void LoopThread::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void LoopThread::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
 void LoopThread::Run(Duration first_delay) {
   Duration wait = first_delay;
   std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, wait, [this] { return stop_; })) {
+  while (true) {
+    cv_.wait_for(lock, wait, [this] { return stop_ || wake_; });
+    if (stop_) break;
+    wake_ = false;
     lock.unlock();
     // The wait counts from the end of a round: a slow round must not make the next one
     // start at once.

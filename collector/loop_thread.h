@@ -33,6 +33,9 @@ class LoopThread {
   // as a round for last_round().
   void Start(Duration first_delay = Duration::zero());
   void Stop();
+  // Runs the next round now rather than when its wait ends (or, during a round, right
+  // after it). Thread-safe.
+  void Wake();
 
   std::chrono::steady_clock::time_point last_round() const {
     return std::chrono::steady_clock::time_point(Duration(last_round_.load()));
@@ -46,6 +49,7 @@ class LoopThread {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool wake_ = false;
   std::atomic<Duration::rep> last_round_{0};
   std::thread thread_;
 };

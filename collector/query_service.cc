@@ -523,8 +523,8 @@ grpc::Status QueryServiceImpl::HeldElsewhere(const Scope& scope, const std::stri
   if (!status.ok()) return status;
   return grpc::Status(
       grpc::StatusCode::FAILED_PRECONDITION,
-      fmt::format("report '{}' is held by collector {}, which streams its hosts and keeps its "
-                  "audit log: run this against it (dripctl --collector {})",
+      fmt::format("report '{}' is kept by collector {}, which owns the component's report and "
+                  "keeps its audit log: run this against it (dripctl --collector {})",
                   id, found.member, found.address));
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "diagnoser/format/diagnosis_proto.h"
+#include "fmt/format.h"
 
 namespace drip::collector {
 namespace {
@@ -19,6 +20,37 @@ void SnapshotToProto(const SnapshotAttempt& attempt, drip::v1::SuspectSnapshot* 
   }
 }
 
+absl::StatusOr<SnapshotAttempt> SnapshotFromProto(const drip::v1::SuspectSnapshot& proto) {
+  SnapshotAttempt attempt;
+  attempt.command_id = proto.command_id();
+  bool known = false;
+  for (SnapshotAttempt::State state :
+       {SnapshotAttempt::State::kPending, SnapshotAttempt::State::kDone,
+        SnapshotAttempt::State::kFailed}) {
+    if (proto.state() == SnapshotStateName(state)) {
+      attempt.state = state;
+      known = true;
+    }
+  }
+  if (!known) {
+    return absl::InvalidArgumentError(fmt::format("snapshot.state: unknown \"{}\"", proto.state()));
+  }
+  attempt.error = proto.error();
+  attempt.instance = proto.instance();
+  attempt.requested_ms = proto.requested_ms();
+  attempt.finished_ms = proto.finished_ms();
+  if (attempt.state == SnapshotAttempt::State::kDone) {
+    absl::StatusOr<diagnoser::Diagnosis> diagnosis =
+        diagnoser::DiagnosisFromProto(proto.diagnosis());
+    if (!diagnosis.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("snapshot.diagnosis: {}", std::string(diagnosis.status().message())));
+    }
+    attempt.diagnosis = std::move(*diagnosis);
+  }
+  return attempt;
+}
+
 }  // namespace
 
 void FleetSuspectsToProto(const FleetSuspects& suspects, drip::v1::ListSuspectsResponse* out) {
@@ -31,6 +63,7 @@ void FleetSuspectsToProto(const FleetSuspects& suspects, drip::v1::ListSuspectsR
     suspect->set_process_instance(host.target_instance());
     suspect->set_first_flagged_s(s.first_flagged);
     suspect->set_last_updated_s(s.last_updated);
+    suspect->set_growth_since_s(s.growth_since);
     suspect->set_growth_bytes_per_hour(s.growth_bytes_per_hour);
     suspect->set_score(s.score);
     suspect->set_current_bytes(s.current_bytes);
@@ -48,6 +81,52 @@ void FleetSuspectsToProto(const FleetSuspects& suspects, drip::v1::ListSuspectsR
     component->set_hosts_seen(c.hosts_seen);
     component->set_max_growth_bytes_per_hour(c.max_growth_bytes_per_hour);
   }
+}
+
+absl::StatusOr<FleetSuspects> FleetSuspectsFromProto(
+    const drip::v1::ListSuspectsResponse& response) {
+  FleetSuspects out;
+  for (const drip::v1::Suspect& proto : response.suspects()) {
+    HostSuspect& host = out.hosts.emplace_back();
+    analyzer::Suspect& s = host.suspect;
+    s.host = proto.host();
+    s.component = proto.component();
+    s.instance = proto.instance();
+    if (proto.process_instance() != proto.instance())
+      host.process_instance = proto.process_instance();
+    s.first_flagged = proto.first_flagged_s();
+    s.last_updated = proto.last_updated_s();
+    s.growth_since = proto.growth_since_s();
+    s.growth_bytes_per_hour = proto.growth_bytes_per_hour();
+    s.score = proto.score();
+    s.current_bytes = proto.current_bytes();
+    s.normal_bytes = proto.normal_bytes();
+    if (proto.has_eta_to_oom_seconds()) s.eta_to_oom_seconds = proto.eta_to_oom_seconds();
+    std::optional<analyzer::SuspectRule> rule = analyzer::SuspectRuleFromName(proto.rule());
+    if (!rule) {
+      return absl::InvalidArgumentError(
+          fmt::format("suspect of host {}: rule: unknown \"{}\"", proto.host(), proto.rule()));
+    }
+    s.rule = *rule;
+    s.reason = proto.reason();
+    if (proto.has_snapshot()) {
+      absl::StatusOr<SnapshotAttempt> snapshot = SnapshotFromProto(proto.snapshot());
+      if (!snapshot.ok()) {
+        return absl::InvalidArgumentError(fmt::format("suspect of host {}: {}", proto.host(),
+                                                      std::string(snapshot.status().message())));
+      }
+      host.snapshot = std::move(*snapshot);
+    }
+  }
+  for (const drip::v1::ComponentSuspect& proto : response.components()) {
+    analyzer::ComponentSuspect& c = out.components.emplace_back();
+    c.component = proto.component();
+    c.first_flagged = proto.first_flagged_s();
+    c.hosts = proto.hosts();
+    c.hosts_seen = proto.hosts_seen();
+    c.max_growth_bytes_per_hour = proto.max_growth_bytes_per_hour();
+  }
+  return out;
 }
 
 }  // namespace drip::collector

@@ -85,6 +85,10 @@ class ClusterMembership {
   bool etcd_up() const { return etcd_up_.load(); }
   const std::string& member_name() const { return options_.member_name; }
   std::string etcd_endpoint_in_use() const { return client_->current_endpoint(); }
+  // The etcd client and key prefix, for what else the members keep there (the leak
+  // reports' owners, report_ownership.h).
+  EtcdClient* etcd() const { return client_.get(); }
+  const std::string& prefix() const { return options_.prefix; }
 
   // One round now (tests): keep-alive or register, then read the members.
   void RunRound();

@@ -9,28 +9,34 @@
 // the owner dies it moves on to the next one with what it buffered meanwhile, and when a
 // new member joins that owns the host, the old owner drains it there. Any member answers
 // for the whole fleet: the host's history, split between the owners it had, comes back
-// from each of them as one line with every sample once.
+// from each of them as one line with every sample once. A leak on hosts of every member is
+// one report, kept by one of them, and handed on through etcd when that one dies.
 // Real binaries throughout: the collectors, an agent, dripctl and etcd.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "collector/cluster/etcd_client.h"
 #include "collector/cluster/member_query_client.h"
 #include "collector/cluster/rendezvous.h"
 #include "common/base/clock.h"
+#include "drip/v1/agent.grpc.pb.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/etcd_cluster.h"
+#include "tests/integration/history_agent.h"
 #include "tests/integration/http_get.h"
 #include "tests/integration/local_drip.h"
 #include "tests/support/test_pki.h"
@@ -314,6 +320,189 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   CommandOutput hosts = c3->Dripctl({"hosts", "--json"});
   EXPECT_EQ(hosts.exit_code, 0) << hosts.err;
   EXPECT_NE(hosts.out.find(host), std::string::npos) << hosts.out;
+}
+
+// Three days of one component's memory on `host`, every five minutes up to `end_s`:
+// level at 1 GiB for two days, then climbing 48 MiB/h (a leak the default detector flags).
+std::vector<drip::v1::Sample> LeakHistory(const std::string& component, int64_t end_s) {
+  std::vector<drip::v1::Sample> samples;
+  const int64_t start_s = end_s - 72 * 3600;
+  const int64_t climb_s = end_s - 24 * 3600;
+  for (int64_t t = start_s; t <= end_s; t += 300) {
+    double bytes = (1ull << 30) + static_cast<double>((t / 300) % 7) * (1 << 20);
+    if (t > climb_s) bytes += static_cast<double>(t - climb_s) / 3600.0 * (48 << 20);
+    drip::v1::Sample& s = samples.emplace_back();
+    s.set_component(component);
+    s.set_instance("1000@1");
+    s.set_timestamp_ms(t * 1000);
+    s.mutable_process()->set_anon_rss_bytes(static_cast<uint64_t>(bytes));
+  }
+  return samples;
+}
+
+// `dripctl leaks list --json` on `drip`: the reports of `component`.
+std::vector<nlohmann::json> ReportsOf(LocalDrip& drip, const std::string& component) {
+  CommandOutput out = drip.Dripctl({"leaks", "list", "--json"});
+  nlohmann::json j = nlohmann::json::parse(out.out, nullptr, false);
+  std::vector<nlohmann::json> reports;
+  if (j.is_discarded() || !j.contains("reports")) return reports;
+  for (const auto& r : j["reports"]) {
+    if (r.value("component", "") == component) reports.push_back(r);
+  }
+  return reports;
+}
+
+std::set<std::string> HostsOf(const nlohmann::json& report) {
+  std::set<std::string> hosts;
+  for (const auto& h : report["hosts"]) hosts.insert(h.value("host", ""));
+  return hosts;
+}
+
+// A leak of one component on hosts of every collector is one report, kept by the member
+// that owns the component's report, with every host in it whoever streams it; every
+// member answers with that one report. Killed, the owner hands it on through etcd: the
+// next owner keeps its id, its state and its hosts.
+TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner) {
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(3, dir.path());
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  std::vector<std::unique_ptr<LocalDrip>> collectors;
+  const std::vector<std::string> names = {"c0", "c1", "c2"};
+  for (const std::string& name : names) {
+    auto& drip = collectors.emplace_back(std::make_unique<LocalDrip>());
+    ASSERT_TRUE(drip->StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
+                                                 "  member_name: {}\n  lease_ttl: 3s\n",
+                                                 (*etcd)->EndpointsYaml(), name))
+                    .ok())
+        << drip->Logs();
+  }
+  auto logs = [&] {
+    std::string all = (*etcd)->Logs();
+    for (auto& c : collectors) all += c->Logs();
+    return all;
+  };
+  for (auto& drip : collectors) {
+    nlohmann::json j = AwaitCluster(
+        *drip, [](const nlohmann::json& c) { return Members(c) == 3; }, std::chrono::seconds(20));
+    ASSERT_EQ(Members(j), 3u) << j.dump() << logs();
+  }
+
+  // Two hosts placed on each collector, each streaming to its owner.
+  const std::string component = fmt::format("svc:spread-leak-{}.service", getpid());
+  std::vector<std::pair<std::string, int>> hosts;  // (host, collector)
+  std::vector<int> placed(3, 0);
+  for (int i = 0; hosts.size() < 6; ++i) {
+    const std::string host = fmt::format("spread-{}", i);
+    const std::string owner = collector::RendezvousOwner(host, names);
+    const int c = owner[1] - '0';
+    if (placed[c] < 2) {
+      ++placed[c];
+      hosts.emplace_back(host, c);
+    }
+  }
+  std::vector<std::unique_ptr<drip::v1::AgentService::Stub>> stubs;
+  for (auto& drip : collectors) {
+    stubs.push_back(drip::v1::AgentService::NewStub(
+        grpc::CreateChannel(drip->grpc_address(), grpc::InsecureChannelCredentials())));
+  }
+  const int64_t end_s = SystemClock::Get()->NowMs() / 1000 - 60;
+  std::vector<std::unique_ptr<HistoryAgent>> agents;
+  std::vector<std::vector<drip::v1::Sample>> histories;
+  for (const auto& [host, c] : hosts) {
+    agents.push_back(std::make_unique<HistoryAgent>(stubs[c].get(), host));
+    ASSERT_TRUE(agents.back()->welcomed()) << host << logs();
+    histories.push_back(LeakHistory(component, end_s));
+  }
+  // An hour at a time across the hosts, as they would have streamed it.
+  for (size_t from = 0; from < histories[0].size(); from += 12) {
+    for (size_t h = 0; h < hosts.size(); ++h) {
+      drip::v1::SampleBatch batch;
+      for (size_t i = from; i < std::min(from + 12, histories[h].size()); ++i) {
+        *batch.add_samples() = histories[h][i];
+      }
+      ASSERT_TRUE(agents[h]->SendAcked(std::move(batch))) << hosts[h].first << logs();
+    }
+  }
+  for (auto& agent : agents) (void)agent->Close();
+
+  // One report, at the component's owner, with all six hosts, whichever member is asked.
+  const std::string owner = collector::RendezvousOwner(component, names);
+  const int owner_index = owner[1] - '0';
+  std::vector<nlohmann::json> reports;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline) {
+    reports = ReportsOf(*collectors[0], component);
+    if (reports.size() == 1 && HostsOf(reports[0]).size() == 6) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  ASSERT_EQ(reports.size(), 1u) << nlohmann::json(reports).dump(2) << logs();
+  const std::string id = reports[0]["id"];
+  EXPECT_TRUE(id.starts_with("leak-" + owner + "-")) << id;
+  std::set<std::string> expected;
+  for (const auto& [host, c] : hosts) expected.insert(host);
+  EXPECT_EQ(HostsOf(reports[0]), expected) << reports[0].dump(2);
+  for (auto& drip : collectors) {
+    std::vector<nlohmann::json> seen = ReportsOf(*drip, component);
+    ASSERT_EQ(seen.size(), 1u) << nlohmann::json(seen).dump(2);
+    EXPECT_EQ(seen[0]["id"], id);
+  }
+
+  // On-call acknowledges it where it is kept; another member names that one.
+  const int other = (owner_index + 1) % 3;
+  CommandOutput refused = collectors[other]->Dripctl({"leaks", "ack", id});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("collector " + owner), std::string::npos) << refused.err;
+  CommandOutput ack = collectors[owner_index]->Dripctl({"leaks", "ack", id, "--note", "on it"});
+  ASSERT_EQ(ack.exit_code, 0) << ack.err;
+  // The owner writes the change to etcd at once (not at its next round), where the next
+  // owner will read it.
+  collector::EtcdOptions etcd_options;
+  etcd_options.endpoints = (*etcd)->endpoints();
+  etcd_options.tls.plaintext = true;
+  auto etcd_client = collector::EtcdClient::Create(etcd_options);
+  ASSERT_TRUE(etcd_client.ok()) << etcd_client.status();
+  drip::v1::LeakReport in_etcd;
+  const auto written = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (in_etcd.state() != "acknowledged" && std::chrono::steady_clock::now() < written) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto kv = (*etcd_client)->Get("/drip/reports/" + component);
+    if (kv.ok() && kv->has_value()) (void)in_etcd.ParseFromString((*kv)->value);
+  }
+  EXPECT_EQ(in_etcd.id(), id);
+  EXPECT_EQ(in_etcd.state(), "acknowledged") << "not in etcd 5 s after the ack";
+
+  // The owner dies: the next owner (by the same placement over the two left) takes the
+  // report over from etcd, with its id, state and hosts.
+  collectors[owner_index]->KillCollector(SIGKILL);
+  std::vector<std::string> left;
+  for (const std::string& name : names) {
+    if (name != owner) left.push_back(name);
+  }
+  const int heir = collector::RendezvousOwner(component, left)[1] - '0';
+  nlohmann::json taken;
+  const auto handed = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < handed) {
+    CommandOutput out = collectors[heir]->Dripctl({"leaks", "show", id, "--json"});
+    if (out.exit_code == 0) {
+      taken = nlohmann::json::parse(out.out, nullptr, false);
+      if (!taken.is_discarded() && out.err.find("did not answer") == std::string::npos) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ASSERT_TRUE(taken.is_object()) << logs();
+  EXPECT_EQ(taken["state"], "acknowledged") << taken.dump(2);
+  EXPECT_EQ(HostsOf(taken), expected) << taken.dump(2);
+  for (int survivor = 0; survivor < 3; ++survivor) {
+    if (survivor == owner_index) continue;
+    std::vector<nlohmann::json> seen = ReportsOf(*collectors[survivor], component);
+    ASSERT_EQ(seen.size(), 1u) << nlohmann::json(seen).dump(2);
+    EXPECT_EQ(seen[0]["id"], id);
+  }
+  CommandOutput audit = collectors[heir]->Dripctl({"audit", "--json"});
+  EXPECT_NE(audit.out.find("take-over"), std::string::npos) << audit.out;
+  // And it goes on there: on-call resolves it on the heir.
+  CommandOutput resolve = collectors[heir]->Dripctl({"leaks", "resolve", id});
+  EXPECT_EQ(resolve.exit_code, 0) << resolve.err;
 }
 
 // deploy/etcd.example.yaml, as an operator installs it, with only what differs from one

@@ -20,62 +20,16 @@
 #include "drip/v1/agent.grpc.pb.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "tests/integration/history_agent.h"
 #include "tests/integration/local_drip.h"
 #include "tests/synthetic/fleet_generator.h"
 
 namespace drip::testing {
 namespace {
 
-using drip::v1::AgentMessage;
-using drip::v1::CollectorMessage;
 using SeriesKey = std::pair<std::string, std::string>;  // (host, component)
 
 constexpr int64_t kEpochSeconds = 15 * 60;  // the detector's default epoch
-
-// An agent's stream, on the synchronous client API: hello, then batches, each acked.
-class HistoryAgent {
- public:
-  HistoryAgent(drip::v1::AgentService::Stub* stub, const std::string& host) {
-    context_.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
-    stream_ = stub->Connect(&context_);
-    AgentMessage hello;
-    hello.mutable_hello()->set_host(host);
-    hello.mutable_hello()->set_agent_version("detector-paths-test");
-    hello.mutable_hello()->set_memory_total_bytes(64ull << 30);
-    hello.mutable_hello()->mutable_status()->set_sampler("proc");
-    CollectorMessage welcome;
-    welcomed_ = stream_->Write(hello) && stream_->Read(&welcome) && welcome.has_welcome();
-  }
-
-  bool welcomed() const { return welcomed_; }
-
-  // Sends the batch and waits for its ack.
-  bool SendAcked(drip::v1::SampleBatch batch) {
-    batch.set_sequence(++sequence_);
-    AgentMessage m;
-    *m.mutable_batch() = std::move(batch);
-    if (!stream_->Write(m)) return false;
-    CollectorMessage reply;
-    while (stream_->Read(&reply)) {
-      if (reply.has_ack() && reply.ack().sequence() >= sequence_) return true;
-    }
-    return false;
-  }
-
-  grpc::Status Close() {
-    stream_->WritesDone();
-    CollectorMessage rest;
-    while (stream_->Read(&rest)) {
-    }
-    return stream_->Finish();
-  }
-
- private:
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<AgentMessage, CollectorMessage>> stream_;
-  uint64_t sequence_ = 0;
-  bool welcomed_ = false;
-};
 
 // The (host, component) pairs in a `suspects` array of dripctl's JSON.
 std::set<SeriesKey> SuspectedSeries(const nlohmann::json& suspects) {

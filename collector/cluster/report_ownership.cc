@@ -1,0 +1,190 @@
+#include "collector/cluster/report_ownership.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "collector/cluster/rendezvous.h"
+#include "collector/suspects_proto.h"
+#include "common/daemon/logging.h"
+#include "drip/v1/query.grpc.pb.h"
+#include "fmt/format.h"
+
+namespace drip::collector {
+namespace {
+
+// `report` as etcd keeps it: whole, or without its least urgent hosts when too large
+// (the book keeps them sorted most urgent first).
+std::string StoredForm(drip::v1::LeakReport report) {
+  std::string bytes = report.SerializeAsString();
+  while (bytes.size() > ReportOwnership::kMaxStoredReportBytes && report.hosts_size() > 0) {
+    const double keep = static_cast<double>(ReportOwnership::kMaxStoredReportBytes) /
+                        static_cast<double>(bytes.size()) * 0.9;
+    const int hosts = std::min(report.hosts_size() - 1,
+                               static_cast<int>(keep * static_cast<double>(report.hosts_size())));
+    report.mutable_hosts()->DeleteSubrange(hosts, report.hosts_size() - hosts);
+    bytes = report.SerializeAsString();
+  }
+  return bytes;
+}
+
+}  // namespace
+
+ReportOwnership::ReportOwnership(ClusterMembership* cluster, MemberQueryClient* members,
+                                 LeakPipeline* pipeline, CollectorMetrics* metrics,
+                                 std::chrono::milliseconds interval)
+    : cluster_(cluster),
+      members_(members),
+      pipeline_(pipeline),
+      metrics_(metrics),
+      interval_(interval),
+      loop_("drip-reports", [this] {
+        RunRound();
+        return interval_;
+      }) {}
+
+ReportOwnership::~ReportOwnership() { Stop(); }
+
+void ReportOwnership::Start() { loop_.Start(); }
+
+void ReportOwnership::Stop() { loop_.Stop(); }
+
+std::string ReportOwnership::KeyOf(const std::string& component) const {
+  return cluster_->prefix() + "reports/" + component;
+}
+
+void ReportOwnership::RunRound() {
+  const std::vector<ClusterMember> members = cluster_->Members();
+  const std::string self = cluster_->member_name();
+  std::vector<std::string> names;
+  std::vector<ClusterMember> others;
+  for (const ClusterMember& m : members) {
+    names.push_back(m.name);
+    if (m.name != self) others.push_back(m);
+  }
+  // Not in the list: it cannot tell what it owns, so it takes nothing on.
+  if (std::find(names.begin(), names.end(), self) == names.end()) return;
+
+  // 1. The cluster's reports; with etcd away, the ones last read.
+  absl::StatusOr<std::vector<EtcdKeyValue>> stored =
+      cluster_->etcd()->GetPrefix(cluster_->prefix() + "reports/");
+  if (stored.ok()) {
+    stored_.clear();
+    shared_.clear();
+    size_t unreadable = 0;
+    for (const EtcdKeyValue& kv : *stored) {
+      drip::v1::LeakReport report;
+      if (!report.ParseFromString(kv.value) || report.id().empty()) {
+        ++unreadable;
+        continue;
+      }
+      stored_[report.component()] = {report.id(), report.state(), report.updated_ms(),
+                                     kv.mod_revision};
+      shared_.push_back(std::move(report));
+    }
+    if (unreadable > 0 && unreadable != unreadable_) {
+      Logger("collector")
+          ->warn("cluster: {} leak reports under {}reports/ are not LeakReports; left out",
+                 unreadable, cluster_->prefix());
+    }
+    unreadable_ = unreadable;
+    read_once_ = true;
+  }
+  // Ownership without the cluster's reports could open a second report of a component.
+  if (!read_once_) return;
+
+  // 2. The other members' suspects; a member that does not answer keeps its last part.
+  std::map<std::string, FleetSuspects> live_parts;
+  const std::vector<MemberAnswer<drip::v1::ListSuspectsResponse>> answers =
+      members_->AskAll(others, &drip::v1::QueryService::Stub::async_interface::ListSuspects,
+                       drip::v1::ListSuspectsRequest(), "");
+  for (const auto& answer : answers) {
+    absl::StatusOr<FleetSuspects> part =
+        answer.status.ok()
+            ? FleetSuspectsFromProto(answer.response)
+            : absl::StatusOr<FleetSuspects>(absl::UnavailableError(answer.status.error_message()));
+    if (part.ok()) {
+      if (silent_.erase(answer.member) > 0) {
+        Logger("collector")
+            ->info("cluster: member {} answers for its suspects again", answer.member);
+      }
+      live_parts[answer.member] = std::move(*part);
+      continue;
+    }
+    // Logged once per member until it answers again: the owned reports lack its hosts'
+    // fresh evidence meanwhile (a refusal means its access policy does not let this
+    // collector's certificate read; docs/security.md).
+    if (silent_.insert(answer.member).second) {
+      Logger("collector")
+          ->warn(
+              "cluster: member {} ({}) did not give its suspects for the leak reports this "
+              "one owns (its last ones are used): {}",
+              answer.member, answer.address, std::string(part.status().message()));
+    }
+    if (auto it = peer_suspects_.find(answer.member); it != peer_suspects_.end()) {
+      live_parts[answer.member] = std::move(it->second);
+    }
+  }
+  peer_suspects_ = std::move(live_parts);  // members that left are dropped
+
+  // 3. To the pipeline, applied at its next pass.
+  auto owns = [names, self](const std::string& component) {
+    return RendezvousOwner(component, names) == self;
+  };
+  LeakPipeline::ClusterReportView view;
+  view.owns = owns;
+  for (const auto& [member, part] : peer_suspects_) {
+    FleetSuspects owned;  // only what this member's reports read
+    for (const HostSuspect& h : part.hosts) {
+      if (owns(h.suspect.component)) owned.hosts.push_back(h);
+    }
+    for (const analyzer::ComponentSuspect& c : part.components) {
+      if (owns(c.component)) owned.components.push_back(c);
+    }
+    AddPeerSuspects(owned, &view.peer_suspects);
+  }
+  view.shared_reports = shared_;
+  pipeline_->SetClusterReportView(std::move(view));
+
+  // 4. What it owns (as of the pass before) and changed, to etcd.
+  if (stored.ok()) WriteOwned(owns);
+}
+
+void ReportOwnership::WriteOwned(const std::function<bool(const std::string&)>& owns) {
+  // The book's ownership may be a round behind this one: only what both say is owned.
+  std::vector<drip::v1::LeakReport> owned = pipeline_->reports().Owned();
+  std::erase_if(owned, [&](const drip::v1::LeakReport& r) { return !owns(r.component()); });
+  metrics_->cluster_reports_owned.Set(static_cast<double>(owned.size()));
+  for (const drip::v1::LeakReport& report : owned) {
+    int64_t expected_revision = 0;
+    if (auto it = stored_.find(report.component()); it != stored_.end()) {
+      const StoredCopy& theirs = it->second;
+      if (theirs.id == report.id() && theirs.updated_ms >= report.updated_ms()) continue;
+      // Another report of the component, still open: the next pass adopts it and this
+      // member's gives way. An older one, resolved, is replaced.
+      if (theirs.id != report.id() && theirs.state != report_state::kResolved) continue;
+      if (theirs.id != report.id() && theirs.updated_ms > report.updated_ms()) continue;
+      expected_revision = theirs.mod_revision;
+    }
+    absl::StatusOr<bool> swapped = cluster_->etcd()->CompareAndPut(
+        KeyOf(report.component()), expected_revision, StoredForm(report));
+    if (!swapped.ok()) {
+      Logger("collector")
+          ->warn("cluster: leak report {} not written to etcd (next round): {}", report.id(),
+                 std::string(swapped.status().message()));
+      return;
+    }
+    if (*swapped) {
+      metrics_->cluster_report_writes.Increment();
+      stored_[report.component()] = {report.id(), report.state(), report.updated_ms(), 0};
+    } else {
+      metrics_->cluster_report_conflicts.Increment();
+      Logger("collector")
+          ->warn(
+              "cluster: leak report {} ({}): another member wrote the component's report "
+              "first; reading it next round",
+              report.id(), report.component());
+    }
+  }
+}
+
+}  // namespace drip::collector

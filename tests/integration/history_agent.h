@@ -1,0 +1,36 @@
+// HistoryAgent: an agent's stream driven by a test, on the synchronous client API — hello,
+// then batches each waited on until acked — for tests that feed a collector days of
+// history in minutes (timestamps of their own choosing), which the real agent cannot.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "drip/v1/agent.grpc.pb.h"
+
+namespace drip::testing {
+
+class HistoryAgent {
+ public:
+  // Connects and says hello as `host` (64 GiB of memory); see welcomed().
+  HistoryAgent(drip::v1::AgentService::Stub* stub, const std::string& host);
+
+  bool welcomed() const { return welcomed_; }
+
+  // Sends the batch and waits for its ack.
+  bool SendAcked(drip::v1::SampleBatch batch);
+
+  grpc::Status Close();
+
+ private:
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<drip::v1::AgentMessage, drip::v1::CollectorMessage>>
+      stream_;
+  uint64_t sequence_ = 0;
+  bool welcomed_ = false;
+};
+
+}  // namespace drip::testing
