@@ -19,7 +19,9 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -39,6 +41,7 @@
 #include "tests/integration/history_agent.h"
 #include "tests/integration/http_get.h"
 #include "tests/integration/local_drip.h"
+#include "tests/integration/synthetic_agent.h"
 #include "tests/support/test_pki.h"
 #include "yaml-cpp/yaml.h"
 
@@ -503,6 +506,139 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   // And it goes on there: on-call resolves it on the heir.
   CommandOutput resolve = collectors[heir]->Dripctl({"leaks", "resolve", id});
   EXPECT_EQ(resolve.exit_code, 0) << resolve.err;
+}
+
+// Agents streaming to each member, as `dripctl cluster` on `drip` counts them.
+std::map<std::string, int> Connected(LocalDrip& drip) {
+  std::map<std::string, int> out;
+  nlohmann::json j = Cluster(drip);
+  if (!j.contains("members")) return out;
+  for (const auto& m : j["members"]) out[m.value("name", "")] = m.value("hosts_connected", 0);
+  return out;
+}
+
+// How many of `hosts` each of `members` owns by placement.
+std::map<std::string, int> Placed(const std::vector<std::string>& hosts,
+                                  const std::vector<std::string>& members) {
+  std::map<std::string, int> out;
+  for (const std::string& m : members) out[m] = 0;
+  for (const std::string& h : hosts) out[collector::RendezvousOwner(h, members)]++;
+  return out;
+}
+
+// Waits until the agents stream to `members` as placement says; how long it took.
+std::optional<double> AwaitPlacement(LocalDrip& asked, const std::vector<std::string>& hosts,
+                                     const std::vector<std::string>& members,
+                                     std::chrono::seconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::map<std::string, int> want = Placed(hosts, members);
+  while (std::chrono::steady_clock::now() - start < timeout) {
+    if (Connected(asked) == want) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return std::nullopt;
+}
+
+// Many agents (the agent's own stream and buffer, each knowing what was acknowledged)
+// over three collectors. One is killed with SIGKILL under load and its hosts move to the
+// others; it comes back with its disk and takes them back; a fourth joins and takes about
+// a quarter. Through all of it, each host's merged series, asked of any member, holds
+// every acknowledged sample exactly once.
+TEST(ClusterTest, KillNineUnderLoadAndAJoinLoseNoAcknowledgedSampleInTheMergedView) {
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(3, dir.path());
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  auto config = [&](const std::string& name) {
+    return fmt::format(
+        "cluster:\n  etcd_endpoints: {}\n  member_name: {}\n  lease_ttl: 3s\n"
+        "snapshots:\n  enabled: false\n",
+        (*etcd)->EndpointsYaml(), name);
+  };
+  std::vector<std::unique_ptr<LocalDrip>> collectors;
+  for (int i = 0; i < 3; ++i) {
+    auto& drip = collectors.emplace_back(std::make_unique<LocalDrip>());
+    ASSERT_TRUE(drip->StartCollector(config(fmt::format("c{}", i))).ok()) << drip->Logs();
+  }
+  auto logs = [&] {
+    std::string all = (*etcd)->Logs();
+    for (auto& c : collectors) all += c->Logs();
+    return all;
+  };
+  for (auto& drip : collectors) {
+    nlohmann::json j = AwaitCluster(
+        *drip, [](const nlohmann::json& c) { return Members(c) == 3; }, std::chrono::seconds(20));
+    ASSERT_EQ(Members(j), 3u) << j.dump() << logs();
+  }
+
+  // Each agent dials one collector, the others as alternates; all go to their owners.
+  constexpr int kAgents = 16;
+  std::vector<std::string> addresses;
+  for (auto& c : collectors) addresses.push_back(c->grpc_address());
+  std::vector<std::unique_ptr<SyntheticAgent>> agents;
+  std::vector<std::string> hosts;
+  for (int i = 0; i < kAgents; ++i) {
+    std::vector<std::string> others;
+    for (int k = 1; k < 3; ++k) others.push_back(addresses[(i + k) % 3]);
+    hosts.push_back(fmt::format("load-{}-{}", getpid(), i));
+    agents.push_back(std::make_unique<SyntheticAgent>(hosts.back(), addresses[i % 3],
+                                                      /*leaking=*/false, others));
+  }
+  ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, {"c0", "c1", "c2"}, std::chrono::seconds(20)))
+      << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+
+  // c1 dies under load: its hosts go to c0 and c2 (lease 3 s, then the agents' backoff).
+  collectors[1]->KillCollector(SIGKILL);
+  const std::optional<double> failover =
+      AwaitPlacement(*collectors[0], hosts, {"c0", "c2"}, std::chrono::seconds(30));
+  ASSERT_TRUE(failover.has_value()) << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  std::printf("failover: %d agents stream to their new owners %.1f s after the kill\n",
+              Placed(hosts, {"c0", "c1", "c2"})["c1"], *failover);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+
+  // c1 comes back with its disk and takes its hosts back; then c3 joins.
+  ASSERT_TRUE(collectors[1]->StartCollector(config("c1")).ok()) << logs();
+  ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, {"c0", "c1", "c2"}, std::chrono::seconds(30)))
+      << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  auto& c3 = collectors.emplace_back(std::make_unique<LocalDrip>());
+  ASSERT_TRUE(c3->StartCollector(config("c3")).ok()) << c3->Logs();
+  ASSERT_TRUE(
+      AwaitPlacement(*collectors[0], hosts, {"c0", "c1", "c2", "c3"}, std::chrono::seconds(30)))
+      << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  const int moved = Placed(hosts, {"c0", "c1", "c2", "c3"})["c3"];
+  std::printf("join: %d of %d hosts moved to the fourth member\n", moved, kAgents);
+  EXPECT_GE(moved, 1);
+  EXPECT_LE(moved, kAgents / 2);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+
+  // Drain, then every acknowledged sample is in each host's merged series, once, asked of
+  // the first member and of the newest.
+  for (auto& a : agents) a->StopFeeding();
+  for (int i = 0; i < 300; ++i) {
+    bool drained = true;
+    for (auto& a : agents) drained = drained && a->Buffered() == 0;
+    if (drained) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (auto& a : agents) {
+    ASSERT_EQ(a->Buffered(), 0u) << a->host() << " still holds unacknowledged batches";
+    const std::vector<int64_t> acked = a->TimestampsUpTo(a->AckedSequence());
+    ASSERT_GT(acked.size(), 50u);
+    for (LocalDrip* asked : {collectors[0].get(), c3.get()}) {
+      absl::StatusOr<nlohmann::json> series = asked->Series(a->host(), "proc:crash-steady");
+      ASSERT_TRUE(series.ok()) << series.status();
+      const std::vector<int64_t> stored = SampleTimestamps(*series, "");
+      const std::set<int64_t> unique(stored.begin(), stored.end());
+      EXPECT_EQ(unique.size(), stored.size()) << a->host() << ": a sample answered twice";
+      size_t missing = 0;
+      for (int64_t ts : acked) missing += unique.contains(ts) ? 0 : 1;
+      EXPECT_EQ(missing, 0u) << a->host() << ": " << missing << " of " << acked.size()
+                             << " acknowledged samples are missing";
+    }
+  }
+  for (auto& a : agents) a->Stop();
 }
 
 // deploy/etcd.example.yaml, as an operator installs it, with only what differs from one

@@ -16,10 +16,9 @@
 #include <set>
 #include <thread>
 
-#include "agent/batch_buffer.h"
-#include "agent/collector_stream.h"
 #include "fmt/format.h"
 #include "tests/integration/local_drip.h"
+#include "tests/integration/synthetic_agent.h"
 
 namespace drip::testing {
 namespace {
@@ -74,108 +73,6 @@ TEST(CollectorCrashTest, KillNineLosesNoStoredSampleAndResendLeavesNoGapOrDuplic
         << drip.Logs();
   }
 }
-
-// One host's agent as the test drives it: the agent's own BatchBuffer and CollectorStream,
-// fed a batch every `period` of two samples (a flat component and, on a leaking host, one
-// growing 4 MiB/s). Every batch's timestamp is kept, so that what was acknowledged can be
-// checked against what the collector stores.
-class SyntheticAgent {
- public:
-  SyntheticAgent(std::string host, std::string address, bool leaking)
-      : host_(std::move(host)),
-        leaking_(leaking),
-        buffer_(agent::BatchBufferOptions{.max_batches = 1'000'000, .max_bytes = 1ull << 32}) {
-    agent::CollectorStreamOptions options;
-    options.address = std::move(address);
-    options.tls.plaintext = true;
-    options.backoff_initial = milliseconds(50);
-    options.backoff_max = milliseconds(400);
-    drip::v1::Hello hello;
-    hello.set_host(host_);
-    hello.set_agent_version("crash-test");
-    hello.set_memory_total_bytes(16ull << 30);
-    stream_ = std::make_unique<agent::CollectorStream>(options, hello, &buffer_, [] {
-      drip::v1::AgentStatus status;
-      status.set_sampler("synthetic");
-      return status;
-    });
-    stream_->Start();
-    feeder_ = std::thread([this] { Feed(); });
-  }
-
-  ~SyntheticAgent() { Stop(); }
-
-  void StopFeeding() {
-    stop_feeding_ = true;
-    if (feeder_.joinable()) feeder_.join();
-  }
-
-  void Stop() {
-    StopFeeding();
-    stream_->Stop();
-  }
-
-  // Every batch up to this sequence was acknowledged (the buffer holds a contiguous,
-  // never-dropped suffix of what was pushed).
-  uint64_t AckedSequence() const {
-    agent::BatchBuffer::Stats s = buffer_.stats();
-    return s.next_sequence - 1 - s.buffered_batches;
-  }
-  uint64_t Buffered() const { return buffer_.stats().buffered_batches; }
-
-  // Timestamps of the batches up to `sequence`.
-  std::vector<int64_t> TimestampsUpTo(uint64_t sequence) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<int64_t> out;
-    for (const auto& [seq, ts] : timestamps_) {
-      if (seq <= sequence) out.push_back(ts);
-    }
-    return out;
-  }
-
-  const std::string& host() const { return host_; }
-
- private:
-  void Feed() {
-    constexpr auto kPeriod = milliseconds(100);
-    uint64_t n = 0;
-    while (!stop_feeding_) {
-      const int64_t now = std::chrono::duration_cast<milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
-      drip::v1::SampleBatch batch;
-      auto* flat = batch.add_samples();
-      flat->set_component("proc:crash-steady");
-      flat->set_instance("100@1");
-      flat->set_timestamp_ms(now);
-      flat->mutable_process()->set_anon_rss_bytes(100ull << 20);
-      if (leaking_) {
-        auto* leak = batch.add_samples();
-        leak->set_component("proc:crash-leaker");
-        leak->set_instance("200@1");
-        leak->set_timestamp_ms(now);
-        leak->mutable_process()->set_anon_rss_bytes((50ull << 20) + n * (400ull << 10));
-      }
-      {
-        // Under the lock so that a batch is never acknowledged before it is recorded.
-        std::lock_guard<std::mutex> lock(mu_);
-        const uint64_t sequence = buffer_.Push(std::move(batch));
-        timestamps_[sequence] = now;
-      }
-      ++n;
-      std::this_thread::sleep_for(kPeriod);
-    }
-  }
-
-  const std::string host_;
-  const bool leaking_;
-  agent::BatchBuffer buffer_;
-  std::unique_ptr<agent::CollectorStream> stream_;
-  mutable std::mutex mu_;
-  std::map<uint64_t, int64_t> timestamps_;
-  std::atomic<bool> stop_feeding_{false};
-  std::thread feeder_;
-};
 
 std::vector<int64_t> StoredTimestamps(LocalDrip& drip, const std::string& host,
                                       const std::string& component) {
