@@ -121,7 +121,9 @@ void LeakPipeline::RunOnce() {
 }
 
 std::vector<std::pair<std::string, analyzer::ComponentDrift>> LeakPipeline::LocalDrifts() const {
-  sharing_drift_.store(true);
+  // The first call, at a clustered collector's start, computes them: the first share must
+  // not be empty. Later passes keep them fresh.
+  if (!sharing_drift_.exchange(true)) return detector_.LocalDrifts();
   std::lock_guard<std::mutex> lock(view_mu_);
   return local_drifts_;
 }

@@ -17,6 +17,13 @@ constexpr char kCollectorActor[] = "collector";
 
 bool IsResolved(const drip::v1::LeakReport& r) { return r.state() == report_state::kResolved; }
 
+// Marks a change. The stamp only moves forward, even when this collector's clock is behind
+// the one of the member that wrote the report before it: members order a report's
+// versions by it (LeakReportBook::Adopt).
+void Touch(drip::v1::LeakReport* r, int64_t now_ms) {
+  r->set_updated_ms(std::max(now_ms, r->updated_ms() + 1));
+}
+
 int SeverityRank(const std::string& severity) {
   if (severity == "critical") return 0;
   if (severity == "warning") return 1;
@@ -183,7 +190,7 @@ void LeakReportBook::ChangeStateLocked(drip::v1::LeakReport* r, std::string_view
   entry.set_outcome("done");
   entry.set_detail(fmt::format("{} -> {}{}{}", r->state(), to, note.empty() ? "" : ": ", note));
   r->set_state(std::string(to));
-  r->set_updated_ms(now_ms);
+  Touch(r, now_ms);
   if (to == report_state::kResolved) counts_.resolved++;
   dirty_.insert(r->id());
   Logger("collector")
@@ -337,7 +344,7 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
     RefreshDerivedLocked(r, now_ms);
     // Written through when anything changed (evidence moves once per detector epoch).
     if (r->SerializeAsString() != before) {
-      r->set_updated_ms(now_ms);
+      Touch(r, now_ms);
       dirty_.insert(r->id());
     }
   }
@@ -352,7 +359,7 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
       }
       if (was_active) {
         RefreshDerivedLocked(&r, now_ms);
-        r.set_updated_ms(now_ms);
+        Touch(&r, now_ms);
         dirty_.insert(id);
       }
     }
@@ -477,7 +484,7 @@ absl::StatusOr<drip::v1::AuditEntry> LeakReportBook::RecordMitigation(
   }
   if (slot == nullptr) slot = r.add_mitigations();
   *slot = record;
-  r.set_updated_ms(now_ms);
+  Touch(&r, now_ms);
   dirty_.insert(report_id);
   std::vector<drip::v1::AuditEntry> audit = {std::move(entry)};
   if (record.outcome() == "succeeded" && !record.dry_run() &&
@@ -518,7 +525,18 @@ void LeakReportBook::Adopt(const std::vector<drip::v1::LeakReport>& shared, int6
   for (const drip::v1::LeakReport& theirs : shared) {
     if (theirs.id().empty() || !OwnsLocked(theirs.component())) continue;
     auto it = reports_.find(theirs.id());
-    if (it != reports_.end() && it->second.updated_ms() >= theirs.updated_ms()) continue;
+    if (it != reports_.end()) {
+      if (it->second.component() != theirs.component()) {
+        Logger("collector")
+            ->warn("leak report {} in the cluster is of {}, this collector's of {}: not adopted",
+                   theirs.id(), theirs.component(), it->second.component());
+        continue;
+      }
+      if (it->second.updated_ms() >= theirs.updated_ms()) continue;
+      // Resolved is final for a report: a newer copy still open is one written before the
+      // resolution reached etcd.
+      if (IsResolved(it->second) && !IsResolved(theirs)) continue;
+    }
     if (!IsResolved(theirs)) {
       drip::v1::LeakReport* mine = FindUnresolvedLocked(theirs.component());
       if (mine != nullptr && mine->id() != theirs.id()) {
@@ -547,6 +565,12 @@ void LeakReportBook::Adopt(const std::vector<drip::v1::LeakReport>& shared, int6
                theirs.component(), theirs.state());
   }
   if (!audit.empty()) (void)FlushLocked(&audit);  // logged, counted and retried next pass
+}
+
+bool LeakReportBook::HasResolved(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = reports_.find(id);
+  return it != reports_.end() && IsResolved(it->second);
 }
 
 std::vector<drip::v1::LeakReport> LeakReportBook::Owned() const {

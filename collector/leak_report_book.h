@@ -123,6 +123,8 @@ class LeakReportBook {
   // The newest report of each owned component, resolved or not: what the owner writes to
   // etcd for the next owner.
   std::vector<drip::v1::LeakReport> Owned() const;
+  // Whether the book holds report `id`, resolved (owned or not).
+  bool HasResolved(const std::string& id) const;
 
   struct Counts {
     uint64_t opened = 0;

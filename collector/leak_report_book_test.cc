@@ -437,5 +437,28 @@ TEST_F(LeakReportBookClusterTest, AReportOpenedByTwoMembersAtOnceGivesWayToTheOn
             std::string::npos);
 }
 
+TEST_F(LeakReportBookClusterTest, AResolutionThatDidNotReachEtcdIsNotUndoneByTheOpenCopyThere) {
+  Own("c0");
+  Pass(kT0Ms);
+  Publish("c0");  // etcd: leak-c0-1, open
+  ASSERT_TRUE(Book("c0").SetState("leak-c0-1", "resolved", "alice", "fixed", kT0Ms + 1'000).ok());
+  // A member whose clock is a minute ahead wrote the open copy last.
+  etcd_[kComponent].set_updated_ms(kT0Ms + 60'000);
+  Book("c0").Adopt(Etcd(), kT0Ms + 2'000);
+  EXPECT_EQ(Book("c0").Get("leak-c0-1")->state(), "resolved");
+  EXPECT_TRUE(Book("c0").HasResolved("leak-c0-1"));
+}
+
+TEST_F(LeakReportBookClusterTest, ANewOwnersChangesAreNewerEvenWhenItsClockIsBehind) {
+  Own("c0");
+  Pass(kT0Ms);
+  Publish("c0");
+  Own("c1");
+  Book("c1").Adopt(Etcd(), kT0Ms + 1'000);
+  // c1's clock is ten minutes behind c0's.
+  ASSERT_TRUE(Book("c1").SetState("leak-c0-1", "acknowledged", "bob", "", kT0Ms - 600'000).ok());
+  EXPECT_GT(Book("c1").Get("leak-c0-1")->updated_ms(), etcd_[kComponent].updated_ms());
+}
+
 }  // namespace
 }  // namespace drip::collector

@@ -54,7 +54,22 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
     int64_t now_ms) {
   auto log = Logger("collector");
   const MitigationPolicy& policy = config_.For(report.component());
-  MitigationPlan plan = PlanMitigation(report, policy, spec, now_ms, FleetBudgetLocked(now_ms));
+  // In a cluster a report lists hosts streaming to other members (docs/cluster.md, "One
+  // owner per leak report"), whose agents this collector cannot reach: a policy acts on
+  // the hosts streaming here, without spending the hourly budget on ones it cannot.
+  drip::v1::LeakReport reachable;
+  const drip::v1::LeakReport* planned = &report;
+  auto unreachable = [&](const drip::v1::LeakHost& h) {
+    return h.active() && !hosts_->IsConnected(h.host());
+  };
+  if (spec.automatic && std::any_of(report.hosts().begin(), report.hosts().end(), unreachable)) {
+    reachable = report;
+    for (drip::v1::LeakHost& h : *reachable.mutable_hosts()) {
+      if (unreachable(h)) h.set_active(false);
+    }
+    planned = &reachable;
+  }
+  MitigationPlan plan = PlanMitigation(*planned, policy, spec, now_ms, FleetBudgetLocked(now_ms));
   std::vector<drip::v1::AuditEntry> entries;
   for (const MitigationTarget& t : plan.targets) {
     drip::v1::MitigationRecord record;

@@ -51,6 +51,41 @@ absl::StatusOr<SnapshotAttempt> SnapshotFromProto(const drip::v1::SuspectSnapsho
   return attempt;
 }
 
+absl::StatusOr<HostSuspect> SuspectFromProto(const drip::v1::Suspect& proto) {
+  HostSuspect host;
+  analyzer::Suspect& s = host.suspect;
+  s.host = proto.host();
+  s.component = proto.component();
+  s.instance = proto.instance();
+  if (proto.process_instance() != proto.instance()) {
+    host.process_instance = proto.process_instance();
+  }
+  s.first_flagged = proto.first_flagged_s();
+  s.last_updated = proto.last_updated_s();
+  s.growth_since = proto.growth_since_s();
+  s.growth_bytes_per_hour = proto.growth_bytes_per_hour();
+  s.score = proto.score();
+  s.current_bytes = proto.current_bytes();
+  s.normal_bytes = proto.normal_bytes();
+  if (proto.has_eta_to_oom_seconds()) s.eta_to_oom_seconds = proto.eta_to_oom_seconds();
+  std::optional<analyzer::SuspectRule> rule = analyzer::SuspectRuleFromName(proto.rule());
+  if (!rule) {
+    return absl::InvalidArgumentError(
+        fmt::format("suspect of host {}: rule: unknown \"{}\"", proto.host(), proto.rule()));
+  }
+  s.rule = *rule;
+  s.reason = proto.reason();
+  if (proto.has_snapshot()) {
+    absl::StatusOr<SnapshotAttempt> snapshot = SnapshotFromProto(proto.snapshot());
+    if (!snapshot.ok()) {
+      return absl::InvalidArgumentError(fmt::format("suspect of host {}: {}", proto.host(),
+                                                    std::string(snapshot.status().message())));
+    }
+    host.snapshot = std::move(*snapshot);
+  }
+  return host;
+}
+
 }  // namespace
 
 void FleetSuspectsToProto(const FleetSuspects& suspects, drip::v1::ListSuspectsResponse* out) {
@@ -83,39 +118,15 @@ void FleetSuspectsToProto(const FleetSuspects& suspects, drip::v1::ListSuspectsR
   }
 }
 
-absl::StatusOr<FleetSuspects> FleetSuspectsFromProto(
-    const drip::v1::ListSuspectsResponse& response) {
+FleetSuspects FleetSuspectsFromProto(const drip::v1::ListSuspectsResponse& response,
+                                     std::vector<std::string>* skipped) {
   FleetSuspects out;
   for (const drip::v1::Suspect& proto : response.suspects()) {
-    HostSuspect& host = out.hosts.emplace_back();
-    analyzer::Suspect& s = host.suspect;
-    s.host = proto.host();
-    s.component = proto.component();
-    s.instance = proto.instance();
-    if (proto.process_instance() != proto.instance())
-      host.process_instance = proto.process_instance();
-    s.first_flagged = proto.first_flagged_s();
-    s.last_updated = proto.last_updated_s();
-    s.growth_since = proto.growth_since_s();
-    s.growth_bytes_per_hour = proto.growth_bytes_per_hour();
-    s.score = proto.score();
-    s.current_bytes = proto.current_bytes();
-    s.normal_bytes = proto.normal_bytes();
-    if (proto.has_eta_to_oom_seconds()) s.eta_to_oom_seconds = proto.eta_to_oom_seconds();
-    std::optional<analyzer::SuspectRule> rule = analyzer::SuspectRuleFromName(proto.rule());
-    if (!rule) {
-      return absl::InvalidArgumentError(
-          fmt::format("suspect of host {}: rule: unknown \"{}\"", proto.host(), proto.rule()));
-    }
-    s.rule = *rule;
-    s.reason = proto.reason();
-    if (proto.has_snapshot()) {
-      absl::StatusOr<SnapshotAttempt> snapshot = SnapshotFromProto(proto.snapshot());
-      if (!snapshot.ok()) {
-        return absl::InvalidArgumentError(fmt::format("suspect of host {}: {}", proto.host(),
-                                                      std::string(snapshot.status().message())));
-      }
-      host.snapshot = std::move(*snapshot);
+    absl::StatusOr<HostSuspect> read = SuspectFromProto(proto);
+    if (read.ok()) {
+      out.hosts.push_back(std::move(*read));
+    } else if (skipped != nullptr) {
+      skipped->push_back(std::string(read.status().message()));
     }
   }
   for (const drip::v1::ComponentSuspect& proto : response.components()) {

@@ -4,6 +4,9 @@
 // members' suspects of it, which reach it as their ListSuspects answers (docs/cluster.md).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "collector/fleet_suspects.h"
 #include "drip/v1/query.pb.h"
@@ -13,9 +16,10 @@ namespace drip::collector {
 // Appends every suspect and component of `suspects` to `out`.
 void FleetSuspectsToProto(const FleetSuspects& suspects, drip::v1::ListSuspectsResponse* out);
 
-// The suspects of `response` (its `unanswered` is not read). INVALID_ARGUMENT naming the
-// host and field for a rule, snapshot state or diagnosis this build does not know.
-absl::StatusOr<FleetSuspects> FleetSuspectsFromProto(
-    const drip::v1::ListSuspectsResponse& response);
+// The suspects of `response` (its `unanswered` is not read). A suspect with a rule,
+// snapshot state or diagnosis this build does not know (a newer member, mid-upgrade) is
+// left out, and `skipped` (when not null) gets one line naming its host and field.
+FleetSuspects FleetSuspectsFromProto(const drip::v1::ListSuspectsResponse& response,
+                                     std::vector<std::string>* skipped = nullptr);
 
 }  // namespace drip::collector

@@ -47,6 +47,9 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(const EtcdOptions
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    // A range over the leak reports' prefix may exceed gRPC's 4 MiB default (each report
+    // may be up to 1 MiB): etcd itself sends answers up to 2 GiB.
+    args.SetMaxReceiveMessageSize(256 << 20);
     absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
         MakeChannelCredentials(options.tls, &args);
     if (!credentials.ok()) {

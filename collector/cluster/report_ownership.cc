@@ -16,6 +16,18 @@ namespace {
 // (the book keeps them sorted most urgent first).
 std::string StoredForm(drip::v1::LeakReport report) {
   std::string bytes = report.SerializeAsString();
+  // A long-lived report's history and mitigations grow too: their oldest go first, then
+  // the least urgent hosts.
+  while (bytes.size() > ReportOwnership::kMaxStoredReportBytes &&
+         (report.history_size() > 64 || report.mitigations_size() > 64)) {
+    if (report.history_size() > 64) {
+      report.mutable_history()->DeleteSubrange(1, report.history_size() / 2);
+    }
+    if (report.mitigations_size() > 64) {
+      report.mutable_mitigations()->DeleteSubrange(0, report.mitigations_size() / 2);
+    }
+    bytes = report.SerializeAsString();
+  }
   while (bytes.size() > ReportOwnership::kMaxStoredReportBytes && report.hosts_size() > 0) {
     const double keep = static_cast<double>(ReportOwnership::kMaxStoredReportBytes) /
                         static_cast<double>(bytes.size()) * 0.9;
@@ -99,9 +111,17 @@ void ReportOwnership::RunRound() {
                        drip::v1::ListSuspectsRequest(), "");
   for (const auto& answer : answers) {
     absl::StatusOr<FleetSuspects> part =
-        answer.status.ok()
-            ? FleetSuspectsFromProto(answer.response)
-            : absl::StatusOr<FleetSuspects>(absl::UnavailableError(answer.status.error_message()));
+        absl::UnavailableError(std::string(answer.status.error_message()));
+    if (answer.status.ok()) {
+      std::vector<std::string> skipped;
+      part = FleetSuspectsFromProto(answer.response, &skipped);
+      if (!skipped.empty() && skipped.size() != skipped_[answer.member]) {
+        Logger("collector")
+            ->warn("cluster: {} suspects of member {} left out (a newer build?): {}",
+                   skipped.size(), answer.member, skipped.front());
+      }
+      skipped_[answer.member] = skipped.size();
+    }
     if (part.ok()) {
       if (silent_.erase(answer.member) > 0) {
         Logger("collector")
@@ -159,19 +179,27 @@ void ReportOwnership::WriteOwned(const std::function<bool(const std::string&)>& 
     if (auto it = stored_.find(report.component()); it != stored_.end()) {
       const StoredCopy& theirs = it->second;
       if (theirs.id == report.id() && theirs.updated_ms >= report.updated_ms()) continue;
-      // Another report of the component, still open: the next pass adopts it and this
-      // member's gives way. An older one, resolved, is replaced.
-      if (theirs.id != report.id() && theirs.state != report_state::kResolved) continue;
-      if (theirs.id != report.id() && theirs.updated_ms > report.updated_ms()) continue;
+      // Another report of the component, still open in etcd: the next pass adopts it and
+      // this member's gives way — unless this book resolved it and the resolution never
+      // reached etcd; then this member's report replaces it. An older one, resolved, is
+      // replaced too.
+      const bool theirs_resolved =
+          theirs.state == report_state::kResolved || pipeline_->reports().HasResolved(theirs.id);
+      if (theirs.id != report.id() && !theirs_resolved) continue;
+      if (theirs.id != report.id() && theirs.state == report_state::kResolved &&
+          theirs.updated_ms > report.updated_ms() && report.state() == report_state::kResolved) {
+        continue;
+      }
       expected_revision = theirs.mod_revision;
     }
     absl::StatusOr<bool> swapped = cluster_->etcd()->CompareAndPut(
         KeyOf(report.component()), expected_revision, StoredForm(report));
     if (!swapped.ok()) {
+      // The others are tried all the same: one report etcd refuses must not hold them up.
       Logger("collector")
           ->warn("cluster: leak report {} not written to etcd (next round): {}", report.id(),
                  std::string(swapped.status().message()));
-      return;
+      continue;
     }
     if (*swapped) {
       metrics_->cluster_report_writes.Increment();

@@ -83,6 +83,7 @@ class ReportOwnership {
   std::map<std::string, FleetSuspects> peer_suspects_;  // by member, as last answered
   size_t unreadable_ = 0;                               // stored reports not parsed, last round
   std::set<std::string> silent_;                        // members whose suspects failed
+  std::map<std::string, size_t> skipped_;               // suspects left out, by member
   bool read_once_ = false;                              // the reports were read from etcd
   LoopThread loop_;
 };
