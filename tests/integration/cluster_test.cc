@@ -112,29 +112,63 @@ const nlohmann::json* Member(const nlohmann::json& j, const std::string& name) {
   return nullptr;
 }
 
+// A real three-member etcd cluster with collectors c0, c1 and c2 on it (lease 3 s, and
+// `extra_yaml` in each one's config), each seeing the three.
+struct EtcdBackedCollectors {
+  std::unique_ptr<EtcdCluster> etcd;
+  std::vector<std::unique_ptr<LocalDrip>> collectors;
+  std::string extra_yaml;
+
+  // The config of member `name` (a fourth, or one restarted, gets the same).
+  std::string ConfigFor(const std::string& name) const {
+    return fmt::format("cluster:\n  etcd_endpoints: {}\n  member_name: {}\n  lease_ttl: 3s\n{}",
+                       etcd->EndpointsYaml(), name, extra_yaml);
+  }
+  // etcd's logs and every collector's, for a failure message.
+  std::string Logs() const {
+    std::string all = etcd->Logs();
+    for (const auto& c : collectors) all += c->Logs();
+    return all;
+  }
+};
+
+// What failed, with every log, when the three are not up and seeing each other.
+absl::Status StartEtcdBackedCollectors(const TempDir& dir, std::string extra_yaml,
+                                       EtcdBackedCollectors* out) {
+  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(3, dir.path());
+  if (!etcd.ok()) return etcd.status();
+  out->etcd = std::move(*etcd);
+  out->extra_yaml = std::move(extra_yaml);
+  for (int i = 0; i < 3; ++i) {
+    auto& drip = out->collectors.emplace_back(std::make_unique<LocalDrip>());
+    if (absl::Status s = drip->StartCollector(out->ConfigFor(fmt::format("c{}", i))); !s.ok()) {
+      return absl::InternalError(
+          fmt::format("c{}: {}\n{}", i, std::string(s.message()), out->Logs()));
+    }
+  }
+  for (auto& drip : out->collectors) {
+    nlohmann::json j = AwaitCluster(
+        *drip, [](const nlohmann::json& c) { return Members(c) == 3; }, std::chrono::seconds(20));
+    if (Members(j) != 3) {
+      return absl::InternalError(
+          fmt::format("not three members after 20 s: {}\n{}", j.dump(), out->Logs()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   TempDir dir;
-  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(3, dir.path());
-  ASSERT_TRUE(etcd.ok()) << etcd.status();
-  std::vector<std::unique_ptr<LocalDrip>> collectors;
-  for (int i = 0; i < 3; ++i) {
-    auto& drip = collectors.emplace_back(std::make_unique<LocalDrip>());
-    ASSERT_TRUE(drip->StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
-                                                 "  member_name: c{}\n  lease_ttl: 3s\n",
-                                                 (*etcd)->EndpointsYaml(), i))
-                    .ok())
-        << drip->Logs();
-  }
-  auto logs = [&] {
-    std::string all = (*etcd)->Logs();
-    for (auto& c : collectors) all += c->Logs();
-    return all;
-  };
+  EtcdBackedCollectors cluster;
+  const absl::Status started = StartEtcdBackedCollectors(dir, "", &cluster);
+  ASSERT_TRUE(started.ok()) << started;
+  std::unique_ptr<EtcdCluster>* etcd = &cluster.etcd;
+  auto& collectors = cluster.collectors;
+  auto logs = [&] { return cluster.Logs(); };
 
   // Every collector sees all three, each at the address it serves on.
   for (auto& drip : collectors) {
-    nlohmann::json j = AwaitCluster(
-        *drip, [](const nlohmann::json& c) { return Members(c) == 3; }, std::chrono::seconds(20));
+    nlohmann::json j = Cluster(*drip);
     ASSERT_EQ(Members(j), 3u) << j.dump() << logs();
     EXPECT_EQ(j["mode"], "etcd");
     EXPECT_EQ(j["etcd_up"], true);
@@ -243,11 +277,7 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   // c3 joins and owns the host now: the heir acknowledges what it stored and sends the
   // agent on; c3's samples start where the heir's stop.
   auto& c3 = collectors.emplace_back(std::make_unique<LocalDrip>());
-  ASSERT_TRUE(c3->StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
-                                             "  member_name: c3\n  lease_ttl: 3s\n",
-                                             (*etcd)->EndpointsYaml()))
-                  .ok())
-      << c3->Logs();
+  ASSERT_TRUE(c3->StartCollector(cluster.ConfigFor("c3")).ok()) << c3->Logs();
   j = AwaitCluster(
       *c3,
       [](const nlohmann::json& c) {
@@ -367,28 +397,13 @@ std::set<std::string> HostsOf(const nlohmann::json& report) {
 // next owner keeps its id, its state and its hosts.
 TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner) {
   TempDir dir;
-  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(3, dir.path());
-  ASSERT_TRUE(etcd.ok()) << etcd.status();
-  std::vector<std::unique_ptr<LocalDrip>> collectors;
+  EtcdBackedCollectors cluster;
+  const absl::Status started = StartEtcdBackedCollectors(dir, "", &cluster);
+  ASSERT_TRUE(started.ok()) << started;
+  std::unique_ptr<EtcdCluster>* etcd = &cluster.etcd;
+  auto& collectors = cluster.collectors;
+  auto logs = [&] { return cluster.Logs(); };
   const std::vector<std::string> names = {"c0", "c1", "c2"};
-  for (const std::string& name : names) {
-    auto& drip = collectors.emplace_back(std::make_unique<LocalDrip>());
-    ASSERT_TRUE(drip->StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
-                                                 "  member_name: {}\n  lease_ttl: 3s\n",
-                                                 (*etcd)->EndpointsYaml(), name))
-                    .ok())
-        << drip->Logs();
-  }
-  auto logs = [&] {
-    std::string all = (*etcd)->Logs();
-    for (auto& c : collectors) all += c->Logs();
-    return all;
-  };
-  for (auto& drip : collectors) {
-    nlohmann::json j = AwaitCluster(
-        *drip, [](const nlohmann::json& c) { return Members(c) == 3; }, std::chrono::seconds(20));
-    ASSERT_EQ(Members(j), 3u) << j.dump() << logs();
-  }
 
   // Two hosts placed on each collector, each streaming to its owner.
   const std::string component = fmt::format("svc:spread-leak-{}.service", getpid());
@@ -548,29 +563,13 @@ std::optional<double> AwaitPlacement(LocalDrip& asked, const std::vector<std::st
 // every acknowledged sample exactly once.
 TEST(ClusterTest, KillNineUnderLoadAndAJoinLoseNoAcknowledgedSampleInTheMergedView) {
   TempDir dir;
-  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(3, dir.path());
-  ASSERT_TRUE(etcd.ok()) << etcd.status();
-  auto config = [&](const std::string& name) {
-    return fmt::format(
-        "cluster:\n  etcd_endpoints: {}\n  member_name: {}\n  lease_ttl: 3s\n"
-        "snapshots:\n  enabled: false\n",
-        (*etcd)->EndpointsYaml(), name);
-  };
-  std::vector<std::unique_ptr<LocalDrip>> collectors;
-  for (int i = 0; i < 3; ++i) {
-    auto& drip = collectors.emplace_back(std::make_unique<LocalDrip>());
-    ASSERT_TRUE(drip->StartCollector(config(fmt::format("c{}", i))).ok()) << drip->Logs();
-  }
-  auto logs = [&] {
-    std::string all = (*etcd)->Logs();
-    for (auto& c : collectors) all += c->Logs();
-    return all;
-  };
-  for (auto& drip : collectors) {
-    nlohmann::json j = AwaitCluster(
-        *drip, [](const nlohmann::json& c) { return Members(c) == 3; }, std::chrono::seconds(20));
-    ASSERT_EQ(Members(j), 3u) << j.dump() << logs();
-  }
+  EtcdBackedCollectors cluster;
+  const absl::Status started =
+      StartEtcdBackedCollectors(dir, "snapshots:\n  enabled: false\n", &cluster);
+  ASSERT_TRUE(started.ok()) << started;
+  auto& collectors = cluster.collectors;
+  auto logs = [&] { return cluster.Logs(); };
+  auto config = [&](const std::string& name) { return cluster.ConfigFor(name); };
 
   // Each agent dials one collector, the others as alternates; all go to their owners.
   constexpr int kAgents = 16;
