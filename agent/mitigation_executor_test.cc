@@ -256,7 +256,12 @@ TEST(MitigationExecutorTest, ASignalReachesTheProcessTheProcRootNamesNotTheAgent
     if (ReadProcFile(fmt::format("/proc/{}/task/{}/children", child, child), &children).ok() &&
         !children.empty()) {
       const std::string candidate = fmt::format("/proc/{}/root/proc", std::atoi(children.c_str()));
-      if (!InstanceIn(candidate, 2).empty()) proc_root = candidate;
+      // Pid 2 is sh's fork until it has exec'd sleep: wait for sleep.
+      std::string comm;
+      if (!InstanceIn(candidate, 2).empty() && ReadProcFile(candidate + "/2/comm", &comm).ok() &&
+          comm.starts_with("sleep")) {
+        proc_root = candidate;
+      }
     }
     if (proc_root.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
