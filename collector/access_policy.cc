@@ -32,6 +32,8 @@ std::string_view RoleName(Role role) {
   switch (role) {
     case Role::kViewer:
       return "viewer";
+    case Role::kMember:
+      return "member";
     case Role::kOperator:
       return "operator";
     case Role::kNone:
@@ -73,18 +75,21 @@ absl::StatusOr<AccessPolicy> AccessPolicy::FromString(std::string_view yaml, std
     std::string certificate;
     std::string token_sha256;
     RETURN_IF_ERROR(entry.ReadString("name", &name));
-    RETURN_IF_ERROR(entry.ReadEnum("role", {"viewer", "operator"}, &role));
+    RETURN_IF_ERROR(entry.ReadEnum("role", {"viewer", "member", "operator"}, &role));
     RETURN_IF_ERROR(entry.ReadString("certificate", &certificate));
     RETURN_IF_ERROR(entry.ReadString("token_sha256", &token_sha256));
     RETURN_IF_ERROR(entry.CheckNoUnknownKeys());
     if (name.empty()) return entry.Error("name", "is required");
-    if (role.empty()) return entry.Error("role", "is required (viewer or operator)");
+    if (role.empty()) return entry.Error("role", "is required (viewer, member or operator)");
     if (certificate.empty() == token_sha256.empty()) {
       return entry.Error("certificate",
                          "each principal needs exactly one of certificate and token_sha256");
     }
     if (++names[name] > 1) return entry.Error("name", fmt::format("'{}' is listed twice", name));
-    Principal principal{name, role == "operator" ? Role::kOperator : Role::kViewer};
+    const Role level = role == "operator" ? Role::kOperator
+                       : role == "member" ? Role::kMember
+                                          : Role::kViewer;
+    Principal principal{name, level};
     if (!certificate.empty()) {
       if (!policy.by_certificate_.emplace(certificate, principal).second) {
         return entry.Error("certificate",

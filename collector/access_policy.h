@@ -1,7 +1,11 @@
 // AccessPolicy: who may call the collector's query API, and as what (docs/security.md).
 //
-// Two roles: a viewer reads (hosts, series, suspects, leak reports, the audit log); an
-// operator also changes things (acknowledges and resolves reports, mitigates). Callers
+// Three roles, ordered: a viewer reads (hosts, series, suspects, leak reports, the audit
+// log); a member is another collector of the cluster, which also has this one deliver
+// mitigations it decided on to the hosts streaming here (RelayCommand, which the query
+// service grants the member role alone: people mitigate within the policy's limits), but
+// changes no report; an operator reads and changes things (acknowledges and resolves
+// reports, mitigates). Callers
 // prove who they are with a client certificate (its SAN or CN) or a bearer token
 // (`authorization: Bearer <token>` metadata), matched against the principals of the
 // access file the collector reads at start:
@@ -32,7 +36,7 @@
 
 namespace drip::collector {
 
-enum class Role { kNone = 0, kViewer = 1, kOperator = 2 };
+enum class Role { kNone = 0, kViewer = 1, kMember = 2, kOperator = 3 };
 
 std::string_view RoleName(Role role);
 

@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {{"alice.oncall.example.com"}, "not a token", "peer"},
   };
   for (const CallerCredentials& c : callers) {
-    for (Role required : {Role::kViewer, Role::kOperator}) {
+    for (Role required : {Role::kViewer, Role::kMember, Role::kOperator}) {
       absl::StatusOr<drip::collector::Caller> caller = policy->Authorize(c, required);
       if (caller.ok()) {
         FUZZ_CHECK(caller->role >= required, "%s let in below the role asked for",

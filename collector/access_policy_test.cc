@@ -14,6 +14,9 @@ AccessPolicy Policy() {
       "  - name: alice\n"
       "    role: operator\n"
       "    certificate: alice.oncall\n"
+      "  - name: collector-b\n"
+      "    role: member\n"
+      "    certificate: collector-b.example.com\n"
       "  - name: grafana\n"
       "    role: viewer\n"
       "    token_sha256: " +
@@ -50,6 +53,23 @@ TEST(AccessPolicyTest, CertificateOfAnOperatorMatchesAnyOfItsNames) {
   ASSERT_TRUE(caller.ok()) << caller.status();
   EXPECT_EQ(caller->name, "alice");
   EXPECT_EQ(caller->method, "certificate");
+}
+
+TEST(AccessPolicyTest, AMemberCollectorReadsAndRelaysButCannotOperate) {
+  AccessPolicy policy = Policy();
+  const CallerCredentials member = Certificate({"collector-b.example.com"});
+  EXPECT_TRUE(policy.Authorize(member, Role::kViewer).ok());
+  absl::StatusOr<Caller> relay = policy.Authorize(member, Role::kMember);
+  ASSERT_TRUE(relay.ok()) << relay.status();
+  EXPECT_EQ(relay->Describe(), "collector-b (member, certificate) via ipv4:10.0.0.6:5000");
+  absl::StatusOr<Caller> write = policy.Authorize(member, Role::kOperator);
+  EXPECT_EQ(write.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(write.status().message()), HasSubstr("collector-b is a member"));
+  // A viewer is below a member; an operator above (the query service still keeps
+  // RelayCommand to members alone).
+  EXPECT_EQ(policy.Authorize(Token("s3cret"), Role::kMember).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(policy.Authorize(Certificate({"alice.oncall"}), Role::kMember).ok());
 }
 
 TEST(AccessPolicyTest, WrongTokenIsUnauthenticatedEvenWithAValidCertificate) {
@@ -109,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
     Errors, AccessPolicyFileTest,
     ::testing::Values(
         BadFile{"principals:\n  - name: a\n    role: root\n    certificate: a\n",
-                "access.yaml:3: principals[0].role: 'root' is not one of viewer, operator"},
+                "access.yaml:3: principals[0].role: 'root' is not one of viewer, member, operator"},
         BadFile{"principals:\n  - name: a\n    role: viewer\n",
                 "principals[0].certificate: each principal needs exactly one of certificate and "
                 "token_sha256"},

@@ -130,6 +130,15 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
           Counter(r, "drip_cluster_report_conflicts_total",
                   "Writes of a leak report to etcd that another member's write came first to "
                   "(both thought they owned the component; this member gave way)")),
+      cluster_relays_sent(Counter(r, "drip_cluster_relays_sent_total",
+                                  "Mitigation commands handed to the member that streams the "
+                                  "host, for a leak report this member owns")),
+      cluster_relays_failed(Counter(r, "drip_cluster_relays_failed_total",
+                                    "Handed-on mitigation commands that brought back no "
+                                    "agent's answer (member refused, unreachable, host gone)")),
+      cluster_relays_delivered(Counter(r, "drip_cluster_relays_delivered_total",
+                                       "Mitigation commands another member had this one send "
+                                       "to a host streaming here")),
       query_fanout_seconds(BuildHistogram()
                                .Name("drip_query_fanout_seconds")
                                .Help("Time to ask the other members of the cluster for their "

@@ -38,9 +38,9 @@ inline constexpr std::string_view kTooManyAwaitingHello = "too_many_awaiting_hel
 // The query API's methods, the values of drip_query_denied_total's "method" label; a
 // call refused before gRPC dispatched it to a method it does not name is counted as
 // kOtherMethod.
-inline constexpr std::string_view kQueryMethods[] = {"ListHosts", "GetSeries", "ListSuspects",
-                                                     "ListLeaks", "GetLeak",   "UpdateLeakState",
-                                                     "Mitigate",  "ListAudit", "ListMembers"};
+inline constexpr std::string_view kQueryMethods[] = {
+    "ListHosts",       "GetSeries", "ListSuspects", "ListLeaks",   "GetLeak",
+    "UpdateLeakState", "Mitigate",  "ListAudit",    "ListMembers", "RelayCommand"};
 inline constexpr std::string_view kOtherMethod = "other";
 
 struct CollectorMetrics {
@@ -103,9 +103,15 @@ struct CollectorMetrics {
   // One owner per leak report (cluster/report_ownership.h): the components whose report
   // this member owns, its writes of them to etcd, and the writes another member's came
   // first to (two members both thought they owned the component; this one gives way).
-  prometheus::Gauge& cluster_reports_owned;         // drip_cluster_reports_owned
-  prometheus::Counter& cluster_report_writes;       // drip_cluster_report_writes_total
-  prometheus::Counter& cluster_report_conflicts;    // drip_cluster_report_conflicts_total
+  prometheus::Gauge& cluster_reports_owned;       // drip_cluster_reports_owned
+  prometheus::Counter& cluster_report_writes;     // drip_cluster_report_writes_total
+  prometheus::Counter& cluster_report_conflicts;  // drip_cluster_report_conflicts_total
+  // Mitigations of hosts streaming to another member (cluster/member_command_relay.h): the
+  // commands this member handed on, those that brought no agent's answer back, and those
+  // another member had this one deliver.
+  prometheus::Counter& cluster_relays_sent;         // drip_cluster_relays_sent_total
+  prometheus::Counter& cluster_relays_failed;       // drip_cluster_relays_failed_total
+  prometheus::Counter& cluster_relays_delivered;    // drip_cluster_relays_delivered_total
   prometheus::Histogram& query_fanout_seconds;      // drip_query_fanout_seconds
   prometheus::Counter& query_fanout_member_errors;  // drip_query_fanout_member_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),

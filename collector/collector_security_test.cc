@@ -393,7 +393,7 @@ TEST_F(CollectorSecurityTest, MalformedAccessFileFailsTheStartNamingFileAndLine)
   ASSERT_FALSE(bound.ok());
   EXPECT_THAT(std::string(bound.status().message()),
               HasSubstr("bad-access.yaml:3: principals[0].role: 'admin' is not one of viewer, "
-                        "operator"));
+                        "member, operator"));
 }
 
 }  // namespace

@@ -243,6 +243,10 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
   cluster_ = std::move(*cluster);
   member_queries_ = std::make_unique<MemberQueryClient>(config_.tls);
   query_->set_cluster(cluster_.get(), member_queries_.get());
+  // Mitigations of a report's hosts that stream to other members go through them.
+  command_relay_ =
+      std::make_unique<MemberCommandRelay>(cluster_.get(), member_queries_.get(), &metrics_);
+  pipeline_->SetCommandRelay(command_relay_.get());
   cluster_for_sessions_.store(cluster_.get());
   // A member joined or left: streams of hosts now placed on another member drain there.
   // (The membership thread calls this; hosts_ outlives cluster_, which TearDown resets
@@ -352,6 +356,9 @@ void CollectorServer::TearDown() {
   cluster_for_sessions_.store(nullptr);
   if (pipeline_) pipeline_->reports().SetOnChangeBetweenPasses(nullptr);
   report_ownership_.reset();
+  // Cancels the relayed commands still waiting, whose answers the pipeline records.
+  if (pipeline_) pipeline_->SetCommandRelay(nullptr);
+  command_relay_.reset();
   cluster_.reset();
   server_.reset();
   // Each service runs what its workers still hold, then stops them.

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "collector/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
+#include "collector/cluster/member_command_relay.h"
 #include "collector/cluster/report_ownership.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
@@ -132,6 +133,9 @@ class CollectorServer {
   std::unique_ptr<ClusterMembership> cluster_;
   // Asks the other members for their part of fleet-wide queries; outlives query_.
   std::unique_ptr<MemberQueryClient> member_queries_;
+  // Carries mitigations to hosts streaming to other members; gone before cluster_ and
+  // member_queries_, and before the pipeline it answers.
+  std::unique_ptr<MemberCommandRelay> command_relay_;
   // Keeps one owner for each component's leak report; after cluster_ and member_queries_
   // are made, gone before them.
   std::unique_ptr<ReportOwnership> report_ownership_;

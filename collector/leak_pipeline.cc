@@ -47,6 +47,7 @@ LeakPipeline::LeakPipeline(const LeakPipelineOptions& options, SeriesStore* stor
       snapshots_(options_.snapshots, options_.diagnoser, hosts),
       reports_(options_.reports, &options_.mitigation, store->reports(), &versions_),
       mitigations_(options_.mitigation, &reports_, hosts, metrics),
+      relayed_(hosts),
       report_metrics_(metrics),
       loop_("drip-pipeline", [this] {
         RunOnce();
@@ -111,6 +112,7 @@ void LeakPipeline::RunOnce() {
     reports_.Update(now_ms, fleet);
   }
   mitigations_.Tick(now_ms);
+  relayed_.Expire(now_ms);
   report_metrics_.Refresh(reports_.List("", ""), reports_.counts());
   RefreshMetrics(suspects);
   if (sharing_drift_.load()) {
@@ -170,7 +172,19 @@ void LeakPipeline::SetHostMemory(const std::string& host, uint64_t bytes) {
 bool LeakPipeline::OnCommandResult(const std::string& host, const drip::v1::CommandResult& result) {
   const int64_t now_ms = clock_->NowMs();
   return snapshots_.OnCommandResult(host, result, now_ms) ||
-         mitigations_.OnCommandResult(host, result, now_ms);
+         mitigations_.OnCommandResult(host, result, now_ms) ||
+         relayed_.OnCommandResult(host, result);
+}
+
+void LeakPipeline::SetCommandRelay(CommandRelay* relay) {
+  if (relay == nullptr) {
+    mitigations_.SetRelay(nullptr, nullptr);
+    return;
+  }
+  mitigations_.SetRelay(relay,
+                        [this](const std::string& host, const drip::v1::CommandResult& result) {
+                          (void)OnCommandResult(host, result);
+                        });
 }
 
 FleetSuspects LeakPipeline::Suspects(const std::string& component) const {

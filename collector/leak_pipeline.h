@@ -6,7 +6,8 @@
 //   LeakReportBook ──reports──► MitigationCoordinator
 //
 // The detector is fed by agent sessions as batches become durable; the scheduler and
-// the coordinator take the agents' command results. Its thread is not storage
+// the coordinator take the agents' command results, and so do the commands this member
+// delivers for another one's leak report (RelayedCommands, in a cluster). Its thread is not storage
 // maintenance's: a slow retention pass never delays detection, and a stalled pass of
 // either shows in its own last_run().
 //
@@ -33,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "analyzer/detector_config.h"
 #include "collector/collector_metrics.h"
+#include "collector/command_relay.h"
 #include "collector/connected_hosts.h"
 #include "collector/fleet_suspects.h"
 #include "collector/leak_report_book.h"
@@ -41,6 +43,7 @@
 #include "collector/mitigation_coordinator.h"
 #include "collector/mitigation_policy.h"
 #include "collector/online_detector.h"
+#include "collector/relayed_commands.h"
 #include "collector/snapshot_scheduler.h"
 #include "collector/storage/series_store.h"
 #include "common/base/clock.h"
@@ -125,6 +128,12 @@ class LeakPipeline {
   LeakReportBook& reports() { return reports_; }
   const InstanceVersionBook& versions() const { return versions_; }
   MitigationCoordinator& mitigations() { return mitigations_; }
+  // Commands other members had this one send to hosts streaming here.
+  RelayedCommands& relayed() { return relayed_; }
+
+  // In a cluster: how the coordinator reaches hosts streaming to other members; null
+  // (before the relay is destroyed) stops it. See MitigationCoordinator::SetRelay.
+  void SetCommandRelay(CommandRelay* relay);
 
  private:
   LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store, ConnectedHosts* hosts,
@@ -140,6 +149,7 @@ class LeakPipeline {
   SnapshotScheduler snapshots_;
   LeakReportBook reports_;
   MitigationCoordinator mitigations_;
+  RelayedCommands relayed_;
   LeakReportMetrics report_metrics_;
   SnapshotScheduler::Counts snapshot_counts_;  // as of the last pass; pipeline thread only
   int64_t next_forget_ms_ = 0;                 // pipeline thread only

@@ -1,6 +1,7 @@
 #include "collector/mitigation_coordinator.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "common/base/mitigation_signal.h"
@@ -55,12 +56,22 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
   auto log = Logger("collector");
   const MitigationPolicy& policy = config_.For(report.component());
   // In a cluster a report lists hosts streaming to other members (docs/cluster.md, "One
-  // owner per leak report"), whose agents this collector cannot reach: a policy acts on
-  // the hosts streaming here, without spending the hourly budget on ones it cannot.
+  // owner per leak report"), which this collector reaches through the relay. Without one
+  // (a member shutting down) a policy acts on the hosts streaming here, without spending
+  // the hourly budget on ones it cannot reach.
+  std::set<std::string> via_relay;  // hosts not streaming here that another member has
+  {
+    std::lock_guard<std::mutex> lock(relay_mu_);
+    for (const drip::v1::LeakHost& h : report.hosts()) {
+      if (relay_ != nullptr && !hosts_->IsConnected(h.host()) && relay_->MayReach(h.host())) {
+        via_relay.insert(h.host());
+      }
+    }
+  }
   drip::v1::LeakReport reachable;
   const drip::v1::LeakReport* planned = &report;
   auto unreachable = [&](const drip::v1::LeakHost& h) {
-    return h.active() && !hosts_->IsConnected(h.host());
+    return h.active() && !hosts_->IsConnected(h.host()) && !via_relay.contains(h.host());
   };
   if (spec.automatic && std::any_of(report.hosts().begin(), report.hosts().end(), unreachable)) {
     reachable = report;
@@ -73,7 +84,9 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
   std::vector<drip::v1::AuditEntry> entries;
   for (const MitigationTarget& t : plan.targets) {
     drip::v1::MitigationRecord record;
-    record.set_command_id(fmt::format("mitigate-{}-{}", now_ms, next_id_++));
+    // With the report's id, which is unique across the members of a cluster: a member
+    // delivering this command tells its agent's answer from its own commands'.
+    record.set_command_id(fmt::format("mitigate-{}-{}-{}", report.id(), now_ms, next_id_++));
     record.set_requested_ms(now_ms);
     record.set_host(t.host);
     record.set_action(spec.action);
@@ -97,7 +110,14 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
       m->set_dry_run(spec.dry_run);
       m->set_instance(t.instance);
       m->set_component(report.component());
-      if (!hosts_->SendCommand(t.host, command)) {
+      const bool sent = hosts_->SendCommand(t.host, command);
+      const bool relaying = !sent && via_relay.contains(t.host);
+      if (relaying) {
+        // Another member streams the host: it delivers the command, the answer comes
+        // back here, and meanwhile the command waits here as any other.
+        to_relay_.push_back({t.host, command, actor});
+      }
+      if (!sent && !relaying) {
         record.set_outcome("failed");
         record.set_finished_ms(now_ms);
         record.set_detail("the host's agent is not connected");
@@ -170,7 +190,68 @@ void MitigationCoordinator::Restore(int64_t now_ms) {
   }
 }
 
+void MitigationCoordinator::SetRelay(
+    CommandRelay* relay,
+    std::function<void(const std::string& host, const drip::v1::CommandResult&)> on_result) {
+  std::unique_lock<std::mutex> lock(relay_mu_);
+  relay_idle_.wait(lock, [this] { return relay_users_ == 0; });
+  relay_ = relay;
+  on_relayed_result_ = std::move(on_result);
+}
+
+void MitigationCoordinator::SendRelayed(int64_t now_ms) {
+  std::vector<Relayed> relayed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    relayed.swap(to_relay_);
+  }
+  if (relayed.empty()) return;
+  CommandRelay* relay = nullptr;
+  std::function<void(const std::string&, const drip::v1::CommandResult&)> on_result;
+  {
+    std::lock_guard<std::mutex> lock(relay_mu_);
+    relay = relay_;
+    on_result = on_relayed_result_;
+    if (relay != nullptr) ++relay_users_;
+  }
+  for (Relayed& r : relayed) {
+    auto failed = [id = r.command.id()](const absl::Status& why) {
+      drip::v1::CommandResult result;
+      result.set_command_id(id);
+      result.set_ok(false);
+      result.set_error(std::string(why.message()));
+      return result;
+    };
+    if (relay == nullptr) {
+      // The relay went (the member is leaving) since the command was planned.
+      OnCommandResult(r.host, failed(absl::UnavailableError("the collector is shutting down")),
+                      now_ms);
+      continue;
+    }
+    // The answer is taken as the command's own, whatever id the delivering member names.
+    auto answer = [on_result, failed, host = r.host,
+                   id = r.command.id()](absl::StatusOr<drip::v1::CommandResult> result) {
+      drip::v1::CommandResult answered = result.ok() ? *std::move(result) : failed(result.status());
+      answered.set_command_id(id);
+      on_result(host, answered);
+    };
+    // The relay gives up a little after this collector would time the command out, so
+    // that an agent that never answers is audited "timed-out", as it is here.
+    relay->Relay(r.host, r.command, r.actor, config_.result_timeout + std::chrono::seconds(30),
+                 std::move(answer));
+  }
+  if (relay != nullptr) {
+    std::lock_guard<std::mutex> lock(relay_mu_);
+    if (--relay_users_ == 0) relay_idle_.notify_all();
+  }
+}
+
 void MitigationCoordinator::Tick(int64_t now_ms) {
+  ExpireAndRunPolicies(now_ms);
+  SendRelayed(now_ms);
+}
+
+void MitigationCoordinator::ExpireAndRunPolicies(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (now_ms <= it->second.deadline_ms) {
@@ -221,8 +302,13 @@ absl::StatusOr<std::vector<drip::v1::AuditEntry>> MitigationCoordinator::Request
     return absl::InvalidArgumentError(
         std::string(ParseMitigationSignal(std::to_string(spec.signal)).status().message()));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  return RunLocked(*report, spec, actor, now_ms);
+  std::vector<drip::v1::AuditEntry> entries;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries = RunLocked(*report, spec, actor, now_ms);
+  }
+  SendRelayed(now_ms);
+  return entries;
 }
 
 bool MitigationCoordinator::OnCommandResult(const std::string& host,

@@ -5,12 +5,19 @@
 // (or a time-out) are recorded in the report and the audit log. The agent has the last
 // word: it executes only actions its own config allows.
 //
+// In a cluster a report lists hosts streaming to other members: their commands go through
+// the CommandRelay (command_relay.h) to the member holding the stream, and the agent's
+// answer comes back as any other. Relays are handed on after the mutex is released.
+//
 // Thread-safe: Tick runs on the pipeline's thread, Request on query threads,
-// OnCommandResult on storage workers (agent sessions); one mutex, taken before the book's.
+// OnCommandResult on storage workers (agent sessions) and relay callbacks; one mutex,
+// taken before the book's.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -18,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "collector/collector_metrics.h"
+#include "collector/command_relay.h"
 #include "collector/connected_hosts.h"
 #include "collector/leak_report_book.h"
 #include "collector/mitigation_planner.h"
@@ -53,7 +61,20 @@ class MitigationCoordinator {
   bool OnCommandResult(const std::string& host, const drip::v1::CommandResult& result,
                        int64_t now_ms);
 
+  // In a cluster: how commands reach hosts streaming to other members; relayed answers go
+  // to `on_result` (the pipeline's OnCommandResult, which knows the time). Null `relay`
+  // (shutdown) stops relaying; it returns once no call to the old relay is in progress,
+  // but answers of calls in flight still reach `on_result` until the relay is destroyed.
+  void SetRelay(
+      CommandRelay* relay,
+      std::function<void(const std::string& host, const drip::v1::CommandResult&)> on_result);
+
  private:
+  struct Relayed {
+    std::string host;
+    drip::v1::Command command;
+    std::string actor;
+  };
   struct Pending {
     std::string report_id;
     drip::v1::MitigationRecord record;
@@ -68,6 +89,10 @@ class MitigationCoordinator {
   void FinishLocked(Pending pending, const std::string& outcome, const std::string& detail,
                     int64_t now_ms);
   void Count(const std::string& action, const std::string& outcome);
+  // Hands on the commands RunLocked left for the relay; called without mu_.
+  void SendRelayed(int64_t now_ms);
+  // Tick without handing on what it left for the relay.
+  void ExpireAndRunPolicies(int64_t now_ms);
 
   const MitigationConfig config_;
   LeakReportBook* book_;
@@ -77,6 +102,14 @@ class MitigationCoordinator {
   std::map<std::string, Pending> pending_;  // by command id
   std::deque<int64_t> recent_actions_ms_;   // for max_actions_per_hour
   uint64_t next_id_ = 1;
+  std::vector<Relayed> to_relay_;  // guarded by mu_
+  // The relay, where its answers go, and the SendRelayed calls using them now (SetRelay
+  // waits for none). Taken alone or after mu_; held around MayReach, never around Relay.
+  std::mutex relay_mu_;
+  std::condition_variable relay_idle_;
+  int relay_users_ = 0;
+  CommandRelay* relay_ = nullptr;
+  std::function<void(const std::string&, const drip::v1::CommandResult&)> on_relayed_result_;
 };
 
 }  // namespace drip::collector

@@ -196,6 +196,77 @@ TEST_F(MitigationCoordinatorTest, TheFleetWideHourlyLimitHolds) {
   EXPECT_EQ(stream_.sent.size(), 1u);
 }
 
+// A relay that keeps what it is handed, for the test to answer.
+class RecordingRelay : public CommandRelay {
+ public:
+  bool MayReach(const std::string& host) const override { return host != "placed-here"; }
+  struct Handed {
+    std::string host;
+    drip::v1::Command command;
+    std::string requested_by;
+    Done done;
+  };
+  void Relay(const std::string& host, const drip::v1::Command& command,
+             const std::string& requested_by, std::chrono::milliseconds /*timeout*/,
+             Done done) override {
+    handed.push_back({host, command, requested_by, std::move(done)});
+  }
+  std::vector<Handed> handed;
+};
+
+// In a cluster the report lists a host streaming to another member: the command goes
+// through the relay, waits here as any other, and the agent's answer the relay brings
+// back is the outcome; a relay that brings none back is a failure that says why.
+TEST_F(MitigationCoordinatorTest, AHostStreamingToAnotherMemberIsMitigatedThroughTheRelay) {
+  MitigationPolicy policy;
+  policy.cooldown = std::chrono::milliseconds(0);  // one host, asked again and again
+  config_.components["svc:leaky.service"] = policy;
+  Start();
+  hosts_.Unregister("a", &stream_);
+  RecordingRelay relay;
+  std::vector<std::pair<std::string, drip::v1::CommandResult>> answers;
+  coordinator_->SetRelay(&relay, [&](const std::string& host, const drip::v1::CommandResult& r) {
+    answers.emplace_back(host, r);
+    coordinator_->OnCommandResult(host, r, kT0Ms + 2000);
+  });
+  drip::v1::MitigateRequest request;
+  request.set_id("leak-1");
+  request.set_action("signal-process");
+  request.set_dry_run(true);
+  auto entries = coordinator_->Request(request, "alice", kT0Ms);
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].outcome(), "requested");
+  EXPECT_TRUE(stream_.sent.empty());
+  ASSERT_EQ(relay.handed.size(), 1u);
+  EXPECT_EQ(relay.handed[0].host, "a");
+  EXPECT_EQ(relay.handed[0].requested_by, "alice");
+  EXPECT_EQ(relay.handed[0].command.mitigation().pid(), 4242);
+  EXPECT_TRUE(relay.handed[0].command.mitigation().dry_run());
+  relay.handed[0].done(Ok(relay.handed[0].command.id(), "would send SIGTERM to pid 4242"));
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "dry-run");
+  EXPECT_EQ(book_->Get("leak-1")->mitigations(0).detail(), "would send SIGTERM to pid 4242");
+
+  request.set_dry_run(false);
+  ASSERT_TRUE(coordinator_->Request(request, "alice", kT0Ms + 3000).ok());
+  ASSERT_EQ(relay.handed.size(), 2u);
+  relay.handed[1].done(absl::PermissionDeniedError(
+      "collector c1 at 10.0.0.2:7000: c0 is a viewer; this call needs the member role"));
+  const drip::v1::MitigationRecord failed = book_->Get("leak-1")->mitigations(1);
+  EXPECT_EQ(failed.outcome(), "failed");
+  EXPECT_NE(failed.detail().find("needs the member role"), std::string::npos) << failed.detail();
+
+  // Without a relay (the member is leaving) the host is out of reach, as standalone.
+  coordinator_->SetRelay(nullptr, nullptr);
+  auto unreachable = coordinator_->Request(request, "alice", kT0Ms + 5000);
+  ASSERT_TRUE(unreachable.ok());
+  ASSERT_EQ(unreachable->size(), 1u);
+  EXPECT_EQ((*unreachable)[0].outcome(), "failed");
+  EXPECT_EQ(relay.handed.size(), 2u);
+  hosts_.Register("a", &stream_);
+}
+
 // A collector that crash-loops must not get a fresh hourly budget at every start, nor
 // forget the commands it sent: the agent's answer, arriving after the restart, is taken.
 TEST_F(MitigationCoordinatorTest, ARestartKeepsTheHourlyBudgetAndAwaitsTheCommandsItSent) {

@@ -86,17 +86,25 @@ QueryServiceImpl::~QueryServiceImpl() {
   readers_.Stop();
 }
 
+absl::StatusOr<Caller> QueryServiceImpl::Admit(const grpc::CallbackServerContext& context,
+                                               Role required, std::string_view method) {
+  absl::StatusOr<Caller> caller = access_->Authorize(CallerCredentialsOf(context), required);
+  if (!caller.ok()) {
+    metrics_->QueryDenied(method, caller.status().code()).Increment();
+    Logger("collector")
+        ->warn("query {} from {} refused: {}", method, context.peer(),
+               std::string(caller.status().message()));
+  }
+  return caller;
+}
+
 template <typename Work>
 grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* context,
                                                   Role required, std::string_view method,
                                                   Work work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::StatusOr<Caller> caller = access_->Authorize(CallerCredentialsOf(*context), required);
+  absl::StatusOr<Caller> caller = Admit(*context, required, method);
   if (!caller.ok()) {
-    metrics_->QueryDenied(method, caller.status().code()).Increment();
-    Logger("collector")
-        ->warn("query {} from {} refused: {}", method, context->peer(),
-               std::string(caller.status().message()));
     reactor->Finish(ToGrpcStatus(caller.status()));
     return reactor;
   }
@@ -215,6 +223,133 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContex
                      [limit](auto parts) { return MergeAudit(AnswersOf(std::move(parts)), limit); },
                      response);
                });
+}
+
+namespace {
+
+// A RelayCommand call whose command waits for its agent, finished once: by the agent's
+// answer (through RelayedCommands, which Expire ends too), or by the caller giving up
+// first, which takes the command back with the ticket only this call holds.
+class RelayReactor final : public grpc::ServerUnaryReactor {
+ public:
+  RelayReactor(RelayedCommands* relayed, std::string command_id,
+               drip::v1::RelayCommandResponse* response)
+      : relayed_(relayed), command_id_(std::move(command_id)), response_(response) {}
+
+  void Answer(absl::StatusOr<drip::v1::CommandResult> result) {
+    if (!result.ok()) {
+      Finish(ToGrpcStatus(result.status()));
+      return;
+    }
+    *response_->mutable_result() = std::move(*result);
+    Finish(grpc::Status::OK);
+  }
+
+  // The command is waiting under `ticket`; the caller's cancel may take it back from now.
+  void Waiting(uint64_t ticket) { ticket_.store(ticket); }
+
+  // Takes the waiting command back; true (and the call finished) when the answer had not
+  // come first.
+  bool TakeBack() {
+    const uint64_t ticket = ticket_.load();
+    if (ticket == 0 || !relayed_->Cancel(command_id_, ticket)) return false;
+    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the relaying call was cancelled"));
+    return true;
+  }
+
+  void OnCancel() override { (void)TakeBack(); }
+  void OnDone() override { delete this; }
+
+ private:
+  RelayedCommands* relayed_;
+  const std::string command_id_;
+  drip::v1::RelayCommandResponse* response_;
+  std::atomic<uint64_t> ticket_{0};
+};
+
+}  // namespace
+
+grpc::ServerUnaryReactor* QueryServiceImpl::RelayCommand(
+    grpc::CallbackServerContext* context, const drip::v1::RelayCommandRequest* request,
+    drip::v1::RelayCommandResponse* response) {
+  auto refuse = [context](grpc::Status status) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(std::move(status));
+    return reactor;
+  };
+  absl::StatusOr<Caller> caller = Admit(*context, Role::kMember, "RelayCommand");
+  if (!caller.ok()) return refuse(ToGrpcStatus(caller.status()));
+  // A relayed command skips the planner's limits, which its owner applied: people
+  // mitigate through Mitigate, however high their role (only an open policy, where
+  // anyone may do anything, lets everybody in).
+  if (caller->role != Role::kMember && caller->method != "unauthenticated") {
+    metrics_->QueryDenied("RelayCommand", absl::StatusCode::kPermissionDenied).Increment();
+    Logger("collector")
+        ->warn("query RelayCommand from {} refused: {} is not a member", context->peer(),
+               caller->Describe());
+    return refuse(grpc::Status(
+        grpc::StatusCode::PERMISSION_DENIED,
+        fmt::format("{} is a {}; RelayCommand is for the collectors of a cluster (role member): "
+                    "mitigate with Mitigate (dripctl mitigate)",
+                    caller->name, RoleName(caller->role))));
+  }
+  if (cluster_.load() == nullptr) {
+    return refuse(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                               "this collector is not a member of a cluster"));
+  }
+  const drip::v1::Command& command = request->command();
+  if (request->host().empty() || command.id().empty() || !command.has_mitigation()) {
+    return refuse(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                               "host, command.id and command.mitigation are required: only "
+                               "mitigations are relayed"));
+  }
+  response->set_member(SelfName());
+  const int64_t now_ms = clock_->NowMs();
+  const auto wait = std::min<std::chrono::system_clock::duration>(
+      context->deadline() - std::chrono::system_clock::now(), kMaxRelayWait);
+  const int64_t deadline_ms =
+      now_ms + std::chrono::duration_cast<std::chrono::milliseconds>(wait).count();
+  const drip::v1::MitigationCommand& m = command.mitigation();
+  auto* reactor = new RelayReactor(&pipeline_->relayed(), command.id(), response);
+  absl::StatusOr<uint64_t> ticket =
+      pipeline_->relayed().Send(request->host(), command, deadline_ms,
+                                [reactor](absl::StatusOr<drip::v1::CommandResult> result) {
+                                  reactor->Answer(std::move(result));
+                                });
+  if (!ticket.ok()) {
+    Logger("collector")
+        ->warn("relay of {} ({} of report {}) to {} for {} refused: {}", command.id(), m.action(),
+               m.report_id(), request->host(), caller->Describe(),
+               std::string(ticket.status().message()));
+    reactor->Finish(ToGrpcStatus(ticket.status()));
+    return reactor;
+  }
+  reactor->Waiting(*ticket);
+  // A cancel that came before the command was waiting found nothing to take back.
+  if (context->IsCancelled() && reactor->TakeBack()) return reactor;
+  metrics_->cluster_relays_delivered.Increment();
+  const std::string target = m.unit().empty() ? fmt::format("pid {}", m.pid()) : m.unit();
+  Logger("collector")
+      ->warn("relayed mitigation {} of report {} to {}: {} {}{} for {}, asked by {}", command.id(),
+             m.report_id(), request->host(), m.action(), target, m.dry_run() ? " (dry-run)" : "",
+             caller->Describe(), request->requested_by());
+  // The owner's audit log has the mitigation and its outcome; this one says who delivered
+  // it, and for whom (an outcome dripctl does not wait on).
+  std::vector<drip::v1::AuditEntry> delivered(1);
+  drip::v1::AuditEntry& e = delivered[0];
+  e.set_time_ms(now_ms);
+  e.set_actor(fmt::format("{}; asked by {}", caller->Describe(), request->requested_by()));
+  e.set_report_id(m.report_id());
+  e.set_component(m.component());
+  e.set_host(request->host());
+  e.set_action(m.action());
+  e.set_target(target);
+  e.set_dry_run(m.dry_run());
+  e.set_outcome("delivered");
+  e.set_detail("relayed to the host's stream here for the report's owner");
+  e.set_command_id(command.id());
+  (void)pipeline_->reports().Audit(&delivered);  // a failed write is logged and counted
+  return reactor;
 }
 
 grpc::Status QueryServiceImpl::DoListSuspects(const drip::v1::ListSuspectsRequest& request,

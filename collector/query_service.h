@@ -12,6 +12,10 @@
 //   ListLeaks, GetLeak, UpdateLeakState: the LeakReportBook; NOT_FOUND for an unknown id.
 //   Mitigate:  the MitigationCoordinator; answers once the commands are sent.
 //   ListAudit: the audit log, newest first.
+//   RelayCommand: a mitigation another member (the report's owner) decided on, sent down
+//              the stream of a host streaming here (RelayedCommands); answers with the
+//              agent's result. Needs the member role itself: an operator mitigates
+//              through Mitigate, within the policy's limits.
 // In a cluster every read answers for the fleet (docs/cluster.md, "One fleet view"): the
 // collector asks the other live members for their part (MemberQueryClient) and merges it
 // with its own (fleet_answer_merge.h), naming in `unanswered` the members whose part is
@@ -22,10 +26,10 @@
 // threads of their own, so that the readers, which answer the members' parts, never wait
 // on another collector (two members asking each other cannot block each other).
 // Every call is authorized by the AccessPolicy first: reads need the viewer role,
-// UpdateLeakState and Mitigate the operator role; a refusal is UNAUTHENTICATED or
-// PERMISSION_DENIED, counted in drip_query_denied_total and logged. Mutating calls
-// record who asked in the audit log: the authenticated principal and the peer's
-// address, then the request's self-declared actor.
+// RelayCommand exactly the member role, UpdateLeakState and Mitigate the operator role; a refusal
+// is UNAUTHENTICATED or PERMISSION_DENIED, counted in drip_query_denied_total and logged. Mutating
+// calls record who asked in the audit log: the authenticated principal and the peer's address, then
+// the request's self-declared actor.
 //
 // The work behind each RPC is a Do* method that needs no gRPC call, so that the message
 // fuzzer runs exactly what an RPC runs once its caller is authorized.
@@ -90,6 +94,14 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::ServerUnaryReactor* ListMembers(grpc::CallbackServerContext* context,
                                         const drip::v1::ListMembersRequest* request,
                                         drip::v1::ListMembersResponse* response) override;
+  // Answers when the host's agent does (or the call's deadline passes, at most
+  // kMaxRelayWait): the call is held, not a reader.
+  grpc::ServerUnaryReactor* RelayCommand(grpc::CallbackServerContext* context,
+                                         const drip::v1::RelayCommandRequest* request,
+                                         drip::v1::RelayCommandResponse* response) override;
+
+  // The longest a relayed command waits for its agent, whatever the caller's deadline.
+  static constexpr std::chrono::minutes kMaxRelayWait{10};
 
   // The collector's membership in a cluster once it has joined, and the client that asks
   // the other members (both null: standalone, or leaving). Both must outlive the calls
@@ -126,6 +138,11 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
     std::chrono::system_clock::time_point deadline =
         std::chrono::system_clock::time_point::max();  // the caller's
   };
+
+  // The caller, when the call's credentials may call `method` with `required`; a refusal
+  // is counted and logged.
+  absl::StatusOr<Caller> Admit(const grpc::CallbackServerContext& context, Role required,
+                               std::string_view method);
 
   // Authorizes the call for `required`, then runs `work(caller, scope)` on the reader
   // pool (the fan-out pool for a fleet call) and finishes the call's reactor with its

@@ -37,7 +37,8 @@ FleetSuspects OneSuspectWithADiagnosis() {
   diagnoser::DiagnosedStack& stack = snapshot.diagnosis.stacks.emplace_back();
   stack.verdict = diagnoser::Verdict::kLeak;
   stack.growth_bytes_per_hour = 60e6;
-  stack.frames.push_back({.function = "RememberSession"});
+  StackFrame& frame = stack.frames.emplace_back();
+  frame.function = "RememberSession";
   analyzer::ComponentSuspect& c = fleet.components.emplace_back();
   c.component = "svc:leaky.service";
   c.first_flagged = 1'700'000'000;

@@ -70,12 +70,13 @@ class MemberQueryClient {
                                              std::chrono::system_clock::time_point caller_deadline =
                                                  std::chrono::system_clock::time_point::max());
 
- private:
   // The stub for `address`, made on first use; null with `error` set when the
-  // credentials cannot be built (a certificate file gone).
+  // credentials cannot be built (a certificate file gone). For calls that are not a
+  // fan-out part (a relayed command, cluster/member_command_relay.h).
   std::shared_ptr<drip::v1::QueryService::Stub> StubFor(const std::string& address,
                                                         grpc::Status* error);
 
+ private:
   const TlsSettings tls_;
   const std::chrono::milliseconds deadline_;
   std::mutex mu_;

@@ -489,6 +489,48 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   EXPECT_EQ(in_etcd.id(), id);
   EXPECT_EQ(in_etcd.state(), "acknowledged") << "not in etcd 5 s after the ack";
 
+  // On-call mitigates, on the owner, a host that streams to another member: the owner
+  // hands the command to that member, which sends it down the host's stream, and the
+  // agent's answer comes back to the owner's audit log. A host streaming nowhere fails,
+  // saying so.
+  std::vector<size_t> elsewhere;
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    if (hosts[h].second != owner_index) elsewhere.push_back(h);
+  }
+  ASSERT_GE(elsewhere.size(), 2u);
+  const auto& [streaming_host, via] = hosts[elsewhere[0]];
+  HistoryAgent streaming(stubs[via].get(), streaming_host);
+  ASSERT_TRUE(streaming.welcomed()) << logs();
+  std::optional<drip::v1::Command> delivered;
+  std::thread agent_side([&] {
+    delivered = streaming.AnswerNextCommand(
+        [](const drip::v1::Command& c) {
+          drip::v1::CommandResult r;
+          r.set_command_id(c.id());
+          r.set_ok(true);
+          r.set_detail("would restart " + c.mitigation().unit());
+          return r;
+        },
+        std::chrono::seconds(60));
+  });
+  CommandOutput mitigated =
+      collectors[owner_index]->Dripctl({"mitigate", id, "--action", "restart-unit", "--dry-run",
+                                        "--host", streaming_host, "--json"});
+  agent_side.join();
+  (void)streaming.Close();
+  EXPECT_EQ(mitigated.exit_code, 0) << mitigated.out << mitigated.err << logs();
+  ASSERT_TRUE(delivered.has_value()) << "the command never reached " << streaming_host << logs();
+  EXPECT_EQ(delivered->mitigation().report_id(), id);
+  EXPECT_TRUE(delivered->mitigation().dry_run());
+  EXPECT_NE(mitigated.out.find("\"dry-run\""), std::string::npos) << mitigated.out;
+  EXPECT_NE(mitigated.out.find("would restart " + component.substr(4)), std::string::npos)
+      << mitigated.out;
+  const std::string& silent_host = hosts[elsewhere[1]].first;
+  CommandOutput unreachable = collectors[owner_index]->Dripctl(
+      {"mitigate", id, "--action", "restart-unit", "--dry-run", "--host", silent_host, "--json"});
+  EXPECT_NE(unreachable.exit_code, 0) << unreachable.out;
+  EXPECT_NE(unreachable.out.find("does not stream here"), std::string::npos) << unreachable.out;
+
   // The owner dies: the next owner (by the same placement over the two left) takes the
   // report over from etcd, with its id, state and hosts.
   collectors[owner_index]->KillCollector(SIGKILL);

@@ -1,6 +1,9 @@
 #include "tests/integration/history_agent.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 namespace drip::testing {
@@ -30,6 +33,36 @@ bool HistoryAgent::SendAcked(drip::v1::SampleBatch batch) {
     if (reply.has_ack() && reply.ack().sequence() >= sequence_) return true;
   }
   return false;
+}
+
+std::optional<drip::v1::Command> HistoryAgent::AnswerNextCommand(
+    const std::function<drip::v1::CommandResult(const drip::v1::Command&)>& answer,
+    std::chrono::seconds timeout) {
+  // A blocking Read has no deadline of its own: a watchdog cancels the stream.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, timeout, [&] { return done; })) context_.TryCancel();
+  });
+  std::optional<drip::v1::Command> got;
+  CollectorMessage m;
+  while (stream_->Read(&m)) {
+    // Snapshot commands go unanswered: the collector times them out.
+    if (!m.has_command() || !m.command().has_mitigation()) continue;
+    AgentMessage reply;
+    *reply.mutable_command_result() = answer(m.command());
+    if (stream_->Write(reply)) got = m.command();
+    break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  watchdog.join();
+  return got;
 }
 
 grpc::Status HistoryAgent::Close() {

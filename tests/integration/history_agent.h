@@ -5,8 +5,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "drip/v1/agent.grpc.pb.h"
@@ -22,6 +25,13 @@ class HistoryAgent {
 
   // Sends the batch and waits for its ack.
   bool SendAcked(drip::v1::SampleBatch batch);
+
+  // Reads on (acks and snapshot commands skipped) until the collector sends a mitigation
+  // command, answers it with what `answer` makes of it, and returns it; nullopt when the
+  // stream ends first or `timeout` passes (the stream is then cancelled).
+  std::optional<drip::v1::Command> AnswerNextCommand(
+      const std::function<drip::v1::CommandResult(const drip::v1::Command&)>& answer,
+      std::chrono::seconds timeout);
 
   grpc::Status Close();
 

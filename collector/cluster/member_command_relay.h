@@ -1,0 +1,52 @@
+// MemberCommandRelay: the cluster's CommandRelay (command_relay.h). A command for a host
+// that does not stream to this member goes to the member rendezvous placement puts the
+// host on (the one its agent streams to once placement has settled), as that member's
+// RelayCommand, which sends it down the host's stream and answers with the agent's
+// result. Over TLS this collector's certificate is the client certificate, so the other
+// members' access files must give it the member role (docs/security.md).
+//
+// Destruction cancels the calls still waiting and waits for their `done`: destroy this
+// before whatever `done` calls into. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "collector/cluster/cluster_membership.h"
+#include "collector/cluster/member_query_client.h"
+#include "collector/collector_metrics.h"
+#include "collector/command_relay.h"
+
+namespace drip::collector {
+
+class MemberCommandRelay final : public CommandRelay {
+ public:
+  // Every pointer must outlive the relay; `metrics` may be null (tests).
+  MemberCommandRelay(const ClusterMembership* cluster, MemberQueryClient* members,
+                     CollectorMetrics* metrics);
+  ~MemberCommandRelay() override;
+
+  bool MayReach(const std::string& host) const override;
+  void Relay(const std::string& host, const drip::v1::Command& command,
+             const std::string& requested_by, std::chrono::milliseconds timeout,
+             Done done) override;
+
+ private:
+  struct Call;
+
+  const ClusterMembership* cluster_;
+  MemberQueryClient* members_;
+  CollectorMetrics* metrics_;
+  std::mutex mu_;
+  std::condition_variable idle_;
+  bool closing_ = false;
+  uint64_t next_call_ = 0;
+  std::map<uint64_t, std::shared_ptr<Call>> in_flight_;
+};
+
+}  // namespace drip::collector
