@@ -33,11 +33,9 @@ uint64_t PagesToBytes(int64_t pages, int64_t page_size) {
 
 absl::StatusOr<std::unique_ptr<BpfSampler>> BpfSampler::Create(const Options& options,
                                                                const Clock* clock) {
-  std::string text;
-  absl::Status read = ReadProcFile(options.proc_root + "/stat", &text);
-  if (!read.ok()) return read;
-  absl::StatusOr<int64_t> boot_time_s = ParseBootTime(text);
+  absl::StatusOr<int64_t> boot_time_s = StableBootTime(options.proc_root);
   if (!boot_time_s.ok()) return boot_time_s.status();
+  std::string text;
   std::optional<CgroupMount> cgroup2;
   if (ReadProcFile(options.proc_root + "/self/mountinfo", &text).ok()) {
     cgroup2 = FindCgroup2Mount(text);

@@ -42,11 +42,9 @@ std::string CheckProcessInstance(const std::string& proc_root, int pid, const st
   };
   auto stat = ParseProcStat(text);
   if (!stat.ok()) return unverifiable(std::string(stat.status().message()));
-  std::string proc_stat;
-  if (absl::Status read = ReadProcFile(proc_root + "/stat", &proc_stat); !read.ok()) {
-    return unverifiable(std::string(read.message()));
-  }
-  auto boot = ParseBootTime(proc_stat);
+  // The boot time the samplers named the instance by, not a fresh read that a step of
+  // the wall clock since has moved.
+  absl::StatusOr<int64_t> boot = StableBootTime(proc_root);
   if (!boot.ok()) return unverifiable(std::string(boot.status().message()));
   const int64_t start_s =
       *boot + static_cast<int64_t>(stat->start_ticks / static_cast<uint64_t>(sysconf(_SC_CLK_TCK)));

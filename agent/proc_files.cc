@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -159,6 +161,22 @@ absl::StatusOr<int64_t> ParseBootTime(std::string_view proc_stat_text) {
     return btime;
   }
   return absl::InvalidArgumentError("no btime line");
+}
+
+absl::StatusOr<int64_t> StableBootTime(const std::string& proc_root) {
+  static std::mutex mu;
+  static auto* first_read = new std::map<std::string, int64_t>();  // by proc root; never freed
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = first_read->find(proc_root); it != first_read->end()) return it->second;
+  std::string text;
+  if (absl::Status read = ReadProcFile(proc_root + "/stat", &text); !read.ok()) return read;
+  absl::StatusOr<int64_t> btime = ParseBootTime(text);
+  if (!btime.ok()) {
+    return absl::InternalError(
+        fmt::format("{}/stat: {}", proc_root, std::string(btime.status().message())));
+  }
+  (*first_read)[proc_root] = *btime;
+  return *btime;
 }
 
 absl::StatusOr<uint64_t> ParseMemTotal(std::string_view meminfo_text) {

@@ -47,6 +47,14 @@ std::string CgroupPathFromFile(std::string_view text);
 // "btime" of /proc/stat: boot time in Unix seconds.
 absl::StatusOr<int64_t> ParseBootTime(std::string_view proc_stat_text);
 
+// The boot time (Unix seconds) of `proc_root`/stat as this process first read it: what
+// process instances (PID@START) are named from, by the samplers and the checks before a
+// command acts alike. The kernel computes btime as the wall clock now minus the time
+// since boot, so a step of the wall clock (NTP, a VM's clock caught up after a pause)
+// moves it; read once, an instance keeps its name for the agent's life, and a check never
+// takes a clock step for a restarted process. Errors name the file. Thread-safe.
+absl::StatusOr<int64_t> StableBootTime(const std::string& proc_root);
+
 // "MemTotal" of /proc/meminfo, in bytes.
 absl::StatusOr<uint64_t> ParseMemTotal(std::string_view meminfo_text);
 

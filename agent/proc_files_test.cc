@@ -1,6 +1,14 @@
 #include "agent/proc_files.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "agent/instance_check.h"
+#include "common/base/process_instance.h"
 
 namespace drip::agent {
 namespace {
@@ -80,6 +88,39 @@ TEST(ProcFilesTest, BootTimeAndMemTotal) {
   ASSERT_TRUE(total.ok());
   EXPECT_EQ(*total, 16384u * 1024);
   EXPECT_FALSE(ParseMemTotal("MemFree: 1 kB\n").ok());
+}
+
+// The kernel's btime moves with a step of the wall clock: instances are named by the boot
+// time first read, and the check before a command acts compares with that same one, so a
+// clock step (a VM's clock caught up under load did 12 s in a CI run) is not taken for a
+// restarted process.
+TEST(ProcFilesTest, AStepOfTheWallClockRenamesNoInstanceAndFailsNoCheck) {
+  const std::string root =
+      ::testing::TempDir() + "/drip-proc-clock-step-" + std::to_string(getpid());
+  ASSERT_EQ(std::filesystem::create_directories(root + "/4242"), true);
+  auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  };
+  write(root + "/stat", "cpu  1 2 3\nbtime 1700000000\n");
+  std::string stat = "4242 (leaky) S";
+  for (int field = 4; field <= 52; ++field) stat += field == 22 ? " 0" : " 1";
+  write(root + "/4242/stat", stat + "\n");
+  auto first = StableBootTime(root);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, 1'700'000'000);
+  const std::string instance = FormatProcessInstance(4242, *first);
+  EXPECT_EQ(CheckProcessInstance(root, 4242, instance, InstanceCheck::kStrict), "");
+
+  write(root + "/stat", "cpu  1 2 3\nbtime 1700000012\n");  // the wall clock stepped
+  EXPECT_EQ(*StableBootTime(root), 1'700'000'000);
+  EXPECT_EQ(CheckProcessInstance(root, 4242, instance, InstanceCheck::kStrict), "");
+  // A process that really started later is still another instance.
+  EXPECT_NE(CheckProcessInstance(root, 4242, FormatProcessInstance(4242, *first - 60),
+                                 InstanceCheck::kStrict)
+                .find("is not instance"),
+            std::string::npos);
+  EXPECT_EQ(StableBootTime(root + "-missing").status().code(), absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(root);
 }
 
 TEST(ProcFilesTest, MissingFileIsNotFoundNamingThePath) {

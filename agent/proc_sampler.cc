@@ -42,14 +42,8 @@ ProcSampler::ProcSampler(std::string proc_root, const Clock* clock)
 
 absl::Status ProcSampler::EnsureBootTime() {
   if (boot_time_s_ != 0) return absl::OkStatus();
-  std::string text;
-  absl::Status read = ReadProcFile(proc_root_ + "/stat", &text);
-  if (!read.ok()) return read;
-  absl::StatusOr<int64_t> btime = ParseBootTime(text);
-  if (!btime.ok()) {
-    return absl::InternalError(
-        fmt::format("{}/stat: {}", proc_root_, std::string(btime.status().message())));
-  }
+  absl::StatusOr<int64_t> btime = StableBootTime(proc_root_);
+  if (!btime.ok()) return btime.status();
   boot_time_s_ = *btime;
   return absl::OkStatus();
 }

@@ -57,7 +57,7 @@ class ProcSampler final : public Sampler {
   const Clock* const clock_;
   const ComponentNamer namer_;
   const int64_t ticks_per_second_;
-  int64_t boot_time_s_ = 0;  // read on the first pass; the boot time does not change
+  int64_t boot_time_s_ = 0;  // StableBootTime, on the first pass
   PassStats last_pass_;
   uint64_t errors_total_ = 0;
   bool in_error_episode_ = false;

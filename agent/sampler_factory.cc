@@ -38,9 +38,7 @@ std::unique_ptr<CgroupUnitSampler> CreateUnitSampler(const AgentConfig& config) 
 
 std::unique_ptr<SlabSampler> CreateSlabSampler(const AgentConfig& config) {
   if (!config.sample_slab) return nullptr;
-  std::string text;
-  absl::StatusOr<int64_t> boot_time = absl::UnavailableError("unread");
-  if (ReadProcFile(config.proc_root + "/stat", &text).ok()) boot_time = ParseBootTime(text);
+  absl::StatusOr<int64_t> boot_time = StableBootTime(config.proc_root);
   if (!boot_time.ok()) {
     Logger("agent")->warn("slab caches are not sampled: no boot time in {}/stat", config.proc_root);
     return nullptr;
