@@ -92,5 +92,5 @@ integration_tests build-asan -E "$SANITIZER_SKIPS"
 finish
 
 begin "fuzzing"
-DRIP_FUZZ_BUILD="$root/build-asan" DRIP_FUZZ_SECONDS=15 bash scripts/fuzz.sh
+DRIP_FUZZ_BUILD="$root/build-asan" DRIP_FUZZ_SECONDS=10 bash scripts/fuzz.sh
 finish
