@@ -1,6 +1,7 @@
 #include "collector/cluster/cluster_membership.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -251,6 +252,20 @@ std::optional<ClusterMember> ClusterMembership::OwnerElsewhere(const std::string
     }
   }
   return std::nullopt;
+}
+
+std::vector<ClusterMember> ClusterMembership::OthersByPreference(const std::string& host) const {
+  std::map<std::string, ClusterMember> others;
+  for (ClusterMember& m : Members()) {
+    if (m.name != options_.member_name && !m.address.empty()) others[m.name] = std::move(m);
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, m] : others) names.push_back(name);
+  std::vector<ClusterMember> ranked;
+  for (const std::string& name : RendezvousRanking(host, std::move(names))) {
+    ranked.push_back(std::move(others[name]));
+  }
+  return ranked;
 }
 
 }  // namespace drip::collector

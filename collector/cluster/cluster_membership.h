@@ -69,6 +69,10 @@ class ClusterMembership {
   // one is not in the list (not registered yet, or its lease lost), when it cannot tell.
   // With etcd away the list is the one last read: hosts keep going where they went.
   std::optional<ClusterMember> OwnerElsewhere(const std::string& host) const;
+  // The other members (with an address) in `host`'s order of preference
+  // (RendezvousRanking): where its agent streams once placement has settled, then where
+  // it streamed before this member joined or is going now that its owner left.
+  std::vector<ClusterMember> OthersByPreference(const std::string& host) const;
 
   // Called on the membership thread after a round in which a member joined or left (by
   // name), so that hosts now placed elsewhere can be sent on. Thread-safe.

@@ -1,17 +1,31 @@
 #include "collector/cluster/member_command_relay.h"
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "common/rpc/grpc_conversions.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
 
+// One RelayCommand call to one member.
 struct MemberCommandRelay::Call {
   grpc::ClientContext context;
   drip::v1::RelayCommandRequest request;
   drip::v1::RelayCommandResponse response;
+};
+
+// One command, over the members that may hold its host's stream.
+struct MemberCommandRelay::Relaying {
+  drip::v1::RelayCommandRequest request;
+  std::chrono::system_clock::time_point deadline;
+  std::vector<ClusterMember> candidates;
+  size_t next = 0;
+  std::vector<std::string> refusals;  // "collector NAME at ADDRESS: why"
+  Done done;
 };
 
 MemberCommandRelay::MemberCommandRelay(const ClusterMembership* cluster, MemberQueryClient* members,
@@ -32,58 +46,89 @@ bool MemberCommandRelay::MayReach(const std::string& host) const {
 void MemberCommandRelay::Relay(const std::string& host, const drip::v1::Command& command,
                                const std::string& requested_by, std::chrono::milliseconds timeout,
                                Done done) {
-  auto failed = [&](absl::Status status) {
-    if (metrics_ != nullptr) metrics_->cluster_relays_failed.Increment();
-    done(std::move(status));
-  };
-  std::optional<ClusterMember> member = cluster_->OwnerElsewhere(host);
-  if (!member.has_value()) {
-    // Placement puts the host here (or this member is not in the list it read): no other
-    // member would have its stream.
-    failed(absl::FailedPreconditionError(
-        fmt::format("the agent of {} streams to no collector this one knows of", host)));
+  auto relaying = std::make_shared<Relaying>();
+  relaying->request.set_host(host);
+  *relaying->request.mutable_command() = command;
+  relaying->request.set_requested_by(requested_by);
+  relaying->deadline = std::chrono::system_clock::now() + timeout;
+  relaying->candidates = cluster_->OthersByPreference(host);
+  relaying->done = std::move(done);
+  if (relaying->candidates.empty()) {
+    Fail(*relaying, absl::FailedPreconditionError(
+                        fmt::format("the agent of {} streams to no collector this one knows of "
+                                    "(no other member is live)",
+                                    host)));
     return;
   }
-  grpc::Status no_stub;
-  std::shared_ptr<drip::v1::QueryService::Stub> stub = members_->StubFor(member->address, &no_stub);
-  if (stub == nullptr) {
-    failed(FromGrpcStatus(no_stub));
+  if (metrics_ != nullptr) metrics_->cluster_relays_sent.Increment();
+  TryNext(std::move(relaying));
+}
+
+void MemberCommandRelay::Fail(Relaying& relaying, absl::Status status) {
+  if (metrics_ != nullptr) metrics_->cluster_relays_failed.Increment();
+  relaying.done(std::move(status));
+}
+
+void MemberCommandRelay::TryNext(std::shared_ptr<Relaying> relaying) {
+  const std::string& host = relaying->request.host();
+  while (relaying->next < relaying->candidates.size()) {
+    const ClusterMember member = relaying->candidates[relaying->next++];
+    grpc::Status no_stub;
+    std::shared_ptr<drip::v1::QueryService::Stub> stub =
+        members_->StubFor(member.address, &no_stub);
+    if (stub == nullptr) {
+      // Nothing was sent: the next member may hold the stream.
+      relaying->refusals.push_back(fmt::format("collector {} at {}: {}", member.name,
+                                               member.address, no_stub.error_message()));
+      continue;
+    }
+    auto call = std::make_shared<Call>();
+    call->request = relaying->request;
+    call->context.set_deadline(relaying->deadline);
+    uint64_t id = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closing_) break;
+      id = next_call_++;
+      in_flight_[id] = call;
+    }
+    stub->async()->RelayCommand(&call->context, &call->request, &call->response,
+                                [this, id, call, relaying, member](grpc::Status status) {
+                                  if (status.ok()) {
+                                    relaying->done(call->response.result());
+                                  } else {
+                                    const absl::Status why = FromGrpcStatus(status);
+                                    const std::string refusal =
+                                        fmt::format("collector {} at {}: {}", member.name,
+                                                    member.address, std::string(why.message()));
+                                    if (why.code() == absl::StatusCode::kFailedPrecondition) {
+                                      // The member sent nothing: the next one may hold the stream.
+                                      // Registered before this call leaves in_flight_, so
+                                      // destruction waits for it too.
+                                      relaying->refusals.push_back(refusal);
+                                      TryNext(relaying);
+                                    } else {
+                                      Fail(*relaying, absl::Status(why.code(), refusal));
+                                    }
+                                  }
+                                  std::lock_guard<std::mutex> lock(mu_);
+                                  in_flight_.erase(id);
+                                  if (in_flight_.empty()) idle_.notify_all();
+                                });
     return;
   }
-  auto call = std::make_shared<Call>();
-  call->request.set_host(host);
-  *call->request.mutable_command() = command;
-  call->request.set_requested_by(requested_by);
-  call->context.set_deadline(std::chrono::system_clock::now() + timeout);
-  uint64_t id = 0;
   bool closing = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     closing = closing_;
-    id = next_call_++;
-    if (!closing) in_flight_[id] = call;
   }
   if (closing) {
-    failed(absl::UnavailableError("the collector is shutting down"));
+    Fail(*relaying, absl::UnavailableError("the collector is shutting down"));
     return;
   }
-  if (metrics_ != nullptr) metrics_->cluster_relays_sent.Increment();
-  stub->async()->RelayCommand(
-      &call->context, &call->request, &call->response,
-      [this, id, call, name = member->name, address = member->address,
-       done = std::move(done)](grpc::Status status) {
-        if (status.ok()) {
-          done(call->response.result());
-        } else {
-          if (metrics_ != nullptr) metrics_->cluster_relays_failed.Increment();
-          const absl::Status why = FromGrpcStatus(status);
-          done(absl::Status(why.code(), fmt::format("collector {} at {}: {}", name, address,
-                                                    std::string(why.message()))));
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        in_flight_.erase(id);
-        if (in_flight_.empty()) idle_.notify_all();
-      });
+  Fail(*relaying,
+       absl::FailedPreconditionError(fmt::format("no collector holds the stream of {}: {}", host,
+                                                 fmt::join(relaying->refusals, "; "))));
 }
 
 }  // namespace drip::collector

@@ -2,7 +2,12 @@
 // that does not stream to this member goes to the member rendezvous placement puts the
 // host on (the one its agent streams to once placement has settled), as that member's
 // RelayCommand, which sends it down the host's stream and answers with the agent's
-// result. Over TLS this collector's certificate is the client certificate, so the other
+// result. A member that answers that the host does not stream there (FAILED_PRECONDITION:
+// it sent nothing) hands the command to the next member in the host's order of
+// preference: in the seconds after a join or a leave the agent is still with the member
+// it is leaving, or already with the one it goes to next. Any other failure ends the
+// command, as the command may have reached the agent: a mitigation is never sent twice.
+// Over TLS this collector's certificate is the client certificate, so the other
 // members' access files must give it the member role (docs/security.md).
 //
 // Destruction cancels the calls still waiting and waits for their `done`: destroy this
@@ -38,6 +43,12 @@ class MemberCommandRelay final : public CommandRelay {
 
  private:
   struct Call;
+  struct Relaying;
+
+  // Sends the command to the next member that may hold the host's stream; the last
+  // refusal fails it.
+  void TryNext(std::shared_ptr<Relaying> relaying);
+  void Fail(Relaying& relaying, absl::Status status);
 
   const ClusterMembership* cluster_;
   MemberQueryClient* members_;

@@ -1,5 +1,8 @@
 #include "collector/cluster/rendezvous.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace drip::collector {
 namespace {
 
@@ -44,6 +47,22 @@ std::string RendezvousOwner(std::string_view host, const std::vector<std::string
     }
   }
   return best == nullptr ? std::string() : *best;
+}
+
+std::vector<std::string> RendezvousRanking(std::string_view host,
+                                           std::vector<std::string> members) {
+  std::vector<std::pair<uint64_t, std::string>> weighted;
+  weighted.reserve(members.size());
+  for (std::string& member : members) {
+    weighted.emplace_back(RendezvousWeight(member, host), std::move(member));
+  }
+  std::sort(weighted.begin(), weighted.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> ranking;
+  ranking.reserve(weighted.size());
+  for (auto& [weight, member] : weighted) ranking.push_back(std::move(member));
+  return ranking;
 }
 
 }  // namespace drip::collector

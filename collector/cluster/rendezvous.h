@@ -23,4 +23,9 @@ uint64_t RendezvousWeight(std::string_view member, std::string_view host);
 // a 64-bit collision, go to the smaller name, so that the answer never depends on order.
 std::string RendezvousOwner(std::string_view host, const std::vector<std::string>& members);
 
+// `members` in `host`'s order of preference: its owner first, then the member it would
+// go to if the owner left, and so on (the same ties as RendezvousOwner). A host whose
+// owner just changed is most likely still streaming to the next one in this order.
+std::vector<std::string> RendezvousRanking(std::string_view host, std::vector<std::string> members);
+
 }  // namespace drip::collector

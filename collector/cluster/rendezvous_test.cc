@@ -57,6 +57,23 @@ TEST(RendezvousTest, ALeavingMemberHandsOnOnlyItsOwnHosts) {
   }
 }
 
+// The order a relayed command tries the members in: the owner first, then, for each
+// member that leaves, the one its hosts go to.
+TEST(RendezvousTest, TheRankingStartsWithTheOwnerAndNamesWhereEachHostGoesNext) {
+  const std::vector<std::string> four = {"c0", "c1", "c2", "c3"};
+  for (const std::string& host : Hosts(2000)) {
+    const std::vector<std::string> ranking = RendezvousRanking(host, {"c3", "c1", "c0", "c2"});
+    ASSERT_EQ(ranking.size(), 4u);
+    EXPECT_EQ(ranking[0], RendezvousOwner(host, four)) << host;
+    std::vector<std::string> left = four;
+    for (size_t i = 0; i + 1 < ranking.size(); ++i) {
+      std::erase(left, ranking[i]);
+      EXPECT_EQ(ranking[i + 1], RendezvousOwner(host, left)) << host << " after " << ranking[i];
+    }
+  }
+  EXPECT_TRUE(RendezvousRanking("web-1", {}).empty());
+}
+
 TEST(RendezvousTest, TheOwnerDoesNotDependOnOrderAndIsStableAcrossBuilds) {
   EXPECT_EQ(RendezvousOwner("web-1", {"c0", "c1", "c2"}),
             RendezvousOwner("web-1", {"c2", "c0", "c1"}));

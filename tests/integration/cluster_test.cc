@@ -491,8 +491,8 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
 
   // On-call mitigates, on the owner, a host that streams to another member: the owner
   // hands the command to that member, which sends it down the host's stream, and the
-  // agent's answer comes back to the owner's audit log. A host streaming nowhere fails,
-  // saying so.
+  // agent's answer comes back to the owner's audit log. A host streaming nowhere fails
+  // once every other member has said it does not stream there.
   std::vector<size_t> elsewhere;
   for (size_t h = 0; h < hosts.size(); ++h) {
     if (hosts[h].second != owner_index) elsewhere.push_back(h);
@@ -529,7 +529,15 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   CommandOutput unreachable = collectors[owner_index]->Dripctl(
       {"mitigate", id, "--action", "restart-unit", "--dry-run", "--host", silent_host, "--json"});
   EXPECT_NE(unreachable.exit_code, 0) << unreachable.out;
-  EXPECT_NE(unreachable.out.find("does not stream here"), std::string::npos) << unreachable.out;
+  // Asked in the host's order of preference, each other member said so; none acted.
+  EXPECT_NE(unreachable.out.find("no collector holds the stream of " + silent_host),
+            std::string::npos)
+      << unreachable.out;
+  for (const std::string& name : names) {
+    if (name == owner) continue;
+    EXPECT_NE(unreachable.out.find("collector " + name + " at "), std::string::npos)
+        << name << " was not asked: " << unreachable.out;
+  }
 
   // The owner dies: the next owner (by the same placement over the two left) takes the
   // report over from etcd, with its id, state and hosts.
