@@ -94,26 +94,7 @@ void MemberCommandRelay::TryNext(std::shared_ptr<Relaying> relaying) {
     }
     stub->async()->RelayCommand(&call->context, &call->request, &call->response,
                                 [this, id, call, relaying, member](grpc::Status status) {
-                                  if (status.ok()) {
-                                    relaying->done(call->response.result());
-                                  } else {
-                                    const absl::Status why = FromGrpcStatus(status);
-                                    const std::string refusal =
-                                        fmt::format("collector {} at {}: {}", member.name,
-                                                    member.address, std::string(why.message()));
-                                    if (why.code() == absl::StatusCode::kFailedPrecondition) {
-                                      // The member sent nothing: the next one may hold the stream.
-                                      // Registered before this call leaves in_flight_, so
-                                      // destruction waits for it too.
-                                      relaying->refusals.push_back(refusal);
-                                      TryNext(relaying);
-                                    } else {
-                                      Fail(*relaying, absl::Status(why.code(), refusal));
-                                    }
-                                  }
-                                  std::lock_guard<std::mutex> lock(mu_);
-                                  in_flight_.erase(id);
-                                  if (in_flight_.empty()) idle_.notify_all();
+                                  OnAnswer(id, *call, relaying, member, status);
                                 });
     return;
   }
@@ -129,6 +110,28 @@ void MemberCommandRelay::TryNext(std::shared_ptr<Relaying> relaying) {
   Fail(*relaying,
        absl::FailedPreconditionError(fmt::format("no collector holds the stream of {}: {}", host,
                                                  fmt::join(relaying->refusals, "; "))));
+}
+
+void MemberCommandRelay::OnAnswer(uint64_t id, const Call& call, std::shared_ptr<Relaying> relaying,
+                                  const ClusterMember& member, const grpc::Status& status) {
+  if (status.ok()) {
+    relaying->done(call.response.result());
+  } else {
+    const absl::Status why = FromGrpcStatus(status);
+    const std::string refusal = fmt::format("collector {} at {}: {}", member.name, member.address,
+                                            std::string(why.message()));
+    if (why.code() == absl::StatusCode::kFailedPrecondition) {
+      // The member sent nothing: the next one may hold the stream. Registered before
+      // this call leaves in_flight_, so destruction waits for it too.
+      relaying->refusals.push_back(refusal);
+      TryNext(std::move(relaying));
+    } else {
+      Fail(*relaying, absl::Status(why.code(), refusal));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  in_flight_.erase(id);
+  if (in_flight_.empty()) idle_.notify_all();
 }
 
 }  // namespace drip::collector

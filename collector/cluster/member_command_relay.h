@@ -49,6 +49,10 @@ class MemberCommandRelay final : public CommandRelay {
   // refusal fails it.
   void TryNext(std::shared_ptr<Relaying> relaying);
   void Fail(Relaying& relaying, absl::Status status);
+  // A member's answer to call `id`: the command's result, or its refusal, which hands
+  // the command to the next member only when the member sent nothing.
+  void OnAnswer(uint64_t id, const Call& call, std::shared_ptr<Relaying> relaying,
+                const ClusterMember& member, const grpc::Status& status);
 
   const ClusterMembership* cluster_;
   MemberQueryClient* members_;
