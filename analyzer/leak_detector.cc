@@ -138,7 +138,7 @@ bool FleetArmed(const DetectorConfig& config, const ComponentDrift& drift) {
 }  // namespace
 
 void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_view instance,
-                           uint64_t bytes) {
+                           uint64_t bytes, const LimitReading& limit) {
   Impl& d = *impl_;
   SeriesState& s = d.states[series];
   ++counters_.samples;
@@ -148,6 +148,7 @@ void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_vie
 
   if (!s.started()) {
     s.Begin(align(timestamp_s), timestamp_s, instance_hash, bytes);
+    s.ReadLimit(limit);
     d.instances[series].assign(instance);
     return;
   }
@@ -168,14 +169,19 @@ void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_vie
       ++counters_.late_samples_dropped;  // a straggler of the instance that ended
       return;
     }
+    // Read before the restart is judged: the kill that ended the instance shows in the
+    // new instance's first sample.
+    s.ReadLimit(limit);
     ++counters_.restarts;
     CloseEpoch(series);
-    const EpochVerdict verdict = s.Restart(config_, timestamp_s, instance_hash);
+    const EpochVerdict verdict =
+        s.Restart(config_, d.scale, timestamp_s, instance_hash, HostMemory(series));
     d.instances[series].assign(instance);
     s.OpenEpoch(align(timestamp_s), timestamp_s, bytes);
     Judge(series, verdict, timestamp_s);
     return;
   }
+  s.ReadLimit(limit);
   if (timestamp_s >= s.epoch_start() + epoch) {
     if (timestamp_s - s.last_sample() > config_.max_gap_seconds) {
       ++counters_.gaps;
@@ -189,14 +195,29 @@ void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_vie
   s.Fold(timestamp_s, bytes);
 }
 
+uint64_t LeakDetector::HostMemory(SeriesId series) const {
+  const uint64_t memory = impl_->host_memory[impl_->series_host[series]];
+  return memory > 0 ? memory : config_.default_host_memory_bytes;
+}
+
+void LeakDetector::ObserveOomVictim(SeriesId series, int64_t timestamp_s) {
+  SeriesState& s = impl_->states[series];
+  if (!s.started() || timestamp_s < s.epoch_start() - config_.max_lateness_seconds) return;
+  s.CountOomVictim();
+}
+
 void LeakDetector::CloseEpoch(SeriesId series) {
   Impl& d = *impl_;
   SeriesState& s = d.states[series];
   if (!s.has_open_epoch()) return;
   const uint32_t component = d.series_component[series];
   const ComponentDrift view = d.FleetView(component);
-  const EpochVerdict verdict = s.CloseEpoch(config_, d.scale, FleetArmed(config_, view),
-                                            view.SharedCycleSeconds(), view.SharedWarmupSeconds());
+  EpochContext context;
+  context.fleet_armed = FleetArmed(config_, view);
+  context.component_released_rise_s = view.SharedCycleSeconds();
+  context.component_warmup_s = view.SharedWarmupSeconds();
+  context.host_memory_bytes = HostMemory(series);
+  const EpochVerdict verdict = s.CloseEpoch(config_, d.scale, context);
   ++counters_.epochs_closed;
 
   ComponentDrift& drift = d.local_drift[component];
@@ -248,13 +269,17 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   suspect.growth_bytes_per_hour = evidence.growth_bytes_per_hour;
   suspect.current_bytes = s.CurrentBytes(d.scale);
   suspect.normal_bytes = s.NormalBytes(d.scale);
-  uint64_t memory = d.host_memory[d.series_host[series]];
-  if (memory == 0) memory = config_.default_host_memory_bytes;
+  // What runs out first, the series' cgroup limit or the host's memory, and when.
+  const EffectiveLimit limit = s.Limit(HostMemory(series));
+  suspect.limited_by = limit.bytes == 0 ? "" : limit.cgroup ? "cgroup" : "host";
+  suspect.limit_bytes = limit.bytes;
+  suspect.headroom_bytes =
+      limit.bytes > suspect.current_bytes ? limit.bytes - suspect.current_bytes : 0;
+  suspect.oom_kills = s.oom_kills();
   suspect.eta_to_oom_seconds.reset();
-  if (memory > 0 && suspect.growth_bytes_per_hour > 0) {
-    const double headroom =
-        memory > suspect.current_bytes ? static_cast<double>(memory - suspect.current_bytes) : 0;
-    suspect.eta_to_oom_seconds = headroom / suspect.growth_bytes_per_hour * 3600.0;
+  if (limit.bytes > 0 && suspect.growth_bytes_per_hour > 0) {
+    suspect.eta_to_oom_seconds =
+        static_cast<double>(suspect.headroom_bytes) / suspect.growth_bytes_per_hour * 3600.0;
   }
 
   const Climb* climb = evidence.climb;
@@ -266,6 +291,11 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   } else if (evidence.daily) {
     // The share of the day's hours that sat higher, and how long the stairs are.
     score += 0.3 * evidence.daily->higher / std::max(1, evidence.daily->hours) + 0.15;
+  } else if (evidence.line) {
+    // Urgent by nature; the longer the steady line, the surer.
+    score += 0.3 + 0.2 * std::min(1.0, evidence.line_hours / 4);
+  } else if (suspect.rule == SuspectRule::kOomKilled) {
+    score += 0.3 + 0.05 * std::min(4, s.instances_killed_growing());
   } else {
     score += 0.1 * std::min(4, s.instances_died_climbing()) + 0.05;
   }
@@ -314,6 +344,25 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
           Rate(suspect.growth_bytes_per_hour));
       break;
     }
+    case SuspectRule::kApproachingLimit:
+      suspect.reason = fmt::format(
+          "grew steadily from {} to {} over {}, {}: at that pace it reaches its {} of {} in "
+          "{}, sooner than more evidence would take",
+          FormatBytes(evidence.from_bytes), FormatBytes(evidence.to_bytes),
+          Hours(static_cast<int64_t>(evidence.line_hours * 3600)),
+          Rate(suspect.growth_bytes_per_hour), limit.cgroup ? "memory limit" : "host's memory",
+          FormatBytes(limit.bytes),
+          suspect.eta_to_oom_seconds ? Hours(static_cast<int64_t>(*suspect.eta_to_oom_seconds))
+                                     : std::string("no time"));
+      break;
+    case SuspectRule::kOomKilled:
+      suspect.reason = fmt::format(
+          "its last {} instances grew steadily until the kernel OOM-killed them at its {} of {} "
+          "({} OOM kills seen; the last instance grew {}): a leak that the kills and restarts "
+          "hide",
+          s.instances_killed_growing(), limit.cgroup ? "memory limit" : "host's memory",
+          FormatBytes(limit.bytes), s.oom_kills(), Rate(s.last_instance_growth_bytes_per_hour()));
+      break;
     case SuspectRule::kRestartReset:
       suspect.reason = fmt::format(
           "grew in each of its last {} instances until they were restarted (the last rose {} "

@@ -22,6 +22,7 @@
 
 #include "analyzer/component_drift.h"
 #include "analyzer/detector_config.h"
+#include "analyzer/limit_reading.h"
 #include "analyzer/suspect.h"
 
 namespace drip::analyzer {
@@ -57,11 +58,18 @@ class LeakDetector {
 
   // One sample: `bytes` of unreclaimable memory (anonymous RSS + swap for a process) of
   // `instance` at `timestamp_s`. A new instance for the same series is a restart.
-  void Observe(SeriesId series, int64_t timestamp_s, std::string_view instance, uint64_t bytes);
+  // `limit`: the series' memory limit and OOM kills as read with the sample; the
+  // detector asks for less evidence the closer the series is to its limit.
+  void Observe(SeriesId series, int64_t timestamp_s, std::string_view instance, uint64_t bytes,
+               const LimitReading& limit = {});
   void Observe(std::string_view host, std::string_view component, int64_t timestamp_s,
-               std::string_view instance, uint64_t bytes) {
-    Observe(Series(host, component), timestamp_s, instance, bytes);
+               std::string_view instance, uint64_t bytes, const LimitReading& limit = {}) {
+    Observe(Series(host, component), timestamp_s, instance, bytes, limit);
   }
+  // A process of the series that the kernel's OOM killer chose as its victim (the agent
+  // sees it through BPF as the process exits), at `timestamp_s`. A kill the series'
+  // cgroup counter also shows is counted once.
+  void ObserveOomVictim(SeriesId series, int64_t timestamp_s);
 
   // The host's total memory, for the ETA to OOM of its suspects.
   void SetHostMemory(std::string_view host, uint64_t bytes);
@@ -111,6 +119,8 @@ class LeakDetector {
  private:
   struct Impl;
   void CloseEpoch(SeriesId series);
+  // The host's memory for a series (the config's default when unknown; 0: neither).
+  uint64_t HostMemory(SeriesId series) const;
   // Turns a verdict into a suspect, or refreshes the suspect's evidence.
   void Judge(SeriesId series, const EpochVerdict& verdict, int64_t now);
 

@@ -6,14 +6,14 @@
 #include "analyzer/component_drift.h"
 
 namespace drip::analyzer {
+namespace {
 
-BucketScale::BucketScale(double width) : log_step_(std::log1p(width)) {}
-
-int32_t BucketScale::BucketOf(uint64_t bytes) const {
-  return static_cast<int32_t>(std::floor(std::log1p(static_cast<double>(bytes)) / log_step_));
+// Bytes in KiB, in 32 bits (4 TiB).
+uint32_t Kib(uint64_t bytes) {
+  return static_cast<uint32_t>(std::min<uint64_t>(bytes >> 10, UINT32_MAX));
 }
 
-double BucketScale::BytesAt(double bucket) const { return std::expm1(bucket * log_step_); }
+}  // namespace
 
 void SeriesState::Begin(int64_t epoch_start, int64_t t, uint64_t instance_hash, uint64_t bytes) {
   first_seen_ = instance_start_ = t;
@@ -23,6 +23,7 @@ void SeriesState::Begin(int64_t epoch_start, int64_t t, uint64_t instance_hash, 
 }
 
 void SeriesState::Fold(int64_t t, uint64_t bytes) {
+  if (t >= last_sample_) last_kib_ = Kib(bytes);
   epoch_min_ = epoch_samples_ == 0 ? bytes : std::min(epoch_min_, bytes);
   ++epoch_samples_;
   epoch_last_sample_ = std::max(epoch_last_sample_, t);
@@ -30,6 +31,8 @@ void SeriesState::Fold(int64_t t, uint64_t bytes) {
 }
 
 void SeriesState::OpenEpoch(int64_t epoch_start, int64_t t, uint64_t bytes) {
+  if (instance_first_kib_ == 0) instance_first_kib_ = std::max<uint32_t>(Kib(bytes), 1);
+  last_kib_ = Kib(bytes);
   epoch_start_ = epoch_start;
   epoch_min_ = bytes;
   epoch_samples_ = 1;
@@ -37,11 +40,22 @@ void SeriesState::OpenEpoch(int64_t epoch_start, int64_t t, uint64_t bytes) {
   last_sample_ = std::max(last_sample_, t);
 }
 
-int32_t SeriesState::Floor() const {
-  int32_t floor = ring_[0];
-  for (int i = 1; i < ring_count_; ++i) floor = std::min(floor, ring_[i]);
-  return floor;
+void SeriesState::ReadLimit(const LimitReading& limit) {
+  limit_bytes_ = limit.limit_bytes;
+  if (!limit.oom_kills) return;
+  const auto counter = static_cast<uint32_t>(std::min<uint64_t>(*limit.oom_kills, kNoCounter - 1));
+  // The first value read is where counting starts: kills before the series was watched
+  // are no evidence about the instances it saw. A counter below the last one belongs to
+  // a cgroup made anew, which counts from zero.
+  const uint32_t rise = last_oom_counter_ == kNoCounter ? 0
+                        : counter >= last_oom_counter_  ? counter - last_oom_counter_
+                                                        : counter;
+  last_oom_counter_ = counter;
+  counter_kills_ =
+      static_cast<uint16_t>(std::min<uint64_t>(uint64_t{counter_kills_} + rise, UINT16_MAX));
 }
+
+int32_t SeriesState::Floor() const { return trend_.LowestOf(floor_epochs_); }
 
 void SeriesState::AddHourly(int64_t t, int32_t floor) {
   const int64_t hour = t / 3600;
@@ -60,7 +74,9 @@ void SeriesState::AddHourly(int64_t t, int32_t floor) {
 
 int32_t SeriesState::MinOverHours(int64_t now, int64_t seconds) const {
   const int64_t last = now / 3600;
-  const int64_t first = std::max(last - (seconds + 3599) / 3600 + 1, hourly_newest_ - kHours + 1);
+  // The current instance's hours only: the ring keeps the instances before it too.
+  const int64_t first = std::max(
+      {last - (seconds + 3599) / 3600 + 1, hourly_newest_ - kHours + 1, instance_start_ / 3600});
   int32_t low = kNoHour;
   for (int64_t hour = first; hour <= std::min(last, hourly_newest_); ++hour) {
     low = std::min<int32_t>(low, hourly_[hour % kHours]);
@@ -141,6 +157,25 @@ int32_t SeriesState::NormalHigh(const DetectorConfig& config) const {
     if (hist_[i] >= threshold) return hist_anchor_ + i * kBinWidth + kBinWidth - 1;
   }
   return hist_anchor_ + kBins * kBinWidth;
+}
+
+int32_t SeriesState::NormalLow(const DetectorConfig& config) const {
+  const double threshold = std::max(1.0, config.normal_occupancy_fraction * hist_total_);
+  for (int i = 0; i < kBins; ++i) {
+    if (hist_[i] >= threshold) return hist_anchor_ + i * kBinWidth;
+  }
+  return hist_anchor_;
+}
+
+int64_t SeriesState::RequiredClimbSeconds(const DetectorConfig& config, const Climb& climb) const {
+  // The normal range's width, in buckets: how far the series wanders when healthy.
+  const int32_t band =
+      std::max(NormalHigh(config) - NormalLow(config) + 1, config.normal_high_margin_buckets);
+  const double widths = static_cast<double>(climb.max_bucket() - excursion_high_) / band;
+  if (widths <= 1) return config.min_climb_seconds;
+  return std::max<int64_t>(
+      kFastestClimbSeconds,
+      static_cast<int64_t>(static_cast<double>(config.min_climb_seconds) / widths));
 }
 
 int32_t SeriesState::Pivot() const {
@@ -271,21 +306,110 @@ bool SeriesState::JudgeClimb(const DetectorConfig& config, const BucketScale& sc
          KeepsItsPace(config, scale, climb.last_time(), span);
 }
 
+EffectiveLimit SeriesState::Limit(uint64_t host_memory_bytes) const {
+  if (limit_bytes_ > 0 && (host_memory_bytes == 0 || limit_bytes_ < host_memory_bytes)) {
+    return {limit_bytes_, true};
+  }
+  return {host_memory_bytes, false};
+}
+
+SeriesState::HourRange SeriesState::RangeBefore(int64_t before) const {
+  HourRange range;
+  if (hourly_newest_ < 0) return range;
+  std::array<int16_t, kHours> hours{};
+  int count = 0;
+  const int64_t last = std::min(before / 3600 - 1, hourly_newest_);
+  for (int64_t hour = std::max(hourly_newest_ - kHours + 1, int64_t{0}); hour <= last; ++hour) {
+    const int16_t floor = hourly_[hour % kHours];
+    if (floor != kNoHour) hours[count++] = floor;
+  }
+  if (count == 0) return range;
+  range.high = *std::max_element(hours.begin(), hours.begin() + count);
+  std::nth_element(hours.begin(), hours.begin() + count / 2, hours.begin() + count);
+  range.median = hours[count / 2];
+  return range;
+}
+
+bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketScale& scale,
+                                   int64_t now, const EffectiveLimit& limit) {
+  urgent_epochs_ = 0;
+  // An hour of points at least, and (cheap, before any fit) a rise worth reading.
+  constexpr int kMinEpochs = 5;
+  const int count = trend_.run();
+  if (limit.bytes == 0 || count < kMinEpochs ||
+      trend_.Newest() - trend_.LowestOf(count) < 2 * config.min_rise_buckets) {
+    return false;
+  }
+  // The longest steady line through the newest points decides: the whole trend, else
+  // its newer part (a climb that began after a flat stretch).
+  int longer = INT_MAX;
+  for (const int n : {count, 12, 8, kMinEpochs}) {
+    if (n > count || n >= longer) continue;
+    longer = n;
+    const std::optional<EpochTrend::Line> line = trend_.Fit(n, scale, config.epoch_seconds);
+    if (!line || line->bytes_per_hour <= 0) continue;
+    const double rise = line->end_bytes - line->start_bytes;
+    const double meaningful =
+        line->end_bytes * (std::pow(1 + config.bucket_width, 2 * config.min_rise_buckets) - 1);
+    const bool steady =
+        line->r2 >= kUrgentMinR2 && rise >= meaningful &&
+        line->newer_bytes_per_hour >= config.min_recent_slope_ratio * line->older_bytes_per_hour;
+    if (!steady) continue;
+    // Above everything the series held in the days before the climb, its restarts
+    // included, by a quarter of how far its highest stood above its usual (the median
+    // hour): a daily peak or a batch ramp it has been through before is no danger,
+    // whatever its pace, and their size wanders. An hour's slot of the ring is the least
+    // epoch of its hour, as the floor is of the last hour.
+    const int64_t climb_start = now - static_cast<int64_t>(line->hours * 3600);
+    const HourRange before = RangeBefore(climb_start);
+    if (before.high != kNoHour &&
+        Floor() < before.high + std::max(config.normal_high_margin_buckets,
+                                         (before.high - before.median) / 4)) {
+      return false;
+    }
+    const double headroom = std::max(0.0, static_cast<double>(limit.bytes) - line->end_bytes);
+    const double eta_hours = headroom / line->bytes_per_hour;
+    // A climb that slows down, a warm-up, levels off where a decay of its pace takes it:
+    // a newer half at r times the older's pace decays with tau = (hours / 2) / ln(1/r),
+    // and has newer pace × tau left to climb. Below the limit, it never gets there.
+    if (line->newer_bytes_per_hour < line->older_bytes_per_hour) {
+      const double r = line->newer_bytes_per_hour / line->older_bytes_per_hour;
+      const double tau_hours = line->hours / 2 / std::log(1 / r);
+      if (line->newer_bytes_per_hour * tau_hours < headroom) return false;
+    }
+    // How long a wait the evidence affords: hours of steady climb times a patience that
+    // is larger when a day of the series' own history stands behind the climb.
+    const bool seasoned = climb_start - first_seen_ >= config.established_seconds;
+    const double patience = seasoned ? kSeasonedPatience : kYoungPatience;
+    if (eta_hours <= patience * std::max(1.0, line->hours)) {
+      urgent_epochs_ = static_cast<uint8_t>(n);
+      return true;
+    }
+    return false;
+  }
+  return false;
+}
+
+std::optional<EpochTrend::Line> SeriesState::UrgentLine(const DetectorConfig& config,
+                                                        const BucketScale& scale) const {
+  if (urgent_epochs_ == 0) return std::nullopt;
+  return trend_.Fit(urgent_epochs_, scale, config.epoch_seconds);
+}
+
 EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketScale& scale,
-                                     bool fleet_armed, int64_t component_released_rise_s,
-                                     int64_t component_warmup_s) {
+                                     const EpochContext& context) {
   EpochVerdict verdict;
   if (epoch_samples_ == 0) return verdict;
   const int64_t now = epoch_last_sample_;
   epoch_samples_ = 0;
+  // An instance's first epoch began with the instance, mid-epoch: too short to place.
+  trend_.Add(now, scale.BucketOf(epoch_min_), config.epoch_seconds,
+             trend_.count() == 0 && instance_start_ > epoch_start_);
+  floor_epochs_ = static_cast<uint8_t>(std::clamp(config.floor_epochs, 1, EpochTrend::kEpochs));
 
-  const int ring_size = std::clamp(config.floor_epochs, 1, kRing);
-  ring_[ring_pos_] = scale.BucketOf(epoch_min_);
-  ring_pos_ = static_cast<uint8_t>((ring_pos_ + 1) % ring_size);
-  ring_count_ = static_cast<uint8_t>(std::min(ring_count_ + 1, ring_size));
   const int32_t hour_floor = Floor();
   const int64_t hour_before = hourly_newest_;
-  AddHourly(now, hour_floor);
+  AddHourly(now, scale.BucketOf(epoch_min_));
   TrackReleases(config, now, scale.BucketOf(epoch_min_), hour_floor);
   verdict.longest_released_rise_s = longest_released_rise_s_;
   // What repeats is normal: when the series (or another host of its component) climbs
@@ -294,7 +418,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   // component's cycle counts too: a host seen for less than a cycle has not shown its
   // own, and noisy real machines release less cleanly than their fleet does.
   const int64_t own_period = own_period_s_ > 0 ? own_period_s_ : 2 * longest_released_rise_s_;
-  const int64_t cycle = std::max(own_period, 2 * component_released_rise_s);
+  const int64_t cycle = std::max(own_period, 2 * context.component_released_rise_s);
   const int64_t window = std::min<int64_t>(cycle + 3600, int64_t{kJudgedHours - 1} * 3600);
   const int64_t previous_window = cycle_window_s_;
   cycle_window_s_ = cycle > 0 ? window : 0;
@@ -398,7 +522,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   // each of them: an instance is judged once it is older than the longest warm-up a share
   // of them finished (a cache or an index that takes a day to fill fills slower on some
   // hosts than on others; a leak climbs on past it).
-  const bool within_fleet_warmup = now - instance_start_ < component_warmup_s;
+  const bool within_fleet_warmup = now - instance_start_ < context.component_warmup_s;
 
   if (is_established) {
     verdict.band = ComponentDrift::BandOf(floor - NormalHigh(config));
@@ -423,10 +547,10 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
         excursion_.max_bucket() >= excursion_high_ + config.normal_high_margin_buckets &&
         excursion_.max_bucket() >= excursion_prior_high_ + config.min_rise_buckets;
     if (above_margin && !context_slowing && !within_fleet_warmup &&
-        JudgeClimb(config, scale, excursion_, config.min_climb_seconds, config.min_rise_buckets,
-                   config.min_records)) {
+        JudgeClimb(config, scale, excursion_, RequiredClimbSeconds(config, excursion_),
+                   config.min_rise_buckets, config.min_records)) {
       verdict.rule = SuspectRule::kClimbAboveNormal;
-    } else if (fleet_armed && fleet_shaped) {
+    } else if (context.fleet_armed && fleet_shaped) {
       verdict.rule = SuspectRule::kFleetDrift;
     }
   } else if (!is_established && instance_climb_.active() && !within_fleet_warmup) {
@@ -441,6 +565,16 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
                     config.min_rise_buckets, config.min_records))) {
       verdict.rule = SuspectRule::kYoungClimb;
     }
+  }
+  // The closer the limit, the less evidence a flag needs.
+  // Not while the floor's current rise is no longer than the rises the series, or a share
+  // of its component's hosts, climb and release (batch work, a daily load): that is what
+  // it does, however steep.
+  const int64_t usual_rise = std::max(longest_released_rise_s_, context.component_released_rise_s);
+  const bool usual = rise_.active() && usual_rise > 0 && rise_.duration() <= usual_rise * 5 / 4;
+  if (!verdict.rule && !usual &&
+      ApproachingLimit(config, scale, now, Limit(context.host_memory_bytes))) {
+    verdict.rule = SuspectRule::kApproachingLimit;
   }
   // A climb rule flags only when its verdict is read twice within an hour: the shape
   // tests are read every epoch, and one near its threshold passes by chance on some epoch
@@ -462,7 +596,8 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   return verdict;
 }
 
-EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint64_t instance_hash) {
+EpochVerdict SeriesState::Restart(const DetectorConfig& config, const BucketScale& scale, int64_t t,
+                                  uint64_t instance_hash, uint64_t host_memory_bytes) {
   EpochVerdict verdict;
   const Climb& ended = instance_climb_;
   const bool died_climbing =
@@ -473,8 +608,8 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
       !SlowingDown(config, ended, config.restart_min_recent_slope_ratio) &&
       ended.StillRising(last_sample_, config.level_off_seconds);
   if (died_climbing) {
+    if (instances_died_climbing_ == 0) died_climbing_since_ = ended.start_time();
     if (instances_died_climbing_ < UINT8_MAX) ++instances_died_climbing_;
-    const BucketScale scale(config.bucket_width);
     const double grown = scale.BytesAt(ended.max_bucket()) - scale.BytesAt(ended.start_bucket());
     last_instance_growth_ = grown / (static_cast<double>(ended.duration()) / 3600.0);
     last_instance_rise_ = ended.rise();
@@ -483,9 +618,51 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
     instances_died_climbing_ = 0;
   }
   verdict.instance_ended_climbing = died_climbing;
-  if (instances_died_climbing_ >= config.restart_leak_instances) {
+  // Under a daily swing, instances restarted every few hours die climbing on its rising
+  // half, several in a row; climbing instances spanning more than that half are no swing.
+  // Whether a series swings cannot be told when its instances live a few hours, so this
+  // holds for every series.
+  if (instances_died_climbing_ >= config.restart_leak_instances &&
+      last_sample_ - died_climbing_since_ >= kDailyRiseSeconds) {
     verdict.rule = SuspectRule::kRestartReset;
   }
+  // OOM kills: an instance that grew steadily into its limit until the kernel killed it,
+  // again and again, is a leak whatever its restarts hide. A kill after a burst (a flat
+  // instance that ballooned in its last minutes) is not.
+  const bool killed = oom_kills() > kills_at_instance_start_;
+  bool grew = false;
+  const EffectiveLimit limit = Limit(host_memory_bytes);
+  if (killed && limit.bytes > 0 && trend_.run() < 3 && t - instance_start_ >= 120) {
+    // Killed too soon after its start for a line (crash-looping on its limit): it grew
+    // from where it started to most of the way to its limit.
+    const double first = 1024.0 * instance_first_kib_;
+    const double last = 1024.0 * last_kib_;
+    grew = last >= first + kKilledMinRiseShare * (static_cast<double>(limit.bytes) - first);
+    if (grew) {
+      last_instance_growth_ =
+          (last - first) / (static_cast<double>(last_sample_ - instance_start_) / 3600.0);
+    }
+  } else if (killed && limit.bytes > 0) {
+    const std::optional<EpochTrend::Line> line =
+        trend_.Fit(trend_.run(), scale, config.epoch_seconds);
+    if (line && line->bytes_per_hour > 0) {
+      const double rise = line->end_bytes - line->start_bytes;
+      const double room = static_cast<double>(limit.bytes) - line->start_bytes;
+      grew = line->r2 >= kKilledMinR2 && room > 0 && rise >= kKilledMinRiseShare * room &&
+             line->older_bytes_per_hour >= kKilledMinHalfRatio * line->newer_bytes_per_hour &&
+             line->newer_bytes_per_hour >= kKilledMinHalfRatio * line->older_bytes_per_hour;
+      if (grew) last_instance_growth_ = line->bytes_per_hour;
+    }
+  }
+  if (killed && grew) {
+    if (instances_killed_growing_ < UINT8_MAX) ++instances_killed_growing_;
+  } else {
+    instances_killed_growing_ = 0;
+  }
+  if (!verdict.rule && instances_killed_growing_ >= kKilledInstances) {
+    verdict.rule = SuspectRule::kOomKilled;
+  }
+  kills_at_instance_start_ = static_cast<uint16_t>(oom_kills());
   previous_instance_hash_ = instance_hash_;
   instance_hash_ = instance_hash;
   instance_start_ = t;
@@ -496,9 +673,14 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, int64_t t, uint6
   warmup_start_ = -1;
   last_rule_pass_ = -1;
   pending_rise_s_ = 0;
-  hourly_.fill(kNoHour);
-  ring_count_ = 0;
-  ring_pos_ = 0;
+  // The ring keeps the ended instance's hours (what the series did before), but for the
+  // hour it ended in: the new instance's floors start there.
+  if (hourly_newest_ >= 0 && t / 3600 <= hourly_newest_ && t / 3600 > hourly_newest_ - kHours) {
+    hourly_[(t / 3600) % kHours] = kNoHour;
+  }
+  trend_.Reset();
+  urgent_epochs_ = 0;
+  instance_first_kib_ = 0;
   return verdict;
 }
 
@@ -514,6 +696,16 @@ ClimbEvidence SeriesState::Evidence(const DetectorConfig& config, SuspectRule ru
       evidence.to_bytes = evidence.daily->to_bytes;
     }
     return evidence;
+  }
+  if (rule == SuspectRule::kApproachingLimit) {
+    if (const std::optional<EpochTrend::Line> line = UrgentLine(config, scale)) {
+      evidence.growth_bytes_per_hour = line->bytes_per_hour;
+      evidence.from_bytes = static_cast<uint64_t>(std::max(0.0, line->start_bytes));
+      evidence.to_bytes = static_cast<uint64_t>(std::max(0.0, line->end_bytes));
+      evidence.line_hours = line->hours;
+      evidence.line = true;
+      return evidence;
+    }
   }
   if (rule == SuspectRule::kClimbAboveNormal || rule == SuspectRule::kFleetDrift) {
     climb = &excursion_;
@@ -539,7 +731,7 @@ ClimbEvidence SeriesState::Evidence(const DetectorConfig& config, SuspectRule ru
 }
 
 uint64_t SeriesState::CurrentBytes(const BucketScale& scale) const {
-  if (ring_count_ == 0) return epoch_min_;
+  if (trend_.count() == 0) return epoch_min_;
   return static_cast<uint64_t>(scale.BytesAt(Floor()));
 }
 

@@ -19,21 +19,31 @@
 #include <cstdint>
 #include <optional>
 
+#include "analyzer/bucket_scale.h"
 #include "analyzer/climb.h"
 #include "analyzer/detector_config.h"
+#include "analyzer/epoch_trend.h"
+#include "analyzer/limit_reading.h"
 #include "analyzer/suspect.h"
 
 namespace drip::analyzer {
 
-// Bucket arithmetic for one detector config: log buckets of relative width w.
-class BucketScale {
- public:
-  explicit BucketScale(double width);
-  int32_t BucketOf(uint64_t bytes) const;
-  double BytesAt(double bucket) const;
+// What the rest of the fleet and the host tell about a series when one of its epochs is
+// judged.
+struct EpochContext {
+  bool fleet_armed = false;  // the component's fleet rule is armed (hosts climbing together)
+  // The longest rise any of the component's hosts released by itself, and the longest
+  // warm-up its hosts finished (ComponentDrift::SharedCycleSeconds, SharedWarmupSeconds).
+  int64_t component_released_rise_s = 0;
+  int64_t component_warmup_s = 0;
+  uint64_t host_memory_bytes = 0;  // 0: unknown
+};
 
- private:
-  double log_step_;
+// The memory a series runs out of: its cgroup's limit, or the host's memory when it has
+// none (or a larger one), and which of the two it is.
+struct EffectiveLimit {
+  uint64_t bytes = 0;  // 0: neither is known
+  bool cgroup = false;
 };
 
 // What closing one epoch concluded about a series.
@@ -68,6 +78,9 @@ struct ClimbEvidence {
   uint64_t from_bytes = 0;
   uint64_t to_bytes = 0;
   uint64_t normal_high_bytes = 0;
+  // SuspectRule::kApproachingLimit: the instance's recent line (from_bytes to to_bytes).
+  bool line = false;
+  double line_hours = 0;
 };
 
 class SeriesState {
@@ -88,14 +101,22 @@ class SeriesState {
   // After a long silence the steadiness of a young climb cannot be judged across it:
   // its evidence starts again (an excursion above an established range is kept).
   void ForgetInstanceClimb() { instance_climb_.Reset(); }
-  // Closes the open epoch and judges the series. `fleet_armed`: the component's fleet
-  // rule is armed (enough hosts climbing together). `component_released_rise_s`: the
-  // longest rise any of the component's hosts released by itself; `component_warmup_s`:
-  // the longest warm-up its hosts finished (ComponentDrift::SharedWarmupSeconds).
-  EpochVerdict CloseEpoch(const DetectorConfig& config, const BucketScale& scale, bool fleet_armed,
-                          int64_t component_released_rise_s, int64_t component_warmup_s);
+  // Closes the open epoch and judges the series.
+  EpochVerdict CloseEpoch(const DetectorConfig& config, const BucketScale& scale,
+                          const EpochContext& context);
   // A new instance (restart) from time t: judges the instance that ended.
-  EpochVerdict Restart(const DetectorConfig& config, int64_t t, uint64_t instance_hash);
+  EpochVerdict Restart(const DetectorConfig& config, const BucketScale& scale, int64_t t,
+                       uint64_t instance_hash, uint64_t host_memory_bytes);
+
+  // --- The memory limit and OOM kills, read with each sample (LeakDetector::Observe).
+  void ReadLimit(const LimitReading& limit);
+  void CountOomVictim() {
+    if (victim_kills_ < UINT16_MAX) ++victim_kills_;
+  }
+  uint64_t limit_bytes() const { return limit_bytes_; }
+  EffectiveLimit Limit(uint64_t host_memory_bytes) const;
+  // Kills counted once, whichever told of them: the cgroup's counter or the victims.
+  uint32_t oom_kills() const { return std::max<uint32_t>(counter_kills_, victim_kills_); }
 
   // --- Evidence for suspects.
   bool established(const DetectorConfig& config) const;
@@ -104,6 +125,11 @@ class SeriesState {
   uint64_t CurrentBytes(const BucketScale& scale) const;
   uint64_t NormalBytes(const BucketScale& scale) const;
   int instances_died_climbing() const { return instances_died_climbing_; }
+  int instances_killed_growing() const { return instances_killed_growing_; }
+  // The instance's recent line that the approaching-limit rule read (valid after a flag
+  // by that rule, while the instance lives).
+  std::optional<EpochTrend::Line> UrgentLine(const DetectorConfig& config,
+                                             const BucketScale& scale) const;
   double last_instance_growth_bytes_per_hour() const { return last_instance_growth_; }
   int32_t last_instance_rise() const { return last_instance_rise_; }
   int64_t last_instance_climb_seconds() const { return last_instance_climb_s_; }
@@ -116,7 +142,6 @@ class SeriesState {
   bool warmed = false;         // counted in ComponentDrift::hosts_warmed
 
  private:
-  static constexpr int kRing = 16;
   static constexpr int kHours = 72;        // hourly floors kept: three days
   static constexpr int kJudgedHours = 48;  // the longest span a climb's pace is read over
   static constexpr int16_t kNoHour = INT16_MAX;
@@ -124,7 +149,7 @@ class SeriesState {
   static constexpr int kBinWidth = 2;  // fine buckets per histogram bin
 
   int32_t Floor() const;
-  // Hourly minima of the floor, for the floor over a cycle.
+  // Hourly minima of the epochs, for the floor over a cycle.
   void AddHourly(int64_t t, int32_t floor);
   int32_t MinOverHours(int64_t now, int64_t seconds) const;
   // Rises that fall back by themselves (no restart): what this series normally does.
@@ -133,6 +158,13 @@ class SeriesState {
   void TrackReleases(const DetectorConfig& config, int64_t t, int32_t epoch_floor, int32_t floor);
   void AddToHistogram(int32_t floor, uint16_t weight);
   int32_t NormalHigh(const DetectorConfig& config) const;
+  // The bottom of the normal range, as NormalHigh is its top.
+  int32_t NormalLow(const DetectorConfig& config) const;
+  // How long a climb above the normal range must last: min_climb for one that rose a
+  // normal range's width above it, less for one that rose several (a fast leak shows in
+  // bytes long before it shows in hours), down to kFastestClimbSeconds.
+  int64_t RequiredClimbSeconds(const DetectorConfig& config, const Climb& climb) const;
+  static constexpr int64_t kFastestClimbSeconds = 3600;
   int32_t Pivot() const;
   // The climb's second half rose at less than `ratio` of its first half's pace, with
   // rise enough for that to mean something.
@@ -150,12 +182,54 @@ class SeriesState {
   static constexpr int kNoisyHours = 3;
   std::optional<DayOverDay> ReadDayOverDay(const DetectorConfig& config, const BucketScale& scale,
                                            int64_t now, bool rising_only) const;
+  // A steady climb that reaches the series' limit within a time that a little more
+  // evidence would cost: the closer the limit, the shorter the climb needed. Judged from
+  // the instance's start (start-up included), above everything the series held before
+  // the climb; a series watched for less than a day before it must be nearer still.
+  bool ApproachingLimit(const DetectorConfig& config, const BucketScale& scale, int64_t now,
+                        const EffectiveLimit& limit);
+  // The highest and the median hourly minimum before `before`, over the ring (three days,
+  // its earlier instances included): what the series did before a climb. kNoHour when
+  // nothing is known.
+  struct HourRange {
+    int32_t high = kNoHour;
+    int32_t median = kNoHour;
+  };
+  HourRange RangeBefore(int64_t before) const;
+  // The approaching-limit rule: a line through an hour or more of epochs explaining this
+  // share of their variance; the wait it allows, in hours of climb, with and without a day
+  // of history before the climb.
+  static constexpr double kUrgentMinR2 = 0.9;
+  static constexpr double kSeasonedPatience = 6;
+  static constexpr double kYoungPatience = 1;
+  // The OOM-kill rule: an instance killed at the end of a steady climb (a line explaining
+  // this share, rising at least this share of its room to the limit, its halves within
+  // this ratio of each other), this many in a row.
+  static constexpr double kKilledMinR2 = 0.6;
+  static constexpr double kKilledMinRiseShare = 0.3;
+  static constexpr double kKilledMinHalfRatio = 0.4;
+  static constexpr int kKilledInstances = 2;
+  // Longest rising half of a daily swing: a streak of instances that died climbing and
+  // spans more than this is no swing.
+  static constexpr int64_t kDailyRiseSeconds = 20 * 3600;
   // Every hour of the last day (but for a few hours' noise) sat higher than a day
   // earlier, which sat higher than the day before, by a rise that means something and
   // without slowing down: a leak under a daily swing, whose troughs rise as a staircase
   // the climbs cannot read.
   bool GrowsDayOverDay(const DetectorConfig& config, const BucketScale& scale, int64_t now) const;
 
+  // Small fields first: they share a word with the public ones above.
+  uint8_t floor_epochs_ = 1;  // config.floor_epochs, for Floor()
+  uint8_t instances_died_climbing_ = 0;
+  bool hist_started_ = false;
+  // OOM kills counted from the cgroup's counter and from victims seen exiting; the kills
+  // when the instance started, and how many instances in a row grew until killed.
+  uint16_t counter_kills_ = 0;
+  uint16_t victim_kills_ = 0;
+  uint16_t kills_at_instance_start_ = 0;
+  uint8_t instances_killed_growing_ = 0;
+  // The epochs the approaching-limit rule's line spans (0: it did not pass).
+  uint8_t urgent_epochs_ = 0;
   int64_t epoch_start_ = -1;
   int64_t epoch_last_sample_ = 0;
   int64_t last_sample_ = 0;
@@ -176,15 +250,17 @@ class SeriesState {
   int32_t plateau_bucket_ = 0;
   int32_t last_instance_rise_ = 0;
   uint32_t hist_total_ = 0;
-  std::array<int32_t, kRing> ring_{};
+  // How much the floor moves from epoch to epoch on its own (EWMA, in 1/16 bucket):
+  // a rise must stand well above it to count as released rather than noise.
+  int32_t floor_noise_16_ = 0;
+  int32_t previous_floor_ = 0;
+  int32_t own_period_s_ = 0;  // release to release (0: fewer than two releases)
   std::array<uint16_t, kBins> hist_{};
-  uint8_t ring_count_ = 0;
-  uint8_t ring_pos_ = 0;
-  uint8_t instances_died_climbing_ = 0;
-  bool hist_started_ = false;
   Climb instance_climb_;
   Climb excursion_;
-  // The floor's hourly minima, newest at hour hourly_newest_ (kNoHour: no sample then).
+  // Hourly minima (the least epoch of each hour), newest at hour hourly_newest_ (kNoHour:
+  // no sample then), across restarts: what judges the current instance reads from its
+  // start on, what the series did before a climb reads them all.
   std::array<int16_t, kHours> hourly_{};  // buckets fit 16 bits (see Climb)
   int64_t hourly_newest_ = -1;
   // Every rise of the floor, restarts aside, followed until it falls back: the longest
@@ -192,11 +268,10 @@ class SeriesState {
   // the floor is back halfway down (released) or above its high again (it went on).
   Climb rise_;
   int64_t pending_rise_s_ = 0;
-  int32_t pending_low_ = 0;
-  int32_t pending_high_ = 0;
   int64_t longest_released_rise_s_ = 0;
   int64_t last_release_t_ = 0;
-  int32_t own_period_s_ = 0;  // release to release (0: fewer than two releases)
+  int32_t pending_low_ = 0;
+  int32_t pending_high_ = 0;
   // Until then the tail of the last warm-up (a climb that slowed down) is still fading:
   // no climb is judged, and the level reached is learnt as normal.
   int64_t fading_until_ = 0;
@@ -208,10 +283,18 @@ class SeriesState {
   int64_t warmup_start_ = -1;
   int64_t longest_warmup_s_ = 0;
   int64_t cycle_window_s_ = 0;  // the window of the judged floor (0: the floor itself)
-  // How much the floor moves from epoch to epoch on its own (EWMA, in 1/16 bucket):
-  // a rise must stand well above it to count as released rather than noise.
-  int32_t floor_noise_16_ = 0;
-  int32_t previous_floor_ = 0;
+  // When the streak of instances that died climbing began (their first climb's start).
+  int64_t died_climbing_since_ = 0;
+  // The current instance's epochs: the floor, and the line the limit rules read.
+  EpochTrend trend_;
+  // The memory limit (0: none of its own), and the OOM kill counter's last value
+  // (kNoCounter: none read yet).
+  uint64_t limit_bytes_ = 0;
+  static constexpr uint32_t kNoCounter = UINT32_MAX;
+  uint32_t last_oom_counter_ = kNoCounter;
+  // The instance's first sample and the latest one (KiB): what a short instance's life did.
+  uint32_t instance_first_kib_ = 0;
+  uint32_t last_kib_ = 0;
 };
 
 }  // namespace drip::analyzer

@@ -14,6 +14,10 @@ const char* SuspectRuleName(SuspectRule rule) {
       return "restart_reset";
     case SuspectRule::kDailyClimb:
       return "daily_climb";
+    case SuspectRule::kApproachingLimit:
+      return "approaching_limit";
+    case SuspectRule::kOomKilled:
+      return "oom_killed";
   }
   return "unknown";
 }
@@ -21,7 +25,8 @@ const char* SuspectRuleName(SuspectRule rule) {
 std::optional<SuspectRule> SuspectRuleFromName(std::string_view name) {
   for (SuspectRule rule :
        {SuspectRule::kClimbAboveNormal, SuspectRule::kYoungClimb, SuspectRule::kFleetDrift,
-        SuspectRule::kRestartReset, SuspectRule::kDailyClimb}) {
+        SuspectRule::kRestartReset, SuspectRule::kDailyClimb, SuspectRule::kApproachingLimit,
+        SuspectRule::kOomKilled}) {
     if (name == SuspectRuleName(rule)) return rule;
   }
   return std::nullopt;

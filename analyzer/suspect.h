@@ -16,6 +16,8 @@ enum class SuspectRule {
   kFleetDrift,        // climbing with many hosts of the same component at once
   kRestartReset,      // grows in every instance until it is restarted
   kDailyClimb,        // every hour of its daily cycle higher than the day before, two days
+  kApproachingLimit,  // a steady climb that reaches its memory limit soon: little time to wait
+  kOomKilled,         // instances that grew until the kernel OOM-killed them, again and again
 };
 
 const char* SuspectRuleName(SuspectRule rule);
@@ -37,9 +39,17 @@ struct Suspect {
   double score = 0;            // 0..1: how sure the detector is
   uint64_t current_bytes = 0;  // the floor level now
   uint64_t normal_bytes = 0;   // the level the series normally sits at (its pivot)
-  // Time until the host runs out of memory at this growth, when the host's memory size
-  // is known; nullopt otherwise.
+  // What runs out first: the memory limit of the series' cgroup ("cgroup") or the host's
+  // memory ("host"); empty when neither is known. `limit_bytes` is that limit, and
+  // `headroom_bytes` what is left of it above the floor now.
+  std::string limited_by;
+  uint64_t limit_bytes = 0;
+  uint64_t headroom_bytes = 0;
+  // Time until the series reaches that limit at this growth (the kernel's OOM killer acts
+  // there); nullopt when no limit is known.
   std::optional<double> eta_to_oom_seconds;
+  // OOM kills of the series' instances since the detector first saw it.
+  uint32_t oom_kills = 0;
   SuspectRule rule = SuspectRule::kClimbAboveNormal;
   std::string reason;
 };

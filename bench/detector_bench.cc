@@ -4,7 +4,7 @@
 // tests/synthetic/FleetGenerator, all fed the same samples once in time order in one run.
 //
 //   detector_bench [--profile classic|hard] [--seeds held-out|development|S,S,...]
-//                  [--tune-seed S] [--hosts N] [--no-tune] [--days D]
+//                  [--tune-seed S] [--hosts N] [--no-tune | --drip-only] [--days D]
 //
 // The hard profile's protocol (docs/detector.md, "Evaluation"): the detector and the
 // baselines are tuned on development seeds only; what is reported is the held-out seeds
@@ -17,8 +17,10 @@
 // series. Recorded in docs/benchmarks.md.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,6 +58,7 @@ struct Options {
   int hosts = 0;           // 0: the suite's own count
   double days = 0;         // 0: the suite's own duration
   bool tune = true;
+  bool baselines = true;  // --drip-only: Drip alone, for a quick look while developing
 };
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -80,12 +83,15 @@ class SampleBatch {
     uint32_t instance_size;
     int64_t t;
     uint64_t bytes;
+    uint64_t limit_bytes;
+    uint64_t oom_kills;
   };
   static constexpr size_t kCapacity = 1 << 16;
 
   void Add(uint32_t series, const drip::synthetic::SyntheticSample& s) {
     entries_.push_back({series, static_cast<uint32_t>(instances_.size()),
-                        static_cast<uint32_t>(s.instance.size()), s.timestamp_s, s.bytes});
+                        static_cast<uint32_t>(s.instance.size()), s.timestamp_s, s.bytes,
+                        s.limit_bytes, s.oom_kills});
     instances_.append(s.instance);
   }
   bool full() const { return entries_.size() >= kCapacity; }
@@ -119,13 +125,18 @@ StreamResult Stream(FleetGenerator& generator, drip::analyzer::LeakDetector* dri
   std::vector<drip::analyzer::LeakDetector::SeriesId> ids;
   if (drip != nullptr) {
     for (const SeriesSpec& s : generator.series()) ids.push_back(drip->Series(s.host, s.component));
+    for (int host = 0; host < generator.spec().hosts; ++host) {
+      drip->SetHostMemory(generator.host_name(host), generator.host_memory(host));
+    }
   }
   SampleBatch batch;
   auto flush = [&] {
     const auto& entries = batch.entries();
     if (drip != nullptr) {
       const auto start = Clock::now();
-      for (const auto& e : entries) drip->Observe(ids[e.series], e.t, batch.instance(e), e.bytes);
+      for (const auto& e : entries) {
+        drip->Observe(ids[e.series], e.t, batch.instance(e), e.bytes, {e.limit_bytes, e.oom_kills});
+      }
       result.drip_observe_s += Seconds(Clock::now() - start);
     }
     const auto start = Clock::now();
@@ -316,6 +327,107 @@ void PrintDelays(const std::vector<Scored>& rows) {
   }
 }
 
+double PercentileHours(std::vector<double> seconds, double p) {
+  if (seconds.empty()) return -1;
+  std::sort(seconds.begin(), seconds.end());
+  const size_t i =
+      std::min(seconds.size() - 1,
+               static_cast<size_t>(std::ceil(p * static_cast<double>(seconds.size())) - 1));
+  return seconds[i] / 3600.0;
+}
+
+// Leak-rate classes: how fast a leak is, in bytes and against its series' size.
+struct RateClass {
+  const char* name;
+  std::function<bool(const drip::synthetic::LeakOutcome&)> holds;
+};
+const std::vector<RateClass>& RateClasses() {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  static const std::vector<RateClass> classes = {
+      {"< 1 MiB/h", [](const auto& l) { return l.bytes_per_hour < kMiB; }},
+      {"1-5 MiB/h",
+       [](const auto& l) { return l.bytes_per_hour >= kMiB && l.bytes_per_hour < 5 * kMiB; }},
+      {"5-20 MiB/h",
+       [](const auto& l) { return l.bytes_per_hour >= 5 * kMiB && l.bytes_per_hour < 20 * kMiB; }},
+      {">= 20 MiB/h", [](const auto& l) { return l.bytes_per_hour >= 20 * kMiB; }},
+      {">= 5 MiB/h or >= 1 %/h",
+       [](const auto& l) { return l.bytes_per_hour >= 5 * kMiB || l.fraction_per_hour >= 0.01; }},
+      {">= 5 MiB/h and >= 1 %/h",
+       [](const auto& l) { return l.bytes_per_hour >= 5 * kMiB && l.fraction_per_hour >= 0.01; }},
+      {"running when watching began", [](const auto& l) { return l.running_at_start; }},
+  };
+  return classes;
+}
+
+struct ClassDelay {
+  int found = 0;
+  int total = 0;
+  double median_h = -1;
+  double p90_h = -1;  // over the leaks found
+};
+ClassDelay DelayOf(const FleetScore& score, const RateClass& c) {
+  ClassDelay out;
+  std::vector<double> delays;
+  for (const auto& l : score.leaks) {
+    if (!c.holds(l)) continue;
+    ++out.total;
+    if (!l.found) continue;
+    ++out.found;
+    delays.push_back(l.delay_s);
+  }
+  out.median_h = MedianHours(delays);
+  out.p90_h = PercentileHours(delays, 0.9);
+  return out;
+}
+
+// Leaks that reach their limit within the window, two hours or more after they could be
+// seen (their start, or the start of watching): flagged with 2 h to spare before the
+// first OOM kill, and flagged before it at all. A leak that gets there sooner leaves no
+// time for an hour of evidence and a confirmation; those are counted apart.
+struct OomOutcome {
+  int total = 0;
+  int two_hours_before = 0;
+  int before = 0;
+  int sooner = 0;  // reached the limit within 2 h of being seen
+  double share_before() const { return total == 0 ? 1.0 : static_cast<double>(before) / total; }
+};
+OomOutcome OomOf(const FleetScore& score) {
+  OomOutcome out;
+  for (const auto& l : score.leaks) {
+    if (l.first_oom_s < 0) continue;
+    if (l.first_oom_s < l.seen_from_s + 2 * 3600) {
+      ++out.sooner;
+      continue;
+    }
+    ++out.total;
+    if (l.flagged_s < 0 || !l.found) continue;
+    if (l.flagged_s <= l.first_oom_s - 2 * 3600) ++out.two_hours_before;
+    if (l.flagged_s < l.first_oom_s) ++out.before;
+  }
+  return out;
+}
+
+void PrintDelaysByRate(const std::vector<Scored>& rows) {
+  std::printf("\nDelay by leak rate (leaks found/all, median h, p90 h):\n\n| detector |");
+  for (const RateClass& c : RateClasses()) std::printf(" %s |", c.name);
+  std::printf(
+      " reach their limit 2 h or more after they could be seen: flagged 2 h before the first "
+      "OOM kill / before it |\n|---|");
+  for (size_t i = 0; i <= RateClasses().size(); ++i) std::printf("---:|");
+  std::printf("\n");
+  for (const Scored& r : rows) {
+    std::printf("| %s |", r.detector.c_str());
+    for (const RateClass& c : RateClasses()) {
+      const ClassDelay d = DelayOf(r.score, c);
+      std::printf(" %d/%d, %s, %s |", d.found, d.total, Hours(d.median_h).c_str(),
+                  Hours(d.p90_h).c_str());
+    }
+    const OomOutcome oom = OomOf(r.score);
+    std::printf(" %d, %d of %d (and %d sooner) |\n", oom.two_hours_before, oom.before, oom.total,
+                oom.sooner);
+  }
+}
+
 // Tunes each family on the tuning fleet: every grid point in one pass, best F1 wins
 // (ties go to the earlier, listed-first point).
 std::vector<size_t> Tune(const std::vector<drip::bench::BaselineFamily>& families,
@@ -371,7 +483,7 @@ std::vector<Scored> RunSeed(const Options& opt, uint64_t seed,
   drip::analyzer::LeakDetector drip{opt.detector};
   std::vector<std::unique_ptr<BaselineDetector>> baselines;
   std::vector<BaselineDetector*> pointers;
-  for (size_t f = 0; f < families.size(); ++f) {
+  for (size_t f = 0; f < families.size() && opt.baselines; ++f) {
     baselines.push_back(families[f].grid[chosen[f]]());
     pointers.push_back(baselines.back().get());
   }
@@ -395,6 +507,21 @@ std::vector<Scored> RunSeed(const Options& opt, uint64_t seed,
          drip::synthetic::ScoreFleet(generator.series(), ToFlags(generator.series(), b->Flags())),
          b->BytesPerSeries()});
   }
+  // Which of Drip's rules raised its flags, and how many were right.
+  std::map<std::string, std::pair<int, int>> by_rule;  // rule -> (right, wrong)
+  std::map<std::pair<std::string, std::string>, const SeriesSpec*> spec_of;
+  for (const SeriesSpec& s : generator.series()) spec_of[{s.host, s.component}] = &s;
+  std::map<std::string, std::map<std::string, int>> wrong_by_rule;  // rule -> behaviour -> n
+  for (const auto& suspect : drip.Suspects()) {
+    const SeriesSpec* s = spec_of[{suspect.host, suspect.component}];
+    const bool right = s->leaking && suspect.first_flagged >= s->leak_start_s;
+    auto& counts = by_rule[drip::analyzer::SuspectRuleName(suspect.rule)];
+    (right ? counts.first : counts.second)++;
+    if (!right) {
+      ++wrong_by_rule[drip::analyzer::SuspectRuleName(suspect.rule)]
+                     [drip::synthetic::BehaviourName(s->behaviour)];
+    }
+  }
   const RolloutScore versions = ScoreRollout(generator.series(), drip);
   if (rollout != nullptr) *rollout = versions;
   if (verbose) {
@@ -409,6 +536,48 @@ std::vector<Scored> RunSeed(const Options& opt, uint64_t seed,
     PrintByBehaviour(rows, /*false_positives=*/true);
     PrintByBehaviour(rows, /*false_positives=*/false);
     PrintDelays(rows);
+    PrintDelaysByRate(rows);
+    {
+      // The leaks Drip let reach their limit unflagged, by kind.
+      std::map<std::string, int> late;
+      std::map<std::string, std::vector<double>> hours_to_kill;
+      for (const auto& l : rows.front().score.leaks) {
+        if (l.first_oom_s < 0 || (l.found && l.flagged_s < l.first_oom_s)) continue;
+        ++late[drip::synthetic::BehaviourName(l.behaviour)];
+      }
+      std::printf("\nDrip's leaks that reached their limit before a flag, by kind:");
+      for (const auto& [kind, n] : late) std::printf(" %s=%d", kind.c_str(), n);
+      std::printf("\n");
+    }
+    {
+      // Drip's delays in the fast class, by kind: where the time goes.
+      std::map<std::string, std::vector<double>> delays;
+      std::map<std::string, int> missed;
+      for (const auto& l : rows.front().score.leaks) {
+        if (!RateClasses()[4].holds(l)) continue;
+        const std::string kind = drip::synthetic::BehaviourName(l.behaviour);
+        if (l.found) {
+          delays[kind].push_back(l.delay_s);
+        } else {
+          ++missed[kind];
+        }
+      }
+      std::printf(
+          "\nDrip on leaks of >= 5 MiB/h or 1 %%/h, by kind (found, missed, median h, p90 h):");
+      for (const auto& [kind, d] : delays) {
+        std::printf("\n  %s: %zu, %d, %s, %s", kind.c_str(), d.size(), missed[kind],
+                    Hours(MedianHours(d)).c_str(), Hours(PercentileHours(d, 0.9)).c_str());
+      }
+      std::printf("\n");
+    }
+    std::printf("\nDrip's flags by rule (right/wrong; what the wrong ones were):\n");
+    for (const auto& [rule, counts] : by_rule) {
+      std::printf("  %s: %d/%d", rule.c_str(), counts.first, counts.second);
+      for (const auto& [behaviour, n] : wrong_by_rule[rule]) {
+        std::printf(" %s=%d", behaviour.c_str(), n);
+      }
+      std::printf("\n");
+    }
     const auto& mistakes = rows.front().score.mistakes;
     if (!mistakes.empty()) {
       std::printf("\nDrip's first mistakes:\n");
@@ -438,13 +607,21 @@ void PrintRolloutSummary(const std::vector<RolloutScore>& per_seed) {
 void PrintSummary(const std::vector<std::vector<Scored>>& per_seed) {
   std::printf(
       "\nOver %zu seeds, mean (worst):\n\n| detector | series P | series R | series F1 | "
-      "component P | component R | component F1 | median delay, slow leaks (h) |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|\n",
+      "component P | component R | component F1 | median delay, slow leaks (h) | median "
+      "delay, >= 5 MiB/h or 1 %%/h (h) | p90 delay, same (h) | reaching their limit 2 h or more "
+      "after "
+      "they could be seen: flagged before the first OOM kill |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       per_seed.size());
+  const RateClass& fast = RateClasses()[4];
+  // Which figures are delays (the worst is the longest) rather than shares.
+  const std::vector<bool> is_delay = {false, false, false, false, false,
+                                      false, true,  true,  true,  false};
   for (size_t d = 0; d < per_seed.front().size(); ++d) {
-    std::vector<std::vector<double>> figures(7);
+    std::vector<std::vector<double>> figures(is_delay.size());
     for (const auto& rows : per_seed) {
       const FleetScore& s = rows[d].score;
+      const ClassDelay fast_delay = DelayOf(s, fast);
       figures[0].push_back(s.per_series.precision());
       figures[1].push_back(s.per_series.recall());
       figures[2].push_back(s.per_series.f1());
@@ -452,15 +629,17 @@ void PrintSummary(const std::vector<std::vector<Scored>>& per_seed) {
       figures[4].push_back(s.per_component.recall());
       figures[5].push_back(s.per_component.f1());
       figures[6].push_back(MedianHours(s.slow_leak_delays));
+      figures[7].push_back(fast_delay.median_h);
+      figures[8].push_back(fast_delay.p90_h);
+      figures[9].push_back(OomOf(s).share_before());
     }
     std::printf("| %s |", per_seed.front()[d].detector.c_str());
     for (size_t f = 0; f < figures.size(); ++f) {
       double sum = 0;
       for (double v : figures[f]) sum += v;
-      // Delays: the worst is the longest.
-      const double worst = f == 6 ? *std::max_element(figures[f].begin(), figures[f].end())
-                                  : *std::min_element(figures[f].begin(), figures[f].end());
-      if (f == 6) {
+      const double worst = is_delay[f] ? *std::max_element(figures[f].begin(), figures[f].end())
+                                       : *std::min_element(figures[f].begin(), figures[f].end());
+      if (is_delay[f]) {
         std::printf(" %s (%s) |", Hours(sum / figures[f].size()).c_str(), Hours(worst).c_str());
       } else {
         std::printf(" %.3f (%.3f) |", sum / figures[f].size(), worst);
@@ -486,6 +665,8 @@ int main(int argc, char** argv) {
   app.add_option("--days", opt.days, "override the suite's duration in days (every fleet)");
   bool no_tune = false;
   app.add_flag("--no-tune", no_tune, "use the recorded baseline parameters, skip tuning");
+  bool drip_only = false;
+  app.add_flag("--drip-only", drip_only, "run Drip alone, no baselines (implies --no-tune)");
   std::string config_path;
   app.add_option("--config", config_path,
                  "detector.yaml for Drip (development seeds only: the defaults are what counts)");
@@ -501,7 +682,8 @@ int main(int argc, char** argv) {
     }
     opt.detector_source = config_path;
   }
-  opt.tune = !no_tune;
+  opt.tune = !no_tune && !drip_only;
+  opt.baselines = !drip_only;
   if (profile == "hard") {
     opt.profile = drip::synthetic::Profile::kHard;
   } else if (profile == "classic") {

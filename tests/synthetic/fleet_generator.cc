@@ -130,6 +130,14 @@ const char* BehaviourName(Behaviour behaviour) {
       return "batch_ramp_leak";
     case Behaviour::kSlabLeakAfterWarmup:
       return "slab_leak_after_warmup";
+    case Behaviour::kRestartsUnderDiurnal:
+      return "restarts_under_diurnal";
+    case Behaviour::kWarmupRollout:
+      return "warmup_rollout";
+    case Behaviour::kLeakIntoLimit:
+      return "leak_into_limit";
+    case Behaviour::kWarmupRolloutLeak:
+      return "warmup_rollout_leak";
   }
   return "unknown";
 }
@@ -148,6 +156,8 @@ bool IsLeak(Behaviour behaviour) {
     case Behaviour::kLeakUnderDiurnal:
     case Behaviour::kBatchRampLeak:
     case Behaviour::kSlabLeakAfterWarmup:
+    case Behaviour::kLeakIntoLimit:
+    case Behaviour::kWarmupRolloutLeak:
       return true;
     default:
       return false;
@@ -156,9 +166,10 @@ bool IsLeak(Behaviour behaviour) {
 
 std::vector<std::pair<int64_t, std::string>> FleetGenerator::Versions(const SeriesSpec& s) {
   std::vector<std::pair<int64_t, std::string>> versions = {{s.first_sample_s, "1.0"}};
-  const bool rollout = s.behaviour == Behaviour::kRolloutFlat ||
-                       s.behaviour == Behaviour::kRolloutLeak ||
-                       s.behaviour == Behaviour::kRolloutThatLeaks;
+  const bool rollout =
+      s.behaviour == Behaviour::kRolloutFlat || s.behaviour == Behaviour::kRolloutLeak ||
+      s.behaviour == Behaviour::kRolloutThatLeaks || s.behaviour == Behaviour::kWarmupRollout ||
+      s.behaviour == Behaviour::kWarmupRolloutLeak;
   // The classic rollout leak starts its new instance when the leak starts.
   const int64_t at = s.behaviour == Behaviour::kRolloutLeak ? s.leak_start_s : s.event_s;
   if (rollout && at > s.first_sample_s) versions.emplace_back(at, "2.0");
@@ -193,7 +204,7 @@ FleetSpec FleetGenerator::HardSuite(uint64_t seed) {
   spec.profile = Profile::kHard;
   spec.hosts = 150;
   spec.healthy_components = 24;
-  spec.leaking_components = 24;
+  spec.leaking_components = 28;
   spec.duration_s = 5 * kDay;
   spec.interval_s = 60;
   return spec;
@@ -207,8 +218,17 @@ FleetSpec FleetGenerator::HardTestSuite(uint64_t seed) {
 }
 
 FleetGenerator::FleetGenerator(const FleetSpec& spec) : spec_(spec) {
+  for (int host = 0; host < spec.hosts; ++host) {
+    host_names_.push_back(fmt::format("host-{:04d}", host));
+    // 16-256 GiB, in whole GiB.
+    host_memory_.push_back(
+        static_cast<uint64_t>(std::round(std::exp(Between(
+            Hash(spec.seed, 555, static_cast<uint64_t>(host)), std::log(16.0), std::log(256.0))))) *
+        1024 * 1024 * 1024);
+  }
   if (spec.profile == Profile::kHard) {
     AddHardComponents();
+    AddLimits();
   } else {
     AddClassicComponents();
   }
@@ -219,7 +239,8 @@ void FleetGenerator::Add(int host, const std::string& component, Behaviour behav
   const int64_t window = spec_.duration_s;
   {
     SeriesSpec s;
-    s.host = fmt::format("host-{:04d}", host);
+    s.host = host_names_[static_cast<size_t>(host)];
+    s.host_index = host;
     s.component = component;
     s.behaviour = behaviour;
     s.leaking = IsLeak(behaviour);
@@ -349,15 +370,18 @@ double LogBetween(uint64_t h, double lo, double hi) {
 // The hard profile's components: the hazards that fooled the detector, twice or three
 // times over, next to the classic decoys; and every kind of leak, twice (each time on a
 // different share of its hosts).
-constexpr Behaviour kHardDecoys[] = {
-    Behaviour::kRolloutFlat,  Behaviour::kBatchRamp,   Behaviour::kDiurnal,
-    Behaviour::kSlowPlateau,  Behaviour::kGappy,       Behaviour::kSlabWarmup,
-    Behaviour::kSteady,       Behaviour::kGcSawtooth,  Behaviour::kCacheWarmup,
-    Behaviour::kStepOnReload, Behaviour::kSpikes,      Behaviour::kRegularRestarts,
-    Behaviour::kOomRestarts,  Behaviour::kRolloutFlat, Behaviour::kBatchRamp,
-    Behaviour::kDiurnal,      Behaviour::kSlowPlateau, Behaviour::kRolloutFlat,
-    Behaviour::kBatchRamp,    Behaviour::kDiurnal,     Behaviour::kSlowPlateau,
-    Behaviour::kGappy,        Behaviour::kSlabWarmup,  Behaviour::kRegularRestarts};
+constexpr Behaviour kHardDecoys[] = {Behaviour::kRolloutFlat, Behaviour::kBatchRamp,
+                                     Behaviour::kDiurnal,     Behaviour::kSlowPlateau,
+                                     Behaviour::kGappy,       Behaviour::kSlabWarmup,
+                                     Behaviour::kSteady,      Behaviour::kGcSawtooth,
+                                     Behaviour::kCacheWarmup, Behaviour::kStepOnReload,
+                                     Behaviour::kSpikes,      Behaviour::kRegularRestarts,
+                                     Behaviour::kOomRestarts, Behaviour::kRolloutFlat,
+                                     Behaviour::kBatchRamp,   Behaviour::kDiurnal,
+                                     Behaviour::kSlowPlateau, Behaviour::kRolloutFlat,
+                                     Behaviour::kBatchRamp,   Behaviour::kRestartsUnderDiurnal,
+                                     Behaviour::kSlowPlateau, Behaviour::kWarmupRollout,
+                                     Behaviour::kSlabWarmup,  Behaviour::kRestartsUnderDiurnal};
 constexpr Behaviour kHardLeaks[] = {Behaviour::kSlowLeak,
                                     Behaviour::kFastLeak,
                                     Behaviour::kRolloutLeak,
@@ -369,7 +393,9 @@ constexpr Behaviour kHardLeaks[] = {Behaviour::kSlowLeak,
                                     Behaviour::kRolloutThatLeaks,
                                     Behaviour::kLeakUnderDiurnal,
                                     Behaviour::kBatchRampLeak,
-                                    Behaviour::kSlabLeakAfterWarmup};
+                                    Behaviour::kSlabLeakAfterWarmup,
+                                    Behaviour::kLeakIntoLimit,
+                                    Behaviour::kWarmupRolloutLeak};
 
 bool IsSlab(Behaviour b) {
   return b == Behaviour::kSlabLeak || b == Behaviour::kSlabWarmup ||
@@ -394,6 +420,8 @@ Behaviour HardTwin(Behaviour leak) {
     case Behaviour::kSlabLeak:
     case Behaviour::kSlabLeakAfterWarmup:
       return Behaviour::kSlabWarmup;
+    case Behaviour::kWarmupRolloutLeak:
+      return Behaviour::kWarmupRollout;
     default:
       return Behaviour::kSteady;
   }
@@ -604,6 +632,39 @@ void FleetGenerator::DrawHard(int host, SeriesSpec* s, uint64_t ch) {
       s->leak_bytes_per_hour = relative_rate(0.005, 0.03);
       s->leak_start_s = leak_from(0.35, 0.6);
       break;
+    case Behaviour::kRestartsUnderDiurnal:
+      diurnal();
+      s->amplitude_fraction = LogBetween(Hash(h, 4), 0.1, 0.4);
+      s->restart_s = static_cast<int64_t>(LogBetween(Hash(h, 12), 2, 8) * kHour);
+      s->duration2_s = static_cast<int64_t>(LogBetween(Hash(h, 7), 5 * 60, kHour));
+      break;
+    case Behaviour::kWarmupRollout:
+    case Behaviour::kWarmupRolloutLeak:
+      // A cache warm before the window, restarted into the new version: it fills again
+      // over 4-12 h (three time constants), after every start.
+      s->event_s = rollout;
+      s->level_fraction = 1;
+      s->duration2_s = static_cast<int64_t>(LogBetween(Hash(ch, 7), 4, 12) * kHour / 3);
+      if (s->behaviour == Behaviour::kWarmupRolloutLeak) {
+        s->leak_bytes_per_hour = LogBetween(Hash(h, 31), 6, 44) * kMiB;
+        s->leak_start_s = rollout;
+      }
+      break;
+    case Behaviour::kLeakIntoLimit:
+      s->base_bytes = static_cast<uint64_t>(LogBetween(Hash(h, 1), 200, 4000) * kMiB);
+      s->leak_bytes_per_hour = relative_rate(0.1, 0.5);
+      s->leak_start_s = leak_from(0.1, 0.5);
+      break;
+  }
+  // A quarter of the leaks that can be were already running when watching began.
+  const bool can_run_before =
+      s->behaviour == Behaviour::kSlowLeak || s->behaviour == Behaviour::kFastLeak ||
+      s->behaviour == Behaviour::kLeakUnderSawtooth ||
+      s->behaviour == Behaviour::kLeakUnderBigSawtooth ||
+      s->behaviour == Behaviour::kLeakUnderDiurnal || s->behaviour == Behaviour::kBatchRampLeak ||
+      s->behaviour == Behaviour::kSlabLeak || s->behaviour == Behaviour::kLeakIntoLimit;
+  if (can_run_before && Uniform(Hash(h, 32)) < 0.25) {
+    s->leak_start_s = start - static_cast<int64_t>(LogBetween(Hash(h, 33), kHour, 2 * kDay));
   }
   // Besides the gappy ones, some series of every kind go silent a few times.
   if (s->gaps == 0 && Uniform(Hash(h, 11)) < 0.08) s->gaps = 1 + static_cast<int>(Hash(h, 12) % 3);
@@ -612,6 +673,8 @@ void FleetGenerator::DrawHard(int host, SeriesSpec* s, uint64_t ch) {
 bool FleetGenerator::SampleAt(size_t index, int64_t t, SyntheticSample* out) {
   const SeriesSpec& s = series_[index];
   if (t < s.first_sample_s) return false;
+  out->limit_bytes = 0;
+  out->oom_kills = 0;
   if (spec_.profile == Profile::kHard) return SampleHard(s, t, out);
   const uint64_t h = s.seed;
   // A few series go silent for a few hours once (a host reboot, a network partition).
@@ -726,6 +789,8 @@ void FleetGenerator::Finish(const SeriesSpec& s, int64_t t, int64_t instance,
   const int64_t jitter = static_cast<int64_t>(Hash(h, 92, static_cast<uint64_t>(t)) % 7) - 3;
   out->timestamp_s = t + skew + jitter;
   out->instance = instance_;
+  // The kernel keeps a cgroup under its limit (reclaiming, then killing).
+  if (s.limit_bytes > 0) bytes = std::min(bytes, static_cast<double>(s.limit_bytes));
   out->bytes = static_cast<uint64_t>(std::max(0.0, bytes));
 }
 
@@ -741,6 +806,22 @@ bool FleetGenerator::SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample*
       return false;
     }
   }
+  int64_t instance = 0;
+  int64_t instance_start = s.first_sample_s;
+  const double bytes = LevelHard(s, t, &instance, &instance_start);
+  out->limit_bytes = s.limit_bytes;
+  out->oom_kills =
+      s.behaviour == Behaviour::kOomRestarts
+          ? static_cast<uint64_t>(OomBursts(h, spec_.start_s, t).kills)
+          : static_cast<uint64_t>(std::upper_bound(s.oom_kills_s.begin(), s.oom_kills_s.end(), t) -
+                                  s.oom_kills_s.begin());
+  Finish(s, t, instance, instance_start, bytes, out);
+  return true;
+}
+
+double FleetGenerator::LevelHard(const SeriesSpec& s, int64_t t, int64_t* instance_out,
+                                 int64_t* instance_start_out, bool with_leak) const {
+  const uint64_t h = s.seed;
   double bytes = static_cast<double>(s.base_bytes);
   int64_t instance = 0;
   int64_t instance_start = s.first_sample_s;
@@ -759,6 +840,14 @@ bool FleetGenerator::SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample*
           std::max(s.first_sample_s, s.first_sample_s - s.phase_s + instance * s.period_s);
       if (instance > 0) bytes *= warm_up(0.3, t - instance_start, s.duration2_s);
       break;
+    case Behaviour::kRestartsUnderDiurnal: {
+      const auto offset = static_cast<int64_t>(Hash(h, 14) % static_cast<uint64_t>(s.restart_s));
+      instance = (t - s.first_sample_s + offset) / s.restart_s;
+      instance_start =
+          std::max(s.first_sample_s, s.first_sample_s - offset + instance * s.restart_s);
+      if (instance > 0) bytes *= warm_up(0.3, t - instance_start, s.duration2_s);
+      break;
+    }
     case Behaviour::kOomRestarts: {
       const OomHistory oom = OomBursts(h, spec_.start_s, t);
       instance = oom.kills;
@@ -778,15 +867,41 @@ bool FleetGenerator::SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample*
         bytes *= s.level_fraction * warm_up(0.3, t - s.event_s, s.duration2_s);
       }
       break;
+    case Behaviour::kWarmupRollout:
+    case Behaviour::kWarmupRolloutLeak:
+      if (t >= s.event_s) {
+        instance = 1;
+        instance_start = s.event_s;
+        bytes *= warm_up(0.2, t - s.event_s, s.duration2_s);
+      }
+      break;
     default:
       break;
+  }
+  // An OOM kill restarts the instance (at once, under systemd's Restart=): it starts low
+  // again, warms up, and its leak starts over.
+  const auto kills = static_cast<int64_t>(
+      std::upper_bound(s.oom_kills_s.begin(), s.oom_kills_s.end(), t) - s.oom_kills_s.begin());
+  if (kills > 0) {
+    const int64_t last_kill = s.oom_kills_s[static_cast<size_t>(kills - 1)];
+    if (last_kill >= instance_start) {
+      const bool cache =
+          s.behaviour == Behaviour::kWarmupRollout || s.behaviour == Behaviour::kWarmupRolloutLeak;
+      // The level computed so far is the instance's before the kill: start it over.
+      bytes = static_cast<double>(s.base_bytes) *
+              (s.behaviour == Behaviour::kRolloutThatLeaks ? s.level_fraction : 1.0) *
+              warm_up(cache ? 0.2 : 0.3, t - last_kill, cache ? s.duration2_s : 15 * 60);
+      instance_start = last_kill;
+    }
+    instance += 1000 * kills;
   }
 
   // Shapes.
   const double since_first = static_cast<double>(t - s.first_sample_s);
   switch (s.behaviour) {
     case Behaviour::kDiurnal:
-    case Behaviour::kLeakUnderDiurnal: {
+    case Behaviour::kLeakUnderDiurnal:
+    case Behaviour::kRestartsUnderDiurnal: {
       const double day_phase = 2 * kPi * static_cast<double>((t + s.phase_s) % kDay) / kDay;
       const auto day = static_cast<uint64_t>((t - spec_.start_s) / kDay);
       const double amplitude = s.amplitude_fraction * (1 + 0.1 * Normal(Hash(h, 70, day)));
@@ -853,16 +968,50 @@ bool FleetGenerator::SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample*
       break;
   }
 
-  // Leaks.
-  if (s.leaking && t >= s.leak_start_s) {
+  // Leaks: the memory leaked since the leak began, or since the instance started when a
+  // restart takes the leaked memory with it (every OOM kill does).
+  if (with_leak && s.leaking && t >= s.leak_start_s) {
     const bool per_instance = s.behaviour == Behaviour::kLeakResetByRestarts ||
-                              s.behaviour == Behaviour::kLeakDailyRestarts;
+                              s.behaviour == Behaviour::kLeakDailyRestarts || kills > 0;
     const int64_t leaking_since =
         per_instance ? std::max(instance_start, s.leak_start_s) : s.leak_start_s;
     bytes += s.leak_bytes_per_hour * static_cast<double>(t - leaking_since) / kHour;
   }
-  Finish(s, t, instance, instance_start, bytes, out);
-  return true;
+  *instance_out = instance;
+  *instance_start_out = instance_start;
+  return bytes;
+}
+
+void FleetGenerator::AddLimits() {
+  const int64_t end = spec_.start_s + spec_.duration_s;
+  constexpr int64_t kStep = 300;
+  int64_t instance = 0;
+  int64_t instance_start = 0;
+  for (SeriesSpec& s : series_) {
+    const uint64_t h = s.seed;
+    if (s.behaviour == Behaviour::kOomRestarts) {
+      s.limit_bytes = static_cast<uint64_t>(2.5 * static_cast<double>(s.base_bytes));
+      continue;  // its bursts are what the kernel kills (OomBursts)
+    }
+    // Kernel caches are the host's; of the services, a quarter have no limit of their own.
+    if (IsSlab(s.behaviour) || Uniform(Hash(h, 40)) < 0.25) continue;
+    // Limited at 1.3-3 times their normal size: the most they take without their leak.
+    double peak = 0;
+    for (int64_t t = s.first_sample_s; t < end; t += kStep) {
+      peak = std::max(peak, LevelHard(s, t, &instance, &instance_start, false));
+    }
+    double limit = peak * LogBetween(Hash(h, 41), 1.3, 3.0);
+    // A leak that ran before the window did not get there yet.
+    if (s.leaking) {
+      limit = std::max(limit, 1.15 * LevelHard(s, s.first_sample_s, &instance, &instance_start));
+    }
+    s.limit_bytes = static_cast<uint64_t>(limit);
+    if (!s.leaking) continue;
+    // Where the leak takes it to its limit, the kernel kills it.
+    for (int64_t t = s.first_sample_s; t < end; t += kStep) {
+      if (LevelHard(s, t, &instance, &instance_start) >= limit) s.oom_kills_s.push_back(t);
+    }
+  }
 }
 
 void FleetGenerator::ForEachSample(

@@ -58,8 +58,14 @@ enum class Behaviour : uint8_t {
   kLeakUnderDiurnal,      // a daily load swing over a leak
   kBatchRampLeak,         // batch ramps on a host that also leaks
   kSlabLeakAfterWarmup,   // a slab cache that warms up, and leaks later
+  // Hard profile, issue 30: what a detector that knows no limit, and asks every series
+  // for days of evidence, still got wrong.
+  kRestartsUnderDiurnal,  // restarted every few hours under a daily load swing
+  kWarmupRollout,         // a cache service rolled out with restarts, warming up for hours
+  kLeakIntoLimit,         // a fast leak into the memory limit: OOM-killed again and again
+  kWarmupRolloutLeak,     // a leaking version rolled out to a cache that warms up for hours
 };
-inline constexpr int kBehaviourCount = 25;
+inline constexpr int kBehaviourCount = 29;
 
 const char* BehaviourName(Behaviour behaviour);
 bool IsLeak(Behaviour behaviour);
@@ -70,7 +76,9 @@ struct SeriesSpec {
   Behaviour behaviour = Behaviour::kSteady;
   bool leaking = false;
   int64_t first_sample_s = 0;  // the series may start mid-window
-  int64_t leak_start_s = -1;   // when the leak begins (-1: no leak)
+  // When the leak begins (-1: no leak); before first_sample_s for a leak already running
+  // when watching began.
+  int64_t leak_start_s = -1;
   double leak_bytes_per_hour = 0;
   uint64_t base_bytes = 0;
   double noise_fraction = 0;      // relative sd of per-sample noise
@@ -84,6 +92,15 @@ struct SeriesSpec {
   double level_fraction = 0;  // a rollout's new level, relative to base
   int64_t duration2_s = 0;    // batch ramp length; warm-up or plateau time constant
   int gaps = 0;
+  int64_t restart_s = 0;  // kRestartsUnderDiurnal: the restart interval (period_s is the day)
+  // The memory limit the series runs under, its cgroup's (0: none, the host's memory is
+  // what runs out), and when the kernel OOM-kills it there, in time order. A leak that
+  // reaches its limit is killed, comes back at once as a new instance and leaks again;
+  // of the healthy series only kOomRestarts is killed (its bursts). The cgroup outlives
+  // its instances, so its kill counter only goes up.
+  uint64_t limit_bytes = 0;
+  std::vector<int64_t> oom_kills_s;
+  int host_index = 0;
 };
 
 enum class Profile : uint8_t { kClassic, kHard };
@@ -111,6 +128,8 @@ struct SyntheticSample {
   int64_t timestamp_s;
   std::string_view instance;  // valid until the next sample of any series is generated
   uint64_t bytes;
+  uint64_t limit_bytes = 0;  // SeriesSpec::limit_bytes
+  uint64_t oom_kills = 0;    // the cgroup's OOM kills so far
 };
 
 class FleetGenerator {
@@ -119,6 +138,9 @@ class FleetGenerator {
 
   const FleetSpec& spec() const { return spec_; }
   const std::vector<SeriesSpec>& series() const { return series_; }
+  // Each host's memory (bytes), by host index: what a series without a limit runs out of.
+  uint64_t host_memory(int host) const { return host_memory_[static_cast<size_t>(host)]; }
+  const std::string& host_name(int host) const { return host_names_[static_cast<size_t>(host)]; }
 
   // The sample of series `index` at `t` (a multiple of the interval), or false when the
   // series has no sample then (not started yet, or a gap).
@@ -148,12 +170,20 @@ class FleetGenerator {
   // The hard profile's parameters for a series (its SeriesSpec has the common ones).
   void DrawHard(int host, SeriesSpec* s, uint64_t component_hash);
   bool SampleHard(const SeriesSpec& s, int64_t t, SyntheticSample* out);
+  // The hard profile's level of `s` at `t` before noise, the OOM kills of s.oom_kills_s up
+  // to `t` included (each one restarts the instance and its leak), and its instance.
+  double LevelHard(const SeriesSpec& s, int64_t t, int64_t* instance, int64_t* instance_start,
+                   bool with_leak = true) const;
+  // Draws the hard profile's memory limits and finds where each series is OOM-killed.
+  void AddLimits();
   // The instance name and the sample's skewed, jittered time, as every profile writes them.
   void Finish(const SeriesSpec& s, int64_t t, int64_t instance, int64_t instance_start,
               double bytes, SyntheticSample* out);
 
   FleetSpec spec_;
   std::vector<SeriesSpec> series_;
+  std::vector<uint64_t> host_memory_;
+  std::vector<std::string> host_names_;
   std::string instance_;  // backing store of SyntheticSample::instance
 };
 

@@ -48,9 +48,26 @@ FleetScore ScoreFleet(const std::vector<SeriesSpec>& series, const std::vector<F
     const bool in_time = is_flagged && (!s.leaking || it->second >= s.leak_start_s);
     component_leaks[s.component] = component_leaks[s.component] || s.leaking;
     component_flagged[s.component] = component_flagged[s.component] || is_flagged;
+    if (s.leaking) {
+      LeakOutcome& leak = score.leaks.emplace_back();
+      leak.behaviour = s.behaviour;
+      leak.bytes_per_hour = s.leak_bytes_per_hour;
+      leak.fraction_per_hour = s.leak_bytes_per_hour / static_cast<double>(s.base_bytes);
+      leak.running_at_start = s.leak_start_s < s.first_sample_s;
+      leak.found = in_time;
+      leak.delay_s =
+          in_time ? static_cast<double>(it->second - std::max(s.leak_start_s, s.first_sample_s))
+                  : 0;
+      leak.first_oom_s = s.oom_kills_s.empty() ? -1 : s.oom_kills_s.front();
+      leak.seen_from_s = std::max(s.leak_start_s, s.first_sample_s);
+      leak.flagged_s = is_flagged ? it->second : -1;
+    }
     if (s.leaking && in_time) {
       ++score.per_series.true_positives;
-      const double delay = static_cast<double>(it->second - s.leak_start_s);
+      // From when it could first be seen: a leak already running when watching began
+      // is timed from then.
+      const double delay =
+          static_cast<double>(it->second - std::max(s.leak_start_s, s.first_sample_s));
       score.delays_by_behaviour[s.behaviour].push_back(delay);
       if (s.leak_bytes_per_hour <= 1024.0 * 1024.0) score.slow_leak_delays.push_back(delay);
     } else if (s.leaking) {
