@@ -247,6 +247,7 @@ absl::StatusOr<size_t> Agent::RunOnePass() {
     for (; next_version != versions.end() && next_version->first < end; ++next_version) {
       *batch.add_versions() = std::move(next_version->second);
     }
+    batch.set_ends_pass(end == total);
     const uint64_t sequence = buffer_.Push(std::move(batch));
     Logger("agent")->trace("buffered batch {} ({} samples)", sequence, end - begin);
   }

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "agent/cgroup_limit_reader.h"
 #include "agent/component_namer.h"
 #include "agent/proc_files.h"
 #include "common/base/process_instance.h"
@@ -66,6 +67,22 @@ std::string BpfSampler::InstanceOf(uint32_t tgid, uint64_t start_boottime_ns) co
       boot_time_s_ + static_cast<int64_t>(start_boottime_ns / 1'000'000'000));
 }
 
+void BpfSampler::set_limit_reader(CgroupLimitReader* limits) {
+  limits_ = limits;
+  proc_fallback_.set_limit_reader(limits);
+  memcg_tree_.reset();
+  if (limits != nullptr && !limits->hierarchy().v2) memcg_tree_.emplace(limits->hierarchy().path);
+}
+
+std::optional<drip::v1::MemoryLimit> BpfSampler::LimitOf(uint64_t memcg_id) {
+  if (limits_ == nullptr || memcg_id == 0) return std::nullopt;
+  CgroupTree* tree = memcg_tree_ ? &*memcg_tree_ : cgroup_tree_ ? &*cgroup_tree_ : nullptr;
+  if (tree == nullptr) return std::nullopt;
+  const std::optional<std::string> path = tree->PathOf(memcg_id, generation_);
+  if (!path) return std::nullopt;
+  return limits_->LimitOf(*path);
+}
+
 std::string BpfSampler::CgroupPathOf(uint64_t cgroup_id) {
   if (!cgroup_tree_) return "";
   return cgroup_tree_->PathOf(cgroup_id, generation_).value_or("");
@@ -102,6 +119,7 @@ void BpfSampler::HandleEvent(const drip_task_event& event, int64_t now_ms, int64
   sample.mutable_process_exit()->set_peak_rss_bytes(
       PagesToBytes(static_cast<int64_t>(event.peak_rss_pages), page_size_));
   sample.mutable_process_exit()->set_wait_status(event.exit_code);
+  sample.mutable_process_exit()->set_oom_killed(event.oom_victim != 0);
 }
 
 absl::StatusOr<std::vector<drip::v1::Sample>> BpfSampler::SampleOnce() {
@@ -137,6 +155,9 @@ absl::StatusOr<std::vector<drip::v1::Sample>> BpfSampler::SampleOnce() {
     m->set_file_rss_bytes(PagesToBytes(r.pages[DRIP_MM_FILEPAGES], page_size_));
     m->set_shmem_rss_bytes(PagesToBytes(r.pages[DRIP_MM_SHMEMPAGES], page_size_));
     m->set_swap_bytes(PagesToBytes(r.pages[DRIP_MM_SWAPENTS], page_size_));
+    if (std::optional<drip::v1::MemoryLimit> limit = LimitOf(r.memcg_id)) {
+      *sample.mutable_limit() = std::move(*limit);
+    }
   }
   stats.processes = records_.size();
   if (!saw_init) {

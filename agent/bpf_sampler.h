@@ -52,6 +52,7 @@ class BpfSampler final : public Sampler {
   absl::StatusOr<std::vector<drip::v1::Sample>> SampleOnce() override;
   std::string name() const override { return "bpf"; }
   uint64_t lost_events() const override { return last_pass_.lost_events; }
+  void set_limit_reader(CgroupLimitReader* limits) override;
 
   const PassStats& last_pass() const { return last_pass_; }
 
@@ -72,6 +73,8 @@ class BpfSampler final : public Sampler {
 
   std::string InstanceOf(uint32_t tgid, uint64_t start_boottime_ns) const;
   std::string CgroupPathOf(uint64_t cgroup_id);
+  // The MemoryLimit of the memory cgroup with kernel id `memcg_id`, when a reader is set.
+  std::optional<drip::v1::MemoryLimit> LimitOf(uint64_t memcg_id);
   void HandleEvent(const drip_task_event& event, int64_t now_ms, int64_t boot_now_ns,
                    std::vector<drip::v1::Sample>* out);
 
@@ -80,7 +83,10 @@ class BpfSampler final : public Sampler {
   const std::unique_ptr<BpfTaskMonitor> monitor_;
   const int64_t boot_time_s_;
   std::optional<CgroupTree> cgroup_tree_;  // the v2 (default) hierarchy, when mounted
-  ProcSampler proc_fallback_;              // for pid 1
+  CgroupLimitReader* limits_ = nullptr;
+  // The memory controller's hierarchy when it is not the v2 one (hybrid hosts: v1).
+  std::optional<CgroupTree> memcg_tree_;
+  ProcSampler proc_fallback_;  // for pid 1
   const ComponentNamer namer_;
   const int64_t page_size_;
   uint64_t generation_ = 0;

@@ -177,6 +177,11 @@ void CgroupUnitSampler::AppendSamples(int64_t timestamp_ms, std::vector<drip::v1
     sample.set_instance(fmt::format("cg@{}", unit.id));
     sample.set_timestamp_ms(timestamp_ms);
     *sample.mutable_cgroup() = std::move(*memory);
+    if (limits_ != nullptr) {
+      if (std::optional<drip::v1::MemoryLimit> limit = limits_->LimitOf(unit.path)) {
+        *sample.mutable_limit() = std::move(*limit);
+      }
+    }
     ++sampled;
   }
   units_last_pass_ = sampled;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/cgroup_limit_reader.h"
 #include "agent/cgroup_tree.h"
 #include "drip/v1/sample.pb.h"
 
@@ -45,6 +46,8 @@ class CgroupUnitSampler {
   static void ParseV1Stat(std::string_view text, drip::v1::CgroupMemory* out);
 
   const CgroupMount& hierarchy() const { return hierarchy_; }
+  // Where to read each unit's memory limit and OOM kills; null: none is read.
+  void set_limit_reader(CgroupLimitReader* limits) { limits_ = limits; }
   uint64_t units_last_pass() const { return units_last_pass_; }
   uint64_t errors() const { return errors_; }
 
@@ -54,6 +57,7 @@ class CgroupUnitSampler {
   CgroupMount hierarchy_;
   std::string proc_root_;
   CgroupTree tree_;
+  CgroupLimitReader* limits_ = nullptr;
   uint64_t units_last_pass_ = 0;
   uint64_t errors_ = 0;
 };

@@ -36,7 +36,7 @@ absl::StatusOr<HostFacts> HostFacts::Read(const std::string& proc_root,
   }
   std::string text;
   RETURN_IF_ERROR(ReadProcFile(proc_root + "/meminfo", &text));
-  absl::StatusOr<uint64_t> total = ParseMemTotal(text);
+  absl::StatusOr<uint64_t> total = ParseMeminfoBytes(text, "MemTotal");
   if (!total.ok()) {
     return absl::InternalError(
         fmt::format("{}/meminfo: {}", proc_root, std::string(total.status().message())));

@@ -19,9 +19,18 @@ HostSampler::HostSampler(std::unique_ptr<Sampler> processes, std::string fallbac
       max_entities_(max_entities),
       clock_(clock) {}
 
+void HostSampler::ReadLimitsWith(std::unique_ptr<CgroupLimitReader> limits,
+                                 uint64_t host_swap_bytes) {
+  limits_ = std::move(limits);
+  host_swap_bytes_ = host_swap_bytes;
+  processes_->set_limit_reader(limits_.get());
+  if (units_) units_->set_limit_reader(limits_.get());
+}
+
 absl::StatusOr<std::vector<drip::v1::Sample>> HostSampler::SampleOnce() {
   const auto started = std::chrono::steady_clock::now();
   PassStats stats;
+  if (limits_) limits_->BeginPass(host_swap_bytes_);
   absl::StatusOr<std::vector<drip::v1::Sample>> processes = processes_->SampleOnce();
   if (!processes.ok()) return processes.status();
   for (const drip::v1::Sample& s : *processes) {

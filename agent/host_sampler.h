@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/cgroup_limit_reader.h"
 #include "agent/cgroup_unit_sampler.h"
 #include "agent/sampler.h"
 #include "agent/slab_sampler.h"
@@ -47,6 +48,10 @@ class HostSampler final : public Sampler {
   uint64_t lost_events() const override { return processes_->lost_events(); }
   Sampler* process_sampler() const { return processes_.get(); }
 
+  // Reads every process's and unit's memory limit and OOM kills from here on (docs/
+  // agent.md); `host_swap_bytes` is the most swap any of them may use.
+  void ReadLimitsWith(std::unique_ptr<CgroupLimitReader> limits, uint64_t host_swap_bytes);
+
  private:
   const std::unique_ptr<Sampler> processes_;
   const std::string name_;
@@ -55,6 +60,8 @@ class HostSampler final : public Sampler {
   const std::unique_ptr<SlabSampler> slab_;
   const uint64_t max_entities_;
   const Clock* const clock_;
+  std::unique_ptr<CgroupLimitReader> limits_;
+  uint64_t host_swap_bytes_ = 0;
   PassStats last_pass_;
   uint64_t skipped_total_ = 0;
   bool slab_failing_ = false;

@@ -179,11 +179,11 @@ absl::StatusOr<int64_t> StableBootTime(const std::string& proc_root) {
   return *btime;
 }
 
-absl::StatusOr<uint64_t> ParseMemTotal(std::string_view meminfo_text) {
+absl::StatusOr<uint64_t> ParseMeminfoBytes(std::string_view meminfo_text, std::string_view field) {
   std::optional<uint64_t> total;
   bool malformed = false;
   ForEachKeyValueLine(meminfo_text, [&](std::string_view key, std::string_view value) {
-    if (key != "MemTotal" || total) return;
+    if (key != field || total) return;
     uint64_t bytes = 0;
     if (ParseKilobytes(value, &bytes)) {
       total = bytes;
@@ -191,8 +191,8 @@ absl::StatusOr<uint64_t> ParseMemTotal(std::string_view meminfo_text) {
       malformed = true;
     }
   });
-  if (malformed) return absl::InvalidArgumentError("malformed MemTotal line");
-  if (!total) return absl::InvalidArgumentError("no MemTotal line");
+  if (malformed) return absl::InvalidArgumentError(fmt::format("malformed {} line", field));
+  if (!total) return absl::InvalidArgumentError(fmt::format("no {} line", field));
   return *total;
 }
 

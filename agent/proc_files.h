@@ -55,7 +55,7 @@ absl::StatusOr<int64_t> ParseBootTime(std::string_view proc_stat_text);
 // takes a clock step for a restarted process. Errors name the file. Thread-safe.
 absl::StatusOr<int64_t> StableBootTime(const std::string& proc_root);
 
-// "MemTotal" of /proc/meminfo, in bytes.
-absl::StatusOr<uint64_t> ParseMemTotal(std::string_view meminfo_text);
+// A "kB" field of /proc/meminfo ("MemTotal", "SwapTotal"), in bytes.
+absl::StatusOr<uint64_t> ParseMeminfoBytes(std::string_view meminfo_text, std::string_view field);
 
 }  // namespace drip::agent

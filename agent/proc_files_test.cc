@@ -84,10 +84,10 @@ TEST(ProcFilesTest, BootTimeAndMemTotal) {
   ASSERT_TRUE(btime.ok());
   EXPECT_EQ(*btime, 1'700'000'000);
   EXPECT_FALSE(ParseBootTime("cpu 1 2 3\n").ok());
-  auto total = ParseMemTotal("MemTotal:       16384 kB\nMemFree:  1 kB\n");
+  auto total = ParseMeminfoBytes("MemTotal:       16384 kB\nMemFree:  1 kB\n", "MemTotal");
   ASSERT_TRUE(total.ok());
   EXPECT_EQ(*total, 16384u * 1024);
-  EXPECT_FALSE(ParseMemTotal("MemFree: 1 kB\n").ok());
+  EXPECT_FALSE(ParseMeminfoBytes("MemFree: 1 kB\n", "MemTotal").ok());
 }
 
 // The kernel's btime moves with a step of the wall clock: instances are named by the boot

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "agent/cgroup_limit_reader.h"
 #include "agent/proc_files.h"
 #include "common/base/process_instance.h"
 #include "common/base/strings.h"
@@ -132,9 +133,14 @@ void ProcSampler::SampleProcess(int pid, int64_t now_ms, int64_t boot_time_s,
   }
 
   std::string cgroup;
+  std::optional<drip::v1::MemoryLimit> limit;
   read = ReadProcFile(dir + "/cgroup", &file_buffer_);
   if (read.ok()) {
     cgroup = CgroupPathFromFile(file_buffer_);
+    if (limits_ != nullptr) {
+      limit = limits_->LimitOf(
+          CgroupLimitReader::MemoryCgroupOf(file_buffer_, limits_->hierarchy().v2));
+    }
   } else if (absl::IsNotFound(read)) {
     ++stats->vanished;
     return;
@@ -151,6 +157,7 @@ void ProcSampler::SampleProcess(int pid, int64_t now_ms, int64_t boot_time_s,
   memory->set_file_rss_bytes(status->file_rss_bytes);
   memory->set_shmem_rss_bytes(status->shmem_rss_bytes);
   memory->set_swap_bytes(status->swap_bytes);
+  if (limit) *sample.mutable_limit() = std::move(*limit);
   ++stats->sampled;
 }
 

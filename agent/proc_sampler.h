@@ -1,6 +1,7 @@
 // ProcSampler: the portable sampler. Each pass lists the PID directories of the proc
 // root and reads, per process, status (RssAnon, RssFile, RssShmem, VmSwap), stat
-// (comm, start time) and cgroup (for the component). Costs tens of µs per process,
+// (comm, start time) and cgroup (for the component, and the memory cgroup whose limit it
+// runs under). Costs tens of µs per process,
 // which is why the BPF sampler replaces it where the kernel allows (docs/design.md).
 //
 // Instances are "PID@START", START being the process start time in Unix seconds
@@ -43,6 +44,8 @@ class ProcSampler final : public Sampler {
   // BPF sampler, which reads the few processes its iterator cannot see from here.
   absl::StatusOr<bool> SamplePid(int pid, int64_t timestamp_ms, std::vector<drip::v1::Sample>* out);
 
+  void set_limit_reader(CgroupLimitReader* limits) override { limits_ = limits; }
+
   const PassStats& last_pass() const { return last_pass_; }
   uint64_t errors_total() const { return errors_total_; }
 
@@ -57,6 +60,7 @@ class ProcSampler final : public Sampler {
   const Clock* const clock_;
   const ComponentNamer namer_;
   const int64_t ticks_per_second_;
+  CgroupLimitReader* limits_ = nullptr;
   int64_t boot_time_s_ = 0;  // StableBootTime, on the first pass
   PassStats last_pass_;
   uint64_t errors_total_ = 0;

@@ -13,6 +13,8 @@
 
 namespace drip::agent {
 
+class CgroupLimitReader;
+
 class Sampler {
  public:
   virtual ~Sampler() = default;
@@ -40,6 +42,10 @@ class Sampler {
 
   // Process lifecycle events the kernel side dropped (BPF ring buffer full) since start.
   virtual uint64_t lost_events() const { return 0; }
+
+  // Where to read each process's memory limit and OOM kills (MemoryLimit); null: none is
+  // read. HostSampler owns the reader and begins its passes. Call before the first pass.
+  virtual void set_limit_reader(CgroupLimitReader* limits) {}
 };
 
 }  // namespace drip::agent

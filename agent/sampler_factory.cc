@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "agent/bpf_sampler.h"
+#include "agent/cgroup_limit_reader.h"
 #include "agent/proc_files.h"
 #include "agent/proc_sampler.h"
 #include "common/daemon/logging.h"
@@ -11,13 +12,15 @@
 namespace drip::agent {
 namespace {
 
-std::unique_ptr<CgroupUnitSampler> CreateUnitSampler(const AgentConfig& config) {
-  if (!config.sample_units) return nullptr;
+// The hierarchy with the memory controller, for units and limits; nullopt (logged) when
+// the host has no cgroup hierarchy to read.
+std::optional<CgroupMount> FindMemoryCgroups(const AgentConfig& config) {
   std::string mountinfo;
   if (absl::Status read = ReadProcFile(config.proc_root + "/self/mountinfo", &mountinfo);
       !read.ok()) {
-    Logger("agent")->warn("systemd units are not sampled: {}", std::string(read.message()));
-    return nullptr;
+    Logger("agent")->warn("no cgroups read (units, memory limits): {}",
+                          std::string(read.message()));
+    return std::nullopt;
   }
   absl::StatusOr<CgroupMount> hierarchy =
       FindMemoryHierarchy(mountinfo, [](const std::string& path) -> std::optional<std::string> {
@@ -26,10 +29,16 @@ std::unique_ptr<CgroupUnitSampler> CreateUnitSampler(const AgentConfig& config) 
         return text;
       });
   if (!hierarchy.ok()) {
-    Logger("agent")->warn("systemd units are not sampled: {}",
+    Logger("agent")->warn("no cgroups read (units, memory limits): {}",
                           std::string(hierarchy.status().message()));
-    return nullptr;
+    return std::nullopt;
   }
+  return *hierarchy;
+}
+
+std::unique_ptr<CgroupUnitSampler> CreateUnitSampler(const AgentConfig& config,
+                                                     const std::optional<CgroupMount>& hierarchy) {
+  if (!config.sample_units || !hierarchy) return nullptr;
   Logger("agent")->info("systemd units: memory from cgroup {} at {}{}", hierarchy->v2 ? "v2" : "v1",
                         hierarchy->path,
                         hierarchy->memory ? "" : " (no memory controller: summed from processes)");
@@ -76,9 +85,26 @@ absl::StatusOr<std::unique_ptr<HostSampler>> CreateSampler(const AgentConfig& co
     log->info("sampler: proc (reading {}, as configured)", config.proc_root);
   }
   if (!processes) processes = std::make_unique<ProcSampler>(config.proc_root, clock);
-  return std::make_unique<HostSampler>(std::move(processes), std::move(fallback_reason),
-                                       CreateUnitSampler(config), CreateSlabSampler(config),
-                                       config.max_entities, clock);
+  const std::optional<CgroupMount> hierarchy = FindMemoryCgroups(config);
+  auto sampler = std::make_unique<HostSampler>(
+      std::move(processes), std::move(fallback_reason), CreateUnitSampler(config, hierarchy),
+      CreateSlabSampler(config), config.max_entities, clock);
+  if (hierarchy && hierarchy->memory) {
+    // Swap a cgroup may use beyond its memory limit is at most the host's.
+    std::string meminfo;
+    uint64_t swap = 0;
+    if (ReadProcFile(config.proc_root + "/meminfo", &meminfo).ok()) {
+      swap = ParseMeminfoBytes(meminfo, "SwapTotal").value_or(0);
+    }
+    log->info("memory limits and OOM kills: from cgroup {} at {}", hierarchy->v2 ? "v2" : "v1",
+              hierarchy->path);
+    sampler->ReadLimitsWith(std::make_unique<CgroupLimitReader>(*hierarchy), swap);
+  } else {
+    log->warn(
+        "memory limits and OOM kills are not read: no cgroup hierarchy has the memory "
+        "controller; the host's memory is every entity's limit");
+  }
+  return sampler;
 }
 
 }  // namespace drip::agent

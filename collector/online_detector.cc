@@ -15,6 +15,11 @@ bool CarriesLevel(const drip::v1::Sample& sample) {
          sample.memory_case() != drip::v1::Sample::MEMORY_NOT_SET;
 }
 
+bool IsOomVictim(const drip::v1::Sample& sample) {
+  return sample.memory_case() == drip::v1::Sample::kProcessExit &&
+         sample.process_exit().oom_killed();
+}
+
 }  // namespace
 
 OnlineDetector::OnlineDetector(const analyzer::DetectorConfig& config, const Clock* clock)
@@ -44,28 +49,79 @@ std::set<std::string> OnlineDetector::ComponentsOverQuota(const std::string& hos
 }
 
 void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {
-  // Group the batch by (component, timestamp): one level per component per pass.
   std::vector<const drip::v1::Sample*> samples;
   samples.reserve(static_cast<size_t>(batch.samples_size()));
-  for (const drip::v1::Sample& sample : batch.samples()) {
-    if (CarriesLevel(sample)) samples.push_back(&sample);
-  }
-  std::sort(samples.begin(), samples.end(), [](const auto* a, const auto* b) {
-    if (a->component() != b->component()) return a->component() < b->component();
-    return a->timestamp_ms() < b->timestamp_ms();
-  });
   const int64_t arrived_ms = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
+  // Kills first: the exit of the instance a kill ended comes before its successor's
+  // first sample, which then starts a new instance that died killed.
+  for (const drip::v1::Sample& sample : batch.samples()) {
+    if (IsOomVictim(sample)) ObserveVictimLocked(host, sample);
+  }
+  // What this host's last batch held back of its pass belongs with these samples.
+  std::vector<drip::v1::Sample> held;
+  if (auto it = pending_.find(host); it != pending_.end()) {
+    held = std::move(it->second.samples);
+    pending_.erase(it);
+  }
+  for (const drip::v1::Sample& sample : held) samples.push_back(&sample);
+  int64_t newest_ms = INT64_MIN;
+  for (const drip::v1::Sample& sample : batch.samples()) {
+    if (!CarriesLevel(sample)) continue;
+    samples.push_back(&sample);
+    newest_ms = std::max(newest_ms, sample.timestamp_ms());
+  }
+  if (!batch.ends_pass() && newest_ms != INT64_MIN) {
+    // The newest pass may go on in the next batch: hold it (copied, the batch is the
+    // caller's) until that batch, a newer pass or a quiet spell.
+    PendingPass& pending = pending_[host];
+    pending.arrived_ms = arrived_ms;
+    auto newest = std::stable_partition(samples.begin(), samples.end(), [&](const auto* s) {
+      return s->timestamp_ms() != newest_ms;
+    });
+    for (auto it = newest; it != samples.end(); ++it) {
+      pending.samples.push_back(**it);
+      // Known from now on: the host's quota of components counts it.
+      detector_.Series(host, (*it)->component());
+    }
+    samples.erase(newest, samples.end());
+  }
+  ObservePassesLocked(host, &samples, arrived_ms);
+}
+
+void OnlineDetector::ObservePassesLocked(const std::string& host,
+                                         std::vector<const drip::v1::Sample*>* samples,
+                                         int64_t arrived_ms) {
+  // One level per component per pass.
+  std::stable_sort(samples->begin(), samples->end(), [](const auto* a, const auto* b) {
+    if (a->timestamp_ms() != b->timestamp_ms()) return a->timestamp_ms() < b->timestamp_ms();
+    return a->component() < b->component();
+  });
   size_t begin = 0;
-  while (begin < samples.size()) {
+  while (begin < samples->size()) {
     size_t end = begin + 1;
-    while (end < samples.size() && samples[end]->component() == samples[begin]->component() &&
-           samples[end]->timestamp_ms() == samples[begin]->timestamp_ms()) {
+    while (end < samples->size() &&
+           (*samples)[end]->component() == (*samples)[begin]->component() &&
+           (*samples)[end]->timestamp_ms() == (*samples)[begin]->timestamp_ms()) {
       ++end;
     }
-    ObserveLocked(host, &samples[begin], end - begin, arrived_ms);
+    ObserveLocked(host, &(*samples)[begin], end - begin, arrived_ms);
     begin = end;
   }
+}
+
+void OnlineDetector::FlushPendingLocked(const std::string& host) {
+  auto it = pending_.find(host);
+  if (it == pending_.end()) return;
+  PendingPass pending = std::move(it->second);
+  pending_.erase(it);
+  std::vector<const drip::v1::Sample*> samples;
+  for (const drip::v1::Sample& sample : pending.samples) samples.push_back(&sample);
+  ObservePassesLocked(host, &samples, pending.arrived_ms);
+}
+
+void OnlineDetector::ObserveVictimLocked(const std::string& host, const drip::v1::Sample& exit) {
+  detector_.ObserveOomVictim(detector_.Series(host, exit.component()), exit.timestamp_ms() / 1000);
 }
 
 void OnlineDetector::ObserveLocked(const std::string& host, const drip::v1::Sample* samples[],
@@ -98,10 +154,16 @@ void OnlineDetector::ObserveLocked(const std::string& host, const drip::v1::Samp
   const analyzer::LeakDetector::SeriesId id = detector_.Series(host, first.component());
   if (id >= last_arrival_ms_.size()) last_arrival_ms_.resize(id + 1, 0);
   last_arrival_ms_[id] = arrived_ms;
+  // The sample that stands for the series carries its limit: the unit's cgroup, else the
+  // largest process's.
+  const drip::v1::Sample& level = unit != nullptr ? *unit : *largest;
+  analyzer::LimitReading limit;
+  limit.limit_bytes = LimitBytes(level);
+  if (level.has_limit()) limit.oom_kills = level.limit().oom_kills();
   if (unit != nullptr) {
-    detector_.Observe(id, timestamp_s, unit->instance(), UnreclaimableBytes(*unit));
+    detector_.Observe(id, timestamp_s, unit->instance(), UnreclaimableBytes(*unit), limit);
   } else {
-    detector_.Observe(id, timestamp_s, largest->instance(), sum);
+    detector_.Observe(id, timestamp_s, largest->instance(), sum, limit);
   }
 }
 
@@ -113,6 +175,13 @@ void OnlineDetector::SetHostMemory(const std::string& host, uint64_t bytes) {
 void OnlineDetector::AdvanceTo(int64_t now_s) {
   const int64_t quiet_before_ms = clock_->NowMs() - kQuietAfterMs;
   std::lock_guard<std::mutex> lock(mu_);
+  // A pass held for a last batch that never came (the agent stopped, or an agent that
+  // does not mark its passes) is judged as it is once the host went quiet.
+  std::vector<std::string> quiet;
+  for (const auto& [host, pending] : pending_) {
+    if (pending.arrived_ms <= quiet_before_ms) quiet.push_back(host);
+  }
+  for (const std::string& host : quiet) FlushPendingLocked(host);
   for (analyzer::LeakDetector::SeriesId id = 0; id < last_arrival_ms_.size(); ++id) {
     if (last_arrival_ms_[id] <= quiet_before_ms) detector_.AdvanceSeriesTo(id, now_s);
   }
@@ -177,6 +246,9 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
       while (end < window.size() && window[end].first == window[begin].first &&
              window[end].second.timestamp_ms() == window[begin].second.timestamp_ms()) {
         if (CarriesLevel(window[end].second)) pass.push_back(&window[end].second);
+        if (IsOomVictim(window[end].second)) {
+          ObserveVictimLocked(series[window[end].first].first, window[end].second);
+        }
         ++end;
       }
       if (!pass.empty()) {

@@ -8,9 +8,13 @@
 // the stored series of the last `detector.rebuild_window`, so suspects and the normal
 // levels behind them survive a restart.
 //
-// The detector judges one level per (host, component): a unit's cgroup sample when the
-// batch has one (the whole service), otherwise the sum of the component's processes,
-// with the largest process's instance standing for restarts.
+// The detector judges one level per (host, component) per sampling pass: a unit's cgroup
+// sample when the pass has one (the whole service), otherwise the sum of the component's
+// processes, with the largest process's instance standing for restarts; and the memory
+// limit and OOM kills that sample carries. A pass split over several batches is held
+// until its last batch (SampleBatch.ends_pass) or a newer pass arrives, so that live
+// detection groups samples as the rebuild from the store does. A process the OOM killer
+// chose (its exit says so) is a kill of its series.
 //
 // Thread-safe (one mutex; the detector's per-sample work is a hash lookup and a min).
 #pragma once
@@ -83,6 +87,19 @@ class OnlineDetector {
   // `arrived_ms` is when the samples arrived, 0 for a replay of stored ones.
   void ObserveLocked(const std::string& host, const drip::v1::Sample* samples[], size_t count,
                      int64_t arrived_ms);
+  // Groups `samples` by (timestamp, component) and observes each group, in time order.
+  void ObservePassesLocked(const std::string& host, std::vector<const drip::v1::Sample*>* samples,
+                           int64_t arrived_ms);
+  // An exit the OOM killer caused: a kill of its series.
+  void ObserveVictimLocked(const std::string& host, const drip::v1::Sample& exit);
+  // Observes the held part of `host`'s pass, if any.
+  void FlushPendingLocked(const std::string& host);
+
+  // A host's pass whose last batch has not come yet: its samples of the newest timestamp.
+  struct PendingPass {
+    int64_t arrived_ms = 0;
+    std::vector<drip::v1::Sample> samples;
+  };
 
   const Clock* const clock_;
   mutable std::mutex mu_;
@@ -91,6 +108,7 @@ class OnlineDetector {
   std::vector<int64_t> last_arrival_ms_;
   // (host, component) -> its largest process in the latest pass, for commands; guarded by mu_.
   std::map<std::pair<std::string, std::string>, std::string> largest_process_;
+  std::map<std::string, PendingPass> pending_;  // by host; guarded by mu_
 };
 
 }  // namespace drip::collector

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "analyzer/detector_config.h"
 #include "analyzer/leak_detector.h"
+#include "collector/storage/rocksdb_series_store.h"
+#include "collector/storage/scoped_temp_dir.h"
 #include "common/base/clock.h"
 #include "tests/synthetic/fleet_generator.h"
 
@@ -111,6 +114,7 @@ void SendGrowing(OnlineDetector* online, FakeClock* clock, int64_t start_s, int6
   s->set_timestamp_ms(t * 1000);
   s->mutable_process()->set_anon_rss_bytes((512ull << 20) + static_cast<uint64_t>(t - start_s) *
                                                                 ((1ull << 30) / 3600));
+  batch.set_ends_pass(true);  // one pass a batch, as an agent sends a small host's
   clock->Set(t * 1000);
   online->ObserveBatch("h1", batch);
   online->AdvanceTo(t);
@@ -141,6 +145,106 @@ TEST(OnlineDetectorTest, TheLastEpochOfASeriesThatWentQuietIsJudged) {
   clock.Set(epoch_end_s * 1000 + OnlineDetector::kQuietAfterMs);
   online.AdvanceTo(clock.NowMs() / 1000);
   EXPECT_EQ(online.suspect_count(), 1u);
+}
+
+// A host with many processes: the agent splits each pass into batches of at most
+// max_samples_per_batch and sends the units' samples last, so a service's processes and
+// its unit's cgroup sample arrive in different batches. Live detection must judge the
+// pass as the rebuild from the store and an offline replay do: one level, the unit's.
+struct SplitPasses {
+  std::vector<drip::v1::SampleBatch> batches;             // in the order the agent sends them
+  std::vector<std::pair<int64_t, uint64_t>> unit_levels;  // (s, bytes): what a pass says
+  int64_t end_s = 0;
+};
+
+SplitPasses LeakingUnitInSplitPasses() {
+  constexpr int64_t kStart = 1'700'000'000 - 1'700'000'000 % kEpochSeconds;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  SplitPasses out;
+  out.end_s = kStart + 2 * 86400;
+  uint64_t sequence = 0;
+  for (int64_t t = kStart; t < out.end_s; t += 60) {
+    const double leak = t > kStart + 30 * 3600 ? 6 * kMiB * (t - kStart - 30 * 3600) / 3600 : 0;
+    drip::v1::SampleBatch processes;
+    drip::v1::SampleBatch units;
+    // The service's own processes, flat but for a wobble that makes one, then another,
+    // the largest: the instance that stands for their sum changes now and then.
+    for (int p = 0; p < 3; ++p) {
+      drip::v1::Sample* s = processes.add_samples();
+      s->set_component("svc:cache.service");
+      s->set_instance(std::to_string(100 + p) + "@1");
+      s->set_timestamp_ms(t * 1000);
+      const double wobble = std::sin(static_cast<double>(t) / 1800 + 2.1 * p);
+      s->mutable_process()->set_anon_rss_bytes(static_cast<uint64_t>((90 + wobble) * kMiB));
+    }
+    for (int c = 0; c < 6; ++c) {
+      drip::v1::Sample* s = processes.add_samples();
+      s->set_component("proc:other-" + std::to_string(c));
+      s->set_instance(std::to_string(200 + c) + "@1");
+      s->set_timestamp_ms(t * 1000);
+      s->mutable_process()->set_anon_rss_bytes(static_cast<uint64_t>((50 + c) * kMiB));
+    }
+    // The unit: its kernel memory leaks (sockets, say), which no process shows.
+    const auto unit_bytes = static_cast<uint64_t>(400 * kMiB + leak);
+    drip::v1::Sample* unit = units.add_samples();
+    unit->set_component("svc:cache.service");
+    unit->set_instance("cg@4242");
+    unit->set_timestamp_ms(t * 1000);
+    unit->mutable_cgroup()->set_anon_bytes(unit_bytes);
+    out.unit_levels.emplace_back(t, unit_bytes);
+    processes.set_sequence(++sequence);
+    units.set_sequence(++sequence);
+    units.set_ends_pass(true);
+    out.batches.push_back(std::move(processes));
+    out.batches.push_back(std::move(units));
+  }
+  return out;
+}
+
+TEST(OnlineDetectorTest, APassSplitOverBatchesIsJudgedAsTheRebuildAndAReplayJudgeIt) {
+  const SplitPasses passes = LeakingUnitInSplitPasses();
+
+  // Offline: one level per pass, the unit's, as `dripctl analyze` replays a series.
+  analyzer::LeakDetector replay{analyzer::DetectorConfig{}};
+  for (const auto& [t, bytes] : passes.unit_levels) {
+    replay.Observe("h1", "svc:cache.service", t, "cg@4242", bytes);
+  }
+  replay.AdvanceTo(passes.end_s + kEpochSeconds);
+  std::set<SeriesKey> replayed;
+  for (const analyzer::Suspect& s : replay.Suspects()) replayed.emplace(s.host, s.component);
+  ASSERT_EQ(replayed, (std::set<SeriesKey>{{"h1", "svc:cache.service"}}));
+
+  // Live, from an agent that marks its passes' last batch, and from one that does not
+  // (it is judged a batch later, the same way).
+  for (const bool marked : {true, false}) {
+    FakeClock clock(passes.batches.front().samples(0).timestamp_ms());
+    OnlineDetector online(analyzer::DetectorConfig{}, &clock);
+    for (drip::v1::SampleBatch batch : passes.batches) {
+      if (!marked) batch.set_ends_pass(false);
+      clock.Set(batch.samples(0).timestamp_ms() + 2000);
+      online.ObserveBatch("h1", batch);
+      online.AdvanceTo(clock.NowMs() / 1000);  // the pipeline runs between any two batches
+    }
+    clock.Advance(std::chrono::milliseconds(OnlineDetector::kQuietAfterMs + 1000));
+    online.AdvanceTo(passes.end_s + kEpochSeconds);
+    EXPECT_EQ(Flagged(online.Suspects()), replayed) << (marked ? "marked" : "unmarked");
+  }
+
+  // Rebuilt from the store the batches went to.
+  ScopedTempDir dir;
+  RocksDbSeriesStoreOptions options;
+  options.path = dir.path();
+  options.fold_interval = std::chrono::milliseconds(0);
+  auto store = RocksDbSeriesStore::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (const drip::v1::SampleBatch& batch : passes.batches) {
+    ASSERT_TRUE((*store)->AppendBatch("h1", batch).ok());
+  }
+  FakeClock clock((passes.end_s + 3600) * 1000);
+  OnlineDetector rebuilt(analyzer::DetectorConfig{}, &clock);
+  ASSERT_TRUE(rebuilt.Rebuild(store->get(), 0, clock.NowMs()).ok());
+  rebuilt.AdvanceTo(passes.end_s + kEpochSeconds);
+  EXPECT_EQ(Flagged(rebuilt.Suspects()), replayed);
 }
 
 }  // namespace

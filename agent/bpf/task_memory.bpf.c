@@ -8,9 +8,9 @@
  *
  * The three tracepoint programs report process lifecycle through a ring buffer, so that
  * a restart between two passes is still seen and a process shorter than one interval is
- * still reported once (its exit carries its peak RSS). They run on every fork and exit
- * on the host, so they do as little as they can and never block: when the ring buffer is
- * full the event is counted in lost_events and dropped. */
+ * still reported once (its exit carries its peak RSS, and whether the OOM killer chose it). They
+ * run on every fork and exit on the host, so they do as little as they can and never block: when
+ * the ring buffer is full the event is counted in lost_events and dropped. */
 // vmlinux.h must come first: it defines the types the rest use.
 // clang-format off
 #include "vmlinux.h"
@@ -59,6 +59,22 @@ static __always_inline __u64 cgroup_id_of(struct task_struct* task) {
   return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 }
 
+/* The memory controller's cgroup: on a hybrid host the v1 memory hierarchy's, which need
+ * not be the v2 one (a process put in a v1 memory cgroup by hand). The controller's index
+ * depends on the kernel's config, so CO-RE reads it. */
+static __always_inline __u64 memcg_id_of(struct task_struct* task) {
+  if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id)) return 0;
+  const int index = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+  struct css_set* cgroups = BPF_CORE_READ(task, cgroups);
+  if (!cgroups || index < 0 ||
+      index >= bpf_core_field_size(cgroups->subsys) / sizeof(cgroups->subsys[0])) {
+    return 0;
+  }
+  struct cgroup_subsys_state* css = NULL;
+  if (bpf_core_read(&css, sizeof(css), &cgroups->subsys[index]) || !css) return 0;
+  return BPF_CORE_READ(css, cgroup, kn, id);
+}
+
 SEC("iter/task")
 int dump_task_memory(struct bpf_iter__task* ctx) {
   struct seq_file* seq = ctx->meta->seq;
@@ -73,6 +89,7 @@ int dump_task_memory(struct bpf_iter__task* ctx) {
   r.tgid = BPF_CORE_READ(task, tgid);
   r.start_boottime_ns = BPF_CORE_READ(task, start_boottime);
   r.cgroup_id = cgroup_id_of(task);
+  r.memcg_id = memcg_id_of(task);
   BPF_CORE_READ_STR_INTO(&r.comm, task, comm);
   read_rss_pages(mm, r.pages);
   read_exe_name(mm, r.exe);
@@ -135,6 +152,8 @@ int BPF_PROG(on_process_exit, struct task_struct* task) {
   e->peak_rss_pages = BPF_CORE_READ(task, signal, maxrss);
   int group_code = BPF_CORE_READ(task, signal, group_exit_code);
   e->exit_code = group_code ? group_code : BPF_CORE_READ(task, exit_code);
+  /* mark_oom_victim() sets the victim's signal->oom_mm; nothing else does. */
+  e->oom_victim = BPF_CORE_READ(task, signal, oom_mm) != NULL;
   BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
   bpf_ringbuf_submit(e, 0);
   return 0;

@@ -25,6 +25,7 @@
 struct drip_task_record {
   __u64 start_boottime_ns; /* task->start_boottime: what /proc/PID/stat's starttime is made of */
   __u64 cgroup_id;         /* the default (v2) hierarchy's cgroup: its kernfs inode number */
+  __u64 memcg_id;          /* the memory controller's cgroup (v1 or v2), likewise; 0: none */
   __s64 pages[DRIP_MM_COUNTERS]; /* may be slightly negative: per-CPU counter drift */
   __u32 tgid;
   __u32 flags;
@@ -46,8 +47,8 @@ struct drip_task_event {
   __u64 peak_rss_pages; /* EXIT: signal->maxrss, the high-water mark of the process's RSS */
   __u32 kind;           /* enum drip_task_event_kind */
   __u32 tgid;
-  __u32 exit_code; /* EXIT: signal->group_exit_code or the leader's exit_code (wait status) */
-  __u32 reserved;
+  __u32 exit_code;  /* EXIT: signal->group_exit_code or the leader's exit_code (wait status) */
+  __u32 oom_victim; /* EXIT: the OOM killer chose the process (signal->oom_mm was set) */
   char comm[DRIP_TASK_COMM_LEN];
   char exe[DRIP_EXE_NAME_LEN]; /* FORK and EXEC */
 };

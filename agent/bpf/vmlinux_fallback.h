@@ -94,7 +94,19 @@ struct cgroup {
   struct kernfs_node* kn;
 };
 
+struct cgroup_subsys_state {
+  struct cgroup* cgroup;
+};
+
+/* The running kernel's values are relocated by CO-RE (bpf_core_enum_value); these stand
+ * in for the build. */
+enum cgroup_subsys_id {
+  memory_cgrp_id = 4,
+  CGROUP_SUBSYS_COUNT = 12,
+};
+
 struct css_set {
+  struct cgroup_subsys_state* subsys[CGROUP_SUBSYS_COUNT];
   struct cgroup* dfl_cgrp;
 };
 
@@ -102,6 +114,7 @@ struct signal_struct {
   atomic_t live;
   int group_exit_code;
   unsigned long maxrss;
+  struct mm_struct* oom_mm;
 };
 
 struct task_struct {

@@ -7,15 +7,24 @@ namespace drip::collector {
 namespace {
 
 constexpr uint8_t kKindMask = 0x0f;
-constexpr uint8_t kFormatVersion = 0;
-// Offset, tag and the most figures a kind has (cgroup: 7).
-constexpr size_t kMaxPointBytes = kMaxVarint64Bytes + 1 + 7 * kMaxVarint64Bytes;
+constexpr uint8_t kPlainFormat = 0;    // figures only
+constexpr uint8_t kLimitedFormat = 1;  // figures, then flags and the limit
+constexpr uint64_t kHasLimit = 1;
+constexpr uint64_t kOomKilled = 2;
+constexpr int kLimitFigures = 4;  // max, high, swap, oom_kills
+// Offset, tag, the most figures a kind has (cgroup: 7), flags and the limit.
+constexpr size_t kMaxPointBytes =
+    kMaxVarint64Bytes + 1 + (7 + 1 + kLimitFigures) * kMaxVarint64Bytes;
 
-uint8_t Tag(PointKind kind) { return static_cast<uint8_t>(kind) | (kFormatVersion << 4); }
+uint8_t Tag(PointKind kind, uint8_t format) {
+  return static_cast<uint8_t>(kind) | static_cast<uint8_t>(format << 4);
+}
+
+bool KnownFormat(uint8_t tag) { return (tag >> 4) == kPlainFormat || (tag >> 4) == kLimitedFormat; }
 
 // Figures a point of the kind in `tag` carries; -1 for a tag this code did not write.
 int FigureCount(uint8_t tag) {
-  if ((tag >> 4) != kFormatVersion) return -1;
+  if (!KnownFormat(tag)) return -1;
   switch (static_cast<PointKind>(tag & kKindMask)) {
     case PointKind::kNone:
       return 0;
@@ -38,10 +47,16 @@ void AppendPoint(const drip::v1::Sample& sample, int64_t window_start_ms, std::s
   char buf[kMaxPointBytes];
   char* p = EncodeVarint64(
       static_cast<uint64_t>(sample.timestamp_ms()) - static_cast<uint64_t>(window_start_ms), buf);
+  const drip::v1::MemoryLimit& limit = sample.limit();
+  const bool has_limit = sample.has_limit() && (limit.max_bytes() != 0 || limit.high_bytes() != 0 ||
+                                                limit.swap_bytes() != 0 || limit.oom_kills() != 0);
+  const bool oom_killed =
+      sample.memory_case() == drip::v1::Sample::kProcessExit && sample.process_exit().oom_killed();
+  const uint8_t format = has_limit || oom_killed ? kLimitedFormat : kPlainFormat;
   switch (sample.memory_case()) {
     case drip::v1::Sample::kProcess: {
       const auto& m = sample.process();
-      *p++ = static_cast<char>(Tag(PointKind::kProcess));
+      *p++ = static_cast<char>(Tag(PointKind::kProcess, format));
       p = EncodeVarint64(m.anon_rss_bytes(), p);
       p = EncodeVarint64(m.file_rss_bytes(), p);
       p = EncodeVarint64(m.shmem_rss_bytes(), p);
@@ -50,7 +65,7 @@ void AppendPoint(const drip::v1::Sample& sample, int64_t window_start_ms, std::s
     }
     case drip::v1::Sample::kCgroup: {
       const auto& m = sample.cgroup();
-      *p++ = static_cast<char>(Tag(PointKind::kCgroup));
+      *p++ = static_cast<char>(Tag(PointKind::kCgroup, format));
       p = EncodeVarint64(m.current_bytes(), p);
       p = EncodeVarint64(m.anon_bytes(), p);
       p = EncodeVarint64(m.kernel_bytes(), p);
@@ -62,21 +77,30 @@ void AppendPoint(const drip::v1::Sample& sample, int64_t window_start_ms, std::s
     }
     case drip::v1::Sample::kSlab: {
       const auto& m = sample.slab();
-      *p++ = static_cast<char>(Tag(PointKind::kSlab));
+      *p++ = static_cast<char>(Tag(PointKind::kSlab, format));
       p = EncodeVarint64(m.active_objects(), p);
       p = EncodeVarint64(m.object_size_bytes(), p);
       break;
     }
     case drip::v1::Sample::kProcessExit: {
       const auto& m = sample.process_exit();
-      *p++ = static_cast<char>(Tag(PointKind::kProcessExit));
+      *p++ = static_cast<char>(Tag(PointKind::kProcessExit, format));
       p = EncodeVarint64(m.peak_rss_bytes(), p);
       p = EncodeVarint64(m.wait_status(), p);
       break;
     }
     case drip::v1::Sample::MEMORY_NOT_SET:
-      *p++ = static_cast<char>(Tag(PointKind::kNone));
+      *p++ = static_cast<char>(Tag(PointKind::kNone, format));
       break;
+  }
+  if (format == kLimitedFormat) {
+    p = EncodeVarint64((has_limit ? kHasLimit : 0) | (oom_killed ? kOomKilled : 0), p);
+    if (has_limit) {
+      p = EncodeVarint64(limit.max_bytes(), p);
+      p = EncodeVarint64(limit.high_bytes(), p);
+      p = EncodeVarint64(limit.swap_bytes(), p);
+      p = EncodeVarint64(limit.oom_kills(), p);
+    }
   }
   chunk->append(buf, p - buf);
 }
@@ -85,11 +109,19 @@ size_t PointLength(std::string_view data) {
   std::string_view in = data;
   uint64_t value = 0;
   if (!GetVarint64(&in, &value) || in.empty()) return 0;
-  const int figures = FigureCount(static_cast<uint8_t>(in.front()));
+  const auto tag = static_cast<uint8_t>(in.front());
+  const int figures = FigureCount(tag);
   if (figures < 0) return 0;
   in.remove_prefix(1);
   for (int i = 0; i < figures; ++i) {
     if (!GetVarint64(&in, &value)) return 0;
+  }
+  if ((tag >> 4) == kLimitedFormat) {
+    uint64_t flags = 0;
+    if (!GetVarint64(&in, &flags)) return 0;
+    for (int i = 0; (flags & kHasLimit) != 0 && i < kLimitFigures; ++i) {
+      if (!GetVarint64(&in, &value)) return 0;
+    }
   }
   return data.size() - in.size();
 }
@@ -122,7 +154,7 @@ absl::Status DecodeChunk(std::string_view chunk, int64_t window_start_ms,
     }
     if (in.empty()) return error("truncated tag");
     const uint8_t tag = static_cast<uint8_t>(in.front());
-    if ((tag >> 4) != kFormatVersion) return error(fmt::format("unknown format in tag {:#x}", tag));
+    if (!KnownFormat(tag)) return error(fmt::format("unknown format in tag {:#x}", tag));
     in.remove_prefix(1);
 
     drip::v1::Sample sample;
@@ -167,6 +199,21 @@ absl::Status DecodeChunk(std::string_view chunk, int64_t window_start_ms,
         break;
       default:
         return error(fmt::format("unknown kind in tag {:#x}", tag));
+    }
+    if ((tag >> 4) == kLimitedFormat) {
+      uint64_t flags = 0;
+      if (!GetVarint64(&in, &flags)) return error("truncated flags");
+      if ((flags & kOomKilled) != 0 && sample.has_process_exit()) {
+        sample.mutable_process_exit()->set_oom_killed(true);
+      }
+      if ((flags & kHasLimit) != 0) {
+        if (!read_figures(kLimitFigures)) return error("truncated limit");
+        drip::v1::MemoryLimit* limit = sample.mutable_limit();
+        limit->set_max_bytes(f[0]);
+        limit->set_high_bytes(f[1]);
+        limit->set_swap_bytes(f[2]);
+        limit->set_oom_kills(f[3]);
+      }
     }
     out->push_back(std::move(sample));
   }

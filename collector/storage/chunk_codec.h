@@ -3,14 +3,22 @@
 // which is what lets appends be RocksDB merges that concatenate (chunk_merge_operator.h)
 // and lets compaction fold them without decoding anything.
 //
-// Point:  varint(timestamp_ms - window_start_ms)  tag  varint(figure)...
-//   tag: low 4 bits the memory kind (PointKind), high 4 bits the format version (0).
+// Point:  varint(timestamp_ms - window_start_ms)  tag  varint(figure)...  [extra]
+//   tag: low 4 bits the memory kind (PointKind), high 4 bits the format version.
 //   figures, in sample.proto field order:
 //     process: anon_rss, file_rss, shmem_rss, swap
 //     cgroup:  current, anon, kernel, slab_unreclaimable, sock, shmem, swap
 //     slab:    active_objects, object_size
+//     exit:    peak_rss, wait_status
 //     none:    nothing
-// A process point is typically 15-25 bytes, against about 40 for the protobuf Sample.
+//   version 0 has nothing after the figures. Version 1 (a sample with a memory limit or
+//   an OOM kill) adds varint(flags): bit 0, the limit follows as varint(max_bytes),
+//   varint(high_bytes), varint(swap_bytes), varint(oom_kills) (its cgroup's name is not
+//   kept); bit 1, the exit was an OOM kill. A sample with neither is written as version
+//   0, so a store of unlimited hosts is as small as before, and points of both versions
+//   mix in one chunk.
+// A process point is typically 15-25 bytes, against about 40 for the protobuf Sample; a
+// limit adds about 8.
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,7 @@ using google::protobuf::util::MessageDifferencer;
 constexpr int64_t kWindow = 1'700'000'400'000;  // a window start
 
 std::vector<drip::v1::Sample> EveryKind() {
-  std::vector<drip::v1::Sample> samples(6);
+  std::vector<drip::v1::Sample> samples(9);
   samples[0].set_timestamp_ms(kWindow);
   auto* p = samples[0].mutable_process();
   p->set_anon_rss_bytes(52'428'800);
@@ -42,6 +42,21 @@ std::vector<drip::v1::Sample> EveryKind() {
   samples[5].set_timestamp_ms(kWindow + 40);
   samples[5].mutable_process_exit()->set_peak_rss_bytes(157'286'400);
   samples[5].mutable_process_exit()->set_wait_status(9);
+  // With a memory limit and OOM kills (version 1 points), among version 0 ones.
+  samples[6].set_timestamp_ms(kWindow + 50);
+  samples[6].mutable_process()->set_anon_rss_bytes(400'000'000);
+  auto* limit = samples[6].mutable_limit();
+  limit->set_max_bytes(536'870'912);
+  limit->set_high_bytes(402'653'184);
+  limit->set_swap_bytes(UINT64_MAX);
+  limit->set_oom_kills(3);
+  samples[7].set_timestamp_ms(kWindow + 60);
+  samples[7].mutable_process_exit()->set_peak_rss_bytes(536'870'912);
+  samples[7].mutable_process_exit()->set_wait_status(9);
+  samples[7].mutable_process_exit()->set_oom_killed(true);
+  samples[8].set_timestamp_ms(kWindow + 70);
+  samples[8].mutable_cgroup()->set_anon_bytes(1);
+  samples[8].mutable_limit()->set_oom_kills(1);  // killed, but no limit on its path
   return samples;
 }
 
@@ -77,6 +92,34 @@ TEST(ChunkCodecTest, DropsNamesSinceTheKeyCarriesThem) {
   ASSERT_EQ(decoded.size(), 1u);
   EXPECT_EQ(decoded[0].component(), "");
   EXPECT_EQ(decoded[0].timestamp_ms(), kWindow + 5);
+}
+
+TEST(ChunkCodecTest, ALimitKeepsItsFiguresButNotItsCgroupsName) {
+  drip::v1::Sample s;
+  s.set_timestamp_ms(kWindow + 5);
+  s.mutable_process()->set_anon_rss_bytes(100);
+  s.mutable_limit()->set_max_bytes(1 << 20);
+  s.mutable_limit()->set_cgroup("/system.slice/x.service");
+  std::string chunk;
+  AppendPoint(s, kWindow, &chunk);
+  EXPECT_LE(chunk.size(), 7u + 1 + 6);  // the flags, a 1 MiB limit, three zeros
+  std::vector<drip::v1::Sample> decoded;
+  ASSERT_TRUE(DecodeChunk(chunk, kWindow, &decoded).ok());
+  ASSERT_EQ(decoded.size(), 1u);
+  EXPECT_EQ(decoded[0].limit().max_bytes(), 1u << 20);
+  EXPECT_EQ(decoded[0].limit().cgroup(), "");
+
+  // An empty limit is no limit: the point stays version 0, as small as before.
+  drip::v1::Sample plain;
+  plain.set_timestamp_ms(kWindow + 5);
+  plain.mutable_process()->set_anon_rss_bytes(100);
+  plain.mutable_limit();
+  chunk.clear();
+  AppendPoint(plain, kWindow, &chunk);
+  EXPECT_EQ(static_cast<uint8_t>(chunk[1]) >> 4, 0);
+  decoded.clear();
+  ASSERT_TRUE(DecodeChunk(chunk, kWindow, &decoded).ok());
+  EXPECT_FALSE(decoded[0].has_limit());
 }
 
 TEST(ChunkCodecTest, PointLengthFindsEachPointsEnd) {
@@ -137,7 +180,7 @@ TEST(ChunkCodecTest, UnknownKindOrFormatIsAnError) {
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(std::string(status.message()).find("unknown kind"), std::string::npos);
 
-  chunk.back() = '\x11';  // format version 1, not written by this code
+  chunk.back() = '\x21';  // format version 2, not written by this code
   status = DecodeChunk(chunk, kWindow, &decoded);
   EXPECT_NE(std::string(status.message()).find("unknown format"), std::string::npos);
 }

@@ -24,6 +24,11 @@ uint64_t UnreclaimableBytes(const drip::v1::Sample& sample) {
   return 0;
 }
 
+uint64_t LimitBytes(const drip::v1::Sample& sample) {
+  const drip::v1::MemoryLimit& limit = sample.limit();
+  return limit.max_bytes() == 0 ? 0 : limit.max_bytes() + limit.swap_bytes();
+}
+
 std::string SampleKind(const drip::v1::Sample& sample) {
   switch (sample.memory_case()) {
     case drip::v1::Sample::kProcess:
@@ -68,14 +73,36 @@ nlohmann::json SampleFiguresJson(const drip::v1::Sample& s) {
       j["exited"] = true;
       j["peak_rss_bytes"] = s.process_exit().peak_rss_bytes();
       j["wait_status"] = s.process_exit().wait_status();
+      j["oom_killed"] = s.process_exit().oom_killed();
       break;
     case drip::v1::Sample::MEMORY_NOT_SET:
       break;
   }
+  if (s.has_limit()) {
+    const drip::v1::MemoryLimit& l = s.limit();
+    j["limit_bytes"] = LimitBytes(s);
+    j["limit"] = {{"max_bytes", l.max_bytes()},
+                  {"high_bytes", l.high_bytes()},
+                  {"swap_bytes", l.swap_bytes()},
+                  {"cgroup", l.cgroup()},
+                  {"oom_kills", l.oom_kills()}};
+  }
   return j;
 }
 
-std::string DescribeFigures(const drip::v1::Sample& s) {
+namespace {
+
+// "limit 512 MiB (3 OOM kills)", or "" without a limit or a kill.
+std::string DescribeLimit(const drip::v1::Sample& s) {
+  if (!s.has_limit()) return "";
+  const uint64_t kills = s.limit().oom_kills();
+  const std::string killed =
+      kills == 0 ? "" : fmt::format(" ({} OOM kill{})", kills, kills == 1 ? "" : "s");
+  if (LimitBytes(s) == 0) return fmt::format("no limit{}", killed);
+  return fmt::format("limit {}{}", FormatBytes(LimitBytes(s)), killed);
+}
+
+std::string DescribeMemory(const drip::v1::Sample& s) {
   switch (s.memory_case()) {
     case drip::v1::Sample::kProcess:
       return fmt::format(
@@ -92,13 +119,20 @@ std::string DescribeFigures(const drip::v1::Sample& s) {
       return fmt::format("{} objects x {} B", s.slab().active_objects(),
                          s.slab().object_size_bytes());
     case drip::v1::Sample::kProcessExit:
-      return fmt::format("exited (peak RSS {}, wait status {})",
-                         FormatBytes(s.process_exit().peak_rss_bytes()),
-                         s.process_exit().wait_status());
+      return fmt::format(
+          "exited (peak RSS {}, wait status {}{})", FormatBytes(s.process_exit().peak_rss_bytes()),
+          s.process_exit().wait_status(), s.process_exit().oom_killed() ? ", OOM-killed" : "");
     case drip::v1::Sample::MEMORY_NOT_SET:
       break;
   }
   return "-";
+}
+
+}  // namespace
+
+std::string DescribeFigures(const drip::v1::Sample& s) {
+  const std::string limit = DescribeLimit(s);
+  return limit.empty() ? DescribeMemory(s) : DescribeMemory(s) + " " + limit;
 }
 
 }  // namespace drip
