@@ -86,6 +86,14 @@ double Climb::Steadiness(double log_step) const {
   return std::max(0.0, smallest / (whole / 3));
 }
 
+double Climb::LateRatio(double log_step) const {
+  const auto bytes_at = [&](int64_t t) { return std::expm1(BucketAt(t) * log_step); };
+  const int64_t third = duration() / 3;
+  const double middle = bytes_at(start_t_ + 2 * third) - bytes_at(start_t_ + third);
+  const double last = bytes_at(last_t_) - bytes_at(start_t_ + 2 * third);
+  return middle > 0 ? std::max(0.0, last / middle) : 0;
+}
+
 double Climb::SlopeRatio(double log_step) const {
   if (checkpoint_count_ < 4 || duration() <= 0) return 0;
   const int64_t middle = duration() / 2;

@@ -44,6 +44,10 @@ class Climb {
   // constant rate; below 1 for a warm-up or a cache filling towards its size, whose
   // rate decays; 0 when the second half did not rise at all.
   double SlopeRatio(double log_step) const;
+  // The bytes the climb rose over its last third against those over its middle third:
+  // ~1 for a leak, also when the first third held the tail of a warm-up; below 1 for
+  // growth that decays all along. 0 when the middle third did not rise.
+  double LateRatio(double log_step) const;
   // Floor bucket at time t (linear between checkpoints).
   double BucketAt(int64_t t) const;
   // Still rising: a new high within max(level_off, 3 × the mean time between highs).

@@ -259,7 +259,16 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   Suspect& suspect = d.suspects[s.suspect_index];
   // Only a rule firing, or the flagged climb going on, updates the evidence; once the
   // growth stops the suspect keeps its last figures (reports resolve it elsewhere).
-  const ClimbEvidence evidence = s.Evidence(config_, suspect.rule, d.scale);
+  ClimbEvidence evidence = s.Evidence(config_, suspect.rule, d.scale);
+  // When the evidence it was flagged on went with its instance (a line to its limit, then
+  // an OOM kill), the rule that fired now tells it.
+  const bool gone = evidence.climb == nullptr && !evidence.line && !evidence.daily &&
+                    suspect.rule != SuspectRule::kRestartReset &&
+                    suspect.rule != SuspectRule::kOomKilled;
+  if (verdict.rule && *verdict.rule != suspect.rule && gone) {
+    suspect.rule = *verdict.rule;
+    evidence = s.Evidence(config_, suspect.rule, d.scale);
+  }
   if (!verdict.rule && evidence.climb == nullptr) return;
   suspect.instance = d.instances[series];
   suspect.last_updated = now;

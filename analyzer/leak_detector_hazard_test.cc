@@ -412,5 +412,189 @@ TEST(LeakDetectorHazardTest, LeakUnderDailyBatchRampsIsFlagged) {
   EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
 }
 
+// ---- Danger (issue 30): a detector that knows no limit and asks every series for the
+// same evidence is late exactly where it matters, and some classes still fooled it.
+
+// Load that follows the day, on instances restarted every few hours: each is born at
+// another point of the swing, and those on its rising half die climbing, several in a row.
+TEST(LeakDetectorHazardTest, RestartsEveryFewHoursUnderADailySwingAreNotALeak) {
+  auto suspects = RunFleet(12, 5, [](int h) -> Shape {
+    const int64_t every = (3 + h % 4) * kHour;
+    const int64_t offset = h * 1700;
+    return [=](int64_t t) {
+      const int64_t instance = (t + offset) / every;
+      const int64_t since = (t + offset) % every;
+      return Point{fmt::format("{}@{}", 100 + instance, instance),
+                   900 * kMiB * DailyLoad(t, 0.3, h) * WarmUp(0.3, since, 900)};
+    };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+// A big heap collected every two hours: a sawtooth of 400 MB, longer than any floor
+// window, over a leak of 30 MiB/h.
+TEST(LeakDetectorHazardTest, LeakUnderALongSawtoothOfHundredsOfMegabytesIsFlaggedWithinHours) {
+  const int64_t leak_start = 2 * kDay;
+  auto suspects = RunOneSeries(
+      [&](int64_t t) {
+        const double sawtooth = 400 * kMiB * static_cast<double>(t % (2 * kHour)) / (2 * kHour);
+        const double leak = t > leak_start ? 30 * kMiB * (t - leak_start) / kHour : 0;
+        return Point{"100@1", 3072 * kMiB + sawtooth + leak};
+      },
+      4);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_GT(suspects[0].first_flagged - kStart, leak_start);
+  EXPECT_LT(suspects[0].first_flagged - kStart - leak_start, 12 * kHour) << Reasons(suspects);
+}
+
+// Restarted every day, at a time that wanders by an hour, and leaking 1 %/h in every
+// instance behind a cache that refills over a few hours after each start: each instance
+// slows down first (the cache) and then climbs until it is restarted (the leak).
+TEST(LeakDetectorHazardTest, LeakOnAServiceRestartedDailyBehindACacheRefillIsFlagged) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        int64_t instance = t / kDay;
+        int64_t began = instance * kDay + (instance * 2357) % 3600;
+        if (t < began) began = (--instance) * kDay + (instance * 2357) % 3600;
+        const int64_t since = t - std::max<int64_t>(began, 0);
+        return Point{fmt::format("{}@{}", 100 + instance, began),
+                     700 * kMiB * WarmUp(0.3, since, 2 * kHour) + 7 * kMiB * since / kHour};
+      },
+      5);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_LT(suspects[0].first_flagged - kStart, 3 * kDay) << Reasons(suspects);
+}
+
+// A new service leaking 100 MiB/h from its start into a limit of 2 GiB: the kernel would
+// kill it about ten hours in. It is flagged with hours to spare, whatever its age.
+TEST(LeakDetectorHazardTest, AFastLeakOnANewServiceIsFlaggedHoursBeforeItsLimit) {
+  constexpr uint64_t kLimit = 2048 * kMiB;
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        Point p{"100@1", 1024 * kMiB + 100 * kMiB * t / kHour};
+        p.limit_bytes = kLimit;
+        p.oom_kills = 0;
+        return p;
+      },
+      0.5);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  const Suspect& s = suspects[0];
+  EXPECT_EQ(s.rule, SuspectRule::kApproachingLimit) << s.reason;
+  const int64_t kill_at = 1024 * kHour / 100;  // where the line meets the limit
+  EXPECT_LT(s.first_flagged - kStart, kill_at - 2 * kHour) << s.reason;
+  EXPECT_EQ(s.limited_by, "cgroup");
+  EXPECT_EQ(s.limit_bytes, kLimit);
+  ASSERT_TRUE(s.eta_to_oom_seconds.has_value());
+  EXPECT_LT(*s.eta_to_oom_seconds, 8 * kHour);
+}
+
+// A redis-server under a benchmark writing new keys grows about 17 GiB/h from its start,
+// with no cgroup limit: the host's 24 GiB is what runs out, within the hour.
+TEST(LeakDetectorHazardTest, ANewServiceFillingItsHostIsFlaggedBeforeItIsFull) {
+  LeakDetector detector{DetectorConfig{}};
+  detector.SetHostMemory("host-a", 24 * 1024 * kMiB);
+  const int64_t full = 24 * kHour / 17;  // 1 h 25 min
+  Feed(detector, "host-a", "proc:redis-server", static_cast<double>(full) / kDay, [](int64_t t) {
+    return Point{"100@1", 8 * kMiB + 17 * 1024 * kMiB * t / kHour};
+  });
+  detector.AdvanceTo(kStart + full);
+  const std::vector<Suspect> suspects = detector.Suspects();
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_EQ(suspects[0].limited_by, "host");
+  EXPECT_LT(suspects[0].first_flagged - kStart, full) << Reasons(suspects);
+}
+
+// One new instance a couple of hours after each start, each killed at its limit after
+// climbing from its start: a leak that the kills hide, said with its kills.
+TEST(LeakDetectorHazardTest, InstancesOomKilledAgainAndAgainAtTheirLimitAreALeak) {
+  constexpr uint64_t kLimit = 1536 * kMiB;
+  constexpr int64_t kLife = 2 * kHour + 600;  // 512 MiB to the limit at 500 MiB/h
+  const int64_t leak_start = kDay + 5 * kHour;
+  auto suspects = RunOneSeries(
+      [&](int64_t t) {
+        Point p{"100@1", 512 * kMiB};
+        p.limit_bytes = kLimit;
+        p.oom_kills = 0;
+        if (t >= leak_start) {
+          const int64_t kills = (t - leak_start) / kLife;
+          const int64_t since = (t - leak_start) % kLife;
+          p.instance = fmt::format("{}@{}", 200 + kills, kills);
+          p.bytes = 512 * kMiB + 500 * kMiB * static_cast<double>(since) / kHour;
+          p.oom_kills = static_cast<uint64_t>(kills);
+        }
+        return p;
+      },
+      2);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_GE(suspects[0].first_flagged - kStart, leak_start);
+  EXPECT_LT(suspects[0].first_flagged - kStart, leak_start + 3 * kLife) << Reasons(suspects);
+  EXPECT_NE(suspects[0].reason.find("OOM"), std::string::npos) << suspects[0].reason;
+}
+
+// Once a day a burst of work balloons the process into its limit in half an hour and the
+// kernel kills it; it comes back at its usual size. The kills are real, but no leak.
+TEST(LeakDetectorHazardTest, ABurstTheKernelKillsOnceADayIsNotALeak) {
+  auto suspects = RunFleet(8, 5, [](int h) -> Shape {
+    return [h](int64_t t) {
+      const int64_t day = t / kDay;
+      const int64_t into = t % kDay - (10 + h) * kHour;  // the burst's start, per host
+      Point p{fmt::format("{}@{}", 100 + day, day), 600 * kMiB * WarmUp(0.3, t % kDay, 900)};
+      if (into >= 0 && into < 1800) p.bytes += 900 * kMiB * static_cast<double>(into) / 1800;
+      p.limit_bytes = 1500 * kMiB;
+      p.oom_kills = static_cast<uint64_t>(day);
+      return p;
+    };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+// A daily batch ramp of 8 h that comes within a quarter of its limit every day: normal
+// for this service, however steep and however close.
+TEST(LeakDetectorHazardTest, ABatchRampThatNearsItsLimitEveryDayIsNotALeak) {
+  auto suspects = RunFleet(8, 5, [](int h) -> Shape {
+    return [h](int64_t t) {
+      Point p{"100@1", 800 * kMiB * BatchRamp(t, (2 + h) * kHour, 8 * kHour, 0.8)};
+      p.limit_bytes = static_cast<uint64_t>(1.3 * 1.8 * 800 * kMiB);
+      p.oom_kills = 0;
+      return p;
+    };
+  });
+  EXPECT_TRUE(suspects.empty()) << Reasons(suspects);
+}
+
+// A version leaking 30 MiB/h rolled out (with restarts) to a cache that warms up over
+// nine hours after each start: flagged within hours of its warm-up (some 17 h after the
+// rollout), not days.
+TEST(LeakDetectorHazardTest, ALeakRolledOutToACacheThatWarmsUpForHoursIsFlaggedWithinHours) {
+  constexpr int64_t kRollout = 2 * kDay;
+  auto suspects = RunFleet(12, 4, [](int h) -> Shape {
+    const int64_t at = kRollout + h * 600;
+    return [=](int64_t t) {
+      if (t < at) return Point{"100@1", 1024 * kMiB};
+      const double leak = h % 3 == 0 ? 30 * kMiB * (t - at) / kHour : 0;
+      return Point{"200@2", 1024 * kMiB * WarmUp(0.2, t - at, 3 * kHour) + leak};
+    };
+  });
+  ASSERT_EQ(suspects.size(), 4u) << Reasons(suspects);
+  for (const Suspect& s : suspects) {
+    const int h = std::stoi(s.host.substr(s.host.find('-') + 1));
+    EXPECT_EQ(h % 3, 0) << Reasons(suspects);
+    EXPECT_LT(s.first_flagged - kStart - (kRollout + h * 600), 20 * kHour) << Reasons(suspects);
+  }
+}
+
+// Watching starts on a service already leaking 40 MiB/h under daily batch ramps of 8 h:
+// its first day cannot tell the ramp from a leak, but the second ramp starts higher.
+TEST(LeakDetectorHazardTest, AFastLeakAlreadyRunningUnderDailyBatchRampsIsFlaggedWithinTwoDays) {
+  auto suspects = RunOneSeries(
+      [](int64_t t) {
+        return Point{"100@1", 1000 * kMiB * BatchRamp(t, 3 * kHour, 8 * kHour, 0.5) +
+                                  40 * kMiB * (t + 20 * kHour) / kHour};
+      },
+      4);
+  ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
+  EXPECT_LT(suspects[0].first_flagged - kStart, 2 * kDay) << Reasons(suspects);
+}
+
 }  // namespace
 }  // namespace drip::analyzer

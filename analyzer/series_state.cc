@@ -86,7 +86,25 @@ int32_t SeriesState::MinOverHours(int64_t now, int64_t seconds) const {
 
 void SeriesState::TrackReleases(const DetectorConfig& config, int64_t t, int32_t epoch_floor,
                                 int32_t floor) {
-  if (rise_.active()) {
+  // A garbage collector's sawtooth longer than the floor's window: the epochs' floor
+  // climbs through each tooth and the collection drops it at once, well beyond its noise,
+  // tooth after tooth. The time from one such drop to the next, when the floor climbed
+  // back in between, is a cycle of the series, which the floor over a whole cycle (its
+  // trough) flattens, and a leak under it raises. The drops are no noise: left out of it.
+  const int32_t noise = (floor_noise_16_ + 15) / 16;
+  const bool sharp_drop =
+      previous_floor_ != kNoFloor &&
+      epoch_floor <= previous_floor_ - std::max(2 * config.min_rise_buckets, 6 * noise);
+  if (sharp_drop) {
+    const int32_t drop = previous_floor_ - epoch_floor;
+    if (last_sharp_drop_t_ > 0 && t - last_sharp_drop_t_ <= kLongestSawtoothSeconds &&
+        previous_floor_ - last_drop_bottom_ >= drop / 2) {
+      own_period_s_ =
+          std::max<int32_t>(own_period_s_, static_cast<int32_t>(t - last_sharp_drop_t_));
+    }
+    last_sharp_drop_t_ = t;
+    last_drop_bottom_ = epoch_floor;
+  } else if (rise_.active() && previous_floor_ != kNoFloor) {
     const int32_t step = std::abs(epoch_floor - previous_floor_) * 16;
     floor_noise_16_ += (step - floor_noise_16_) / 8;
   }
@@ -94,7 +112,7 @@ void SeriesState::TrackReleases(const DetectorConfig& config, int64_t t, int32_t
   if (pending_rise_s_ > 0) {
     if (floor <= pending_low_ + (pending_high_ - pending_low_) / 2) {
       // Back halfway down by itself: the series climbs and releases like that.
-      longest_released_rise_s_ = std::max(longest_released_rise_s_, pending_rise_s_);
+      longest_released_rise_s_ = std::max<int64_t>(longest_released_rise_s_, pending_rise_s_);
       // The time from one release to the next is the cycle: twice the rise for a swing,
       // about the rise for a ramp that drops at once.
       if (last_release_t_ > 0) {
@@ -110,10 +128,9 @@ void SeriesState::TrackReleases(const DetectorConfig& config, int64_t t, int32_t
   }
   if (rise_.Add(t, floor, config.climb_tolerance_buckets)) return;
   // A rise that stands well above the floor's own noise, and is not a blip.
-  const int32_t noise = (floor_noise_16_ + 15) / 16;
   if (rise_.rise() >= std::max(2 * config.min_rise_buckets, 6 * noise) && rise_.records() >= 2 &&
       rise_.duration() >= 3600) {
-    pending_rise_s_ = rise_.duration();
+    pending_rise_s_ = static_cast<int32_t>(std::min<int64_t>(rise_.duration(), INT32_MAX));
     pending_low_ = rise_.start_bucket();
     pending_high_ = rise_.max_bucket();
   }
@@ -313,6 +330,16 @@ EffectiveLimit SeriesState::Limit(uint64_t host_memory_bytes) const {
   return {host_memory_bytes, false};
 }
 
+int64_t SeriesState::LastHourAtOrBelow(int32_t bucket) const {
+  // The floor's rise may have started long after the floor left it (flat within the
+  // tolerance): the climb is as old as the last hour that still sat at its start.
+  for (int64_t hour = hourly_newest_; hour >= 0 && hour > hourly_newest_ - kHours; --hour) {
+    const int16_t floor = hourly_[hour % kHours];
+    if (floor != kNoHour && floor <= bucket) return (hour + 1) * 3600;
+  }
+  return rise_.start_time();
+}
+
 SeriesState::HourRange SeriesState::RangeBefore(int64_t before) const {
   HourRange range;
   if (hourly_newest_ < 0) return range;
@@ -331,7 +358,7 @@ SeriesState::HourRange SeriesState::RangeBefore(int64_t before) const {
 }
 
 bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketScale& scale,
-                                   int64_t now, const EffectiveLimit& limit) {
+                                   int64_t now, const EffectiveLimit& limit, double* eta) {
   urgent_epochs_ = 0;
   // An hour of points at least, and (cheap, before any fit) a rise worth reading.
   constexpr int kMinEpochs = 5;
@@ -351,9 +378,12 @@ bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketSca
     const double rise = line->end_bytes - line->start_bytes;
     const double meaningful =
         line->end_bytes * (std::pow(1 + config.bucket_width, 2 * config.min_rise_buckets) - 1);
+    // Steady: not slowing down (a warm-up), nor speeding up sharply (a burst of work
+    // setting off, or a climb that began within the line: a shorter line reads it alone).
     const bool steady =
         line->r2 >= kUrgentMinR2 && rise >= meaningful &&
-        line->newer_bytes_per_hour >= config.min_recent_slope_ratio * line->older_bytes_per_hour;
+        line->newer_bytes_per_hour >= config.min_recent_slope_ratio * line->older_bytes_per_hour &&
+        line->newer_bytes_per_hour <= kUrgentMaxSpeedUp * line->older_bytes_per_hour;
     if (!steady) continue;
     // Above everything the series held in the days before the climb, its restarts
     // included, by a quarter of how far its highest stood above its usual (the median
@@ -367,7 +397,10 @@ bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketSca
                                          (before.high - before.median) / 4)) {
       return false;
     }
-    const double headroom = std::max(0.0, static_cast<double>(limit.bytes) - line->end_bytes);
+    // An epoch's minimum of a rising series is where the epoch began: the level now is an
+    // epoch further up the line.
+    const double level = line->end_bytes + line->bytes_per_hour * config.epoch_seconds / 3600.0;
+    const double headroom = std::max(0.0, static_cast<double>(limit.bytes) - level);
     const double eta_hours = headroom / line->bytes_per_hour;
     // A climb that slows down, a warm-up, levels off where a decay of its pace takes it:
     // a newer half at r times the older's pace decays with tau = (hours / 2) / ln(1/r),
@@ -381,6 +414,7 @@ bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketSca
     // is larger when a day of the series' own history stands behind the climb.
     const bool seasoned = climb_start - first_seen_ >= config.established_seconds;
     const double patience = seasoned ? kSeasonedPatience : kYoungPatience;
+    *eta = eta_hours;
     if (eta_hours <= patience * std::max(1.0, line->hours)) {
       urgent_epochs_ = static_cast<uint8_t>(n);
       return true;
@@ -421,7 +455,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   const int64_t cycle = std::max(own_period, 2 * context.component_released_rise_s);
   const int64_t window = std::min<int64_t>(cycle + 3600, int64_t{kJudgedHours - 1} * 3600);
   const int64_t previous_window = cycle_window_s_;
-  cycle_window_s_ = cycle > 0 ? window : 0;
+  cycle_window_s_ = cycle > 0 ? static_cast<int32_t>(window) : 0;
   const bool longer_cycle = cycle_window_s_ >= previous_window + 3600;
   const int32_t floor = cycle > 0 ? std::min(hour_floor, MinOverHours(now, window)) : hour_floor;
   if (longer_cycle && hist_started_) {
@@ -453,7 +487,15 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
     AddToHistogram(floor, 1);
   } else if (settling) {
     excursion_.Reset();
-    if (past_grace) {
+    // The level a new instance or a warm-up settles at is learnt, once it settles: a floor
+    // still climbing past the normal range is not settled yet. A leak behind a cache that
+    // refills after a restart climbs past the cache's old level and never settles; taking
+    // each of its levels as normal on the way would launder it.
+    const bool climbing_past_normal =
+        floor > NormalHigh(config) + config.normal_high_margin_buckets &&
+        trend_.run() >= floor_epochs_ &&
+        trend_.Newest() - trend_.Newest(floor_epochs_ - 1) >= config.min_rise_buckets;
+    if (past_grace && !climbing_past_normal) {
       AddToHistogram(floor, static_cast<uint16_t>(std::max<uint32_t>(1, hist_total_ / 16)));
     }
   } else if (!excursion_.active()) {
@@ -492,8 +534,13 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   // Evidence starts when growth stops slowing down: a climb whose second half is slower
   // than its first is a warm-up, a cache filling, a new version settling — what follows
   // it is judged on its own, so a leak behind a warm-up is not hidden by it.
+  // Under a short cycle (a long garbage collector's sawtooth) the judged floor rises as a
+  // staircase, one stair a cycle, and a climb over one stair always looks slowed down:
+  // slowing down is read over two cycles there.
+  const int64_t short_cycle =
+      cycle_window_s_ <= kLongestSawtoothSeconds + 3600 ? int64_t{cycle_window_s_} : 0;
   for (Climb* climb : {&instance_climb_, &excursion_}) {
-    if (climb->active() && climb->duration() >= 2 * 3600 &&
+    if (climb->active() && climb->duration() >= std::max<int64_t>(2 * 3600, 2 * short_cycle) &&
         SlowingDown(config, *climb, config.min_recent_slope_ratio / 2)) {
       // A rise that decays like exp(-t/tau) climbs, over a stretch of duration d, with a
       // second half exp(-d/2tau) times as steep as its first: that gives tau. Its tail
@@ -571,16 +618,21 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   // of its component's hosts, climb and release (batch work, a daily load): that is what
   // it does, however steep.
   const int64_t usual_rise = std::max(longest_released_rise_s_, context.component_released_rise_s);
-  const bool usual = rise_.active() && usual_rise > 0 && rise_.duration() <= usual_rise * 5 / 4;
+  const bool usual =
+      usual_rise > 0 && rise_.active() &&
+      now - LastHourAtOrBelow(rise_.start_bucket() + config.min_rise_buckets) <= usual_rise * 5 / 4;
+  double eta_hours = 0;
   if (!verdict.rule && !usual &&
-      ApproachingLimit(config, scale, now, Limit(context.host_memory_bytes))) {
+      ApproachingLimit(config, scale, now, Limit(context.host_memory_bytes), &eta_hours)) {
     verdict.rule = SuspectRule::kApproachingLimit;
   }
   // A climb rule flags only when its verdict is read twice within an hour: the shape
   // tests are read every epoch, and one near its threshold passes by chance on some epoch
-  // sooner or later; a leak passes them again.
+  // sooner or later; a leak passes them again. But for a limit too near to wait an epoch.
   if (verdict.rule) {
-    const bool confirmed = last_rule_pass_ >= 0 && now - last_rule_pass_ <= 3600;
+    const bool no_time = verdict.rule == SuspectRule::kApproachingLimit &&
+                         eta_hours * 3600 <= 4 * config.epoch_seconds;
+    const bool confirmed = no_time || (last_rule_pass_ >= 0 && now - last_rule_pass_ <= 3600);
     last_rule_pass_ = now;
     if (!confirmed) verdict.rule.reset();
   }
@@ -605,7 +657,12 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, const BucketScal
       ended.rise() >= 2 * config.min_rise_buckets &&
       ended.records() >= std::max(2, config.min_records / 2) &&
       ended.Steadiness(std::log1p(config.bucket_width)) >= config.restart_min_recent_slope_ratio &&
-      !SlowingDown(config, ended, config.restart_min_recent_slope_ratio) &&
+      (!SlowingDown(config, ended, config.restart_min_recent_slope_ratio) ||
+       // A long instance behind a cache that refilled after its start: the refill's tail
+       // slows its first half, and its later thirds climb evenly.
+       (ended.duration() >= kLongInstanceClimbSeconds &&
+        ended.LateRatio(std::log1p(config.bucket_width)) >=
+            config.restart_min_recent_slope_ratio)) &&
       ended.StillRising(last_sample_, config.level_off_seconds);
   if (died_climbing) {
     if (instances_died_climbing_ == 0) died_climbing_since_ = ended.start_time();
@@ -613,7 +670,7 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, const BucketScal
     const double grown = scale.BytesAt(ended.max_bucket()) - scale.BytesAt(ended.start_bucket());
     last_instance_growth_ = grown / (static_cast<double>(ended.duration()) / 3600.0);
     last_instance_rise_ = ended.rise();
-    last_instance_climb_s_ = ended.duration();
+    last_instance_climb_s_ = static_cast<int32_t>(std::min<int64_t>(ended.duration(), INT32_MAX));
   } else {
     instances_died_climbing_ = 0;
   }
@@ -680,6 +737,9 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, const BucketScal
   }
   trend_.Reset();
   urgent_epochs_ = 0;
+  // A restart's low start is no collection.
+  previous_floor_ = kNoFloor;
+  last_sharp_drop_t_ = 0;
   instance_first_kib_ = 0;
   return verdict;
 }

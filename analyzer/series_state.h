@@ -186,8 +186,9 @@ class SeriesState {
   // evidence would cost: the closer the limit, the shorter the climb needed. Judged from
   // the instance's start (start-up included), above everything the series held before
   // the climb; a series watched for less than a day before it must be nearer still.
+  // `eta_hours`: when the line meets the limit, once a steady line was read.
   bool ApproachingLimit(const DetectorConfig& config, const BucketScale& scale, int64_t now,
-                        const EffectiveLimit& limit);
+                        const EffectiveLimit& limit, double* eta_hours);
   // The highest and the median hourly minimum before `before`, over the ring (three days,
   // its earlier instances included): what the series did before a climb. kNoHour when
   // nothing is known.
@@ -196,12 +197,16 @@ class SeriesState {
     int32_t median = kNoHour;
   };
   HourRange RangeBefore(int64_t before) const;
+  // The end of the last hour whose minimum sat at or below `bucket` (what the floor's rise
+  // started from): how long it has climbed. The rise's start when no hour in the ring did.
+  int64_t LastHourAtOrBelow(int32_t bucket) const;
   // The approaching-limit rule: a line through an hour or more of epochs explaining this
   // share of their variance; the wait it allows, in hours of climb, with and without a day
   // of history before the climb.
   static constexpr double kUrgentMinR2 = 0.9;
   static constexpr double kSeasonedPatience = 6;
   static constexpr double kYoungPatience = 1;
+  static constexpr double kUrgentMaxSpeedUp = 2;  // the newer half's pace over the older's
   // The OOM-kill rule: an instance killed at the end of a steady climb (a line explaining
   // this share, rising at least this share of its room to the limit, its halves within
   // this ratio of each other), this many in a row.
@@ -212,6 +217,12 @@ class SeriesState {
   // Longest rising half of a daily swing: a streak of instances that died climbing and
   // spans more than this is no swing.
   static constexpr int64_t kDailyRiseSeconds = 20 * 3600;
+  // An instance that climbed this long is judged by its later thirds when its halves
+  // disagree (LateRatio).
+  static constexpr int64_t kLongInstanceClimbSeconds = 12 * 3600;
+  // The longest garbage collection cycle taken for one: drops further apart are left to
+  // the released rises (batch work, daily load).
+  static constexpr int64_t kLongestSawtoothSeconds = 6 * 3600;
   // Every hour of the last day (but for a few hours' noise) sat higher than a day
   // earlier, which sat higher than the day before, by a rise that means something and
   // without slowing down: a leak under a daily swing, whose troughs rise as a staircase
@@ -236,7 +247,6 @@ class SeriesState {
   int64_t first_seen_ = 0;
   int64_t instance_start_ = 0;
   int64_t plateau_since_ = 0;
-  int64_t last_instance_climb_s_ = 0;
   uint64_t epoch_min_ = 0;
   uint64_t instance_hash_ = 0;
   uint64_t previous_instance_hash_ = 0;
@@ -253,8 +263,14 @@ class SeriesState {
   // How much the floor moves from epoch to epoch on its own (EWMA, in 1/16 bucket):
   // a rise must stand well above it to count as released rather than noise.
   int32_t floor_noise_16_ = 0;
-  int32_t previous_floor_ = 0;
-  int32_t own_period_s_ = 0;  // release to release (0: fewer than two releases)
+  static constexpr int32_t kNoFloor = INT32_MIN;
+  int32_t previous_floor_ = kNoFloor;
+  int32_t last_drop_bottom_ = 0;  // where the last sharp drop took the epochs' floor
+  int32_t own_period_s_ = 0;      // release to release (0: fewer than two releases)
+  // Durations, in 32 bits (68 years):
+  int32_t last_instance_climb_s_ = 0;
+  int32_t pending_rise_s_ = 0;  // the rise that ended, until released or gone on
+  int32_t cycle_window_s_ = 0;  // the window of the judged floor (0: the floor itself)
   std::array<uint16_t, kBins> hist_{};
   Climb instance_climb_;
   Climb excursion_;
@@ -267,7 +283,6 @@ class SeriesState {
   // one released is what the series normally does. A rise that ended is pending until
   // the floor is back halfway down (released) or above its high again (it went on).
   Climb rise_;
-  int64_t pending_rise_s_ = 0;
   int64_t longest_released_rise_s_ = 0;
   int64_t last_release_t_ = 0;
   int32_t pending_low_ = 0;
@@ -282,9 +297,10 @@ class SeriesState {
   // the floor level, it is a finished warm-up of this length.
   int64_t warmup_start_ = -1;
   int64_t longest_warmup_s_ = 0;
-  int64_t cycle_window_s_ = 0;  // the window of the judged floor (0: the floor itself)
   // When the streak of instances that died climbing began (their first climb's start).
   int64_t died_climbing_since_ = 0;
+  // The last sharp drop of the epochs' floor (a collection), for a sawtooth's period.
+  int64_t last_sharp_drop_t_ = 0;
   // The current instance's epochs: the floor, and the line the limit rules read.
   EpochTrend trend_;
   // The memory limit (0: none of its own), and the OOM kill counter's last value

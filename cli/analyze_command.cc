@@ -35,6 +35,11 @@ nlohmann::ordered_json SuspectJson(const analyzer::Suspect& s) {
   j["normal_bytes"] = s.normal_bytes;
   j["eta_to_oom_seconds"] =
       s.eta_to_oom_seconds ? nlohmann::ordered_json(*s.eta_to_oom_seconds) : nullptr;
+  // What runs out first, the cgroup's limit or the host's memory (null: neither known).
+  j["limited_by"] = s.limited_by.empty() ? nullptr : nlohmann::ordered_json(s.limited_by);
+  j["limit_bytes"] = s.limit_bytes > 0 ? nlohmann::ordered_json(s.limit_bytes) : nullptr;
+  j["headroom_bytes"] = s.limit_bytes > 0 ? nlohmann::ordered_json(s.headroom_bytes) : nullptr;
+  j["oom_kills"] = s.oom_kills;
   return j;
 }
 
@@ -60,9 +65,14 @@ std::map<std::string, analyzer::RolloutFinding> CorrelateVersions(
   }
   // Each suspected component's instances with a version, by series, in start order.
   std::map<uint32_t, std::vector<const SampleTrack*>> by_series;
-  for (const SampleTrack& t : table.tracks) {
+  for (uint32_t id = 0; id < table.tracks.size(); ++id) {
+    const SampleTrack& t = table.tracks[id];
     const SampleSeries& series = table.series[t.series];
-    if (t.version.empty() || !leaking.contains(table.components[series.component])) continue;
+    // An instance's version is on its first track; the others are its limit changes.
+    if (t.instance_track != id || t.version.empty() ||
+        !leaking.contains(table.components[series.component])) {
+      continue;
+    }
     by_series[t.series].push_back(&t);
   }
   std::map<std::string, std::vector<analyzer::HostVersions>> fleets;
@@ -113,13 +123,16 @@ void ReplaySamples(const SampleTable& table, analyzer::LeakDetector& detector) {
   struct Track {
     analyzer::LeakDetector::SeriesId series;
     std::string_view instance;
+    analyzer::LimitReading limit;
   };
   std::vector<Track> tracks;
   tracks.reserve(table.tracks.size());
-  for (const SampleTrack& t : table.tracks) tracks.push_back({series_ids[t.series], t.instance});
+  for (const SampleTrack& t : table.tracks) {
+    tracks.push_back({series_ids[t.series], t.instance, {t.limit_bytes, t.oom_kills}});
+  }
   for (const SampleRow& row : table.rows) {
     const Track& track = tracks[row.track];
-    detector.Observe(track.series, row.timestamp, track.instance, row.bytes);
+    detector.Observe(track.series, row.timestamp, track.instance, row.bytes, track.limit);
   }
   detector.AdvanceTo(int64_t{table.max_timestamp} + detector.config().epoch_seconds);
 }

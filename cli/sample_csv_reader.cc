@@ -23,10 +23,20 @@ namespace drip::cli {
 namespace {
 
 // The contract's five columns, then the optional ones.
-enum Column : int { kTimestamp, kHost, kComponent, kInstance, kBytes, kVersion, kNumColumns };
+enum Column : int {
+  kTimestamp,
+  kHost,
+  kComponent,
+  kInstance,
+  kBytes,
+  kVersion,
+  kLimitBytes,
+  kOomKills,
+  kNumColumns
+};
 constexpr int kNumRequiredColumns = kVersion;
 constexpr std::array<std::string_view, kNumColumns> kColumnNames = {
-    "timestamp", "host", "component", "instance", "bytes", "version"};
+    "timestamp", "host", "component", "instance", "bytes", "version", "limit_bytes", "oom_kills"};
 constexpr std::string_view kHeaderHint = "timestamp,host,component,instance,bytes";
 
 constexpr uint32_t kNoTrack = UINT32_MAX;
@@ -85,8 +95,13 @@ class Parser {
     return false;
   }
   std::string FieldName(size_t col) const;
-  uint32_t Track(std::string_view host, std::string_view component, std::string_view instance);
-  uint32_t NewTrack(std::string_view host, std::string_view component, std::string_view instance);
+  uint32_t Track(std::string_view host, std::string_view component, std::string_view instance,
+                 uint64_t limit_bytes, std::optional<uint64_t> oom_kills);
+  uint32_t NewTrack(std::string_view host, std::string_view component, std::string_view instance,
+                    uint64_t limit_bytes, std::optional<uint64_t> oom_kills);
+  // An optional non-negative integer field (`limit_bytes`, `oom_kills`): nullopt when the
+  // column is absent or the field empty; false (error_ set) when it is not a number.
+  bool OptionalNumber(Column column, std::optional<uint64_t>* out);
 
   const std::string source_;
   const SampleCsvOptions options_;
@@ -111,6 +126,8 @@ class Parser {
   absl::flat_hash_map<std::string, uint32_t> host_ids_;
   absl::flat_hash_map<std::string, uint32_t> component_ids_;
   absl::flat_hash_map<uint64_t, uint32_t> series_ids_;
+  // Each (series, instance)'s first track.
+  absl::flat_hash_map<std::string, uint32_t> instance_tracks_;
 };
 
 absl::Status Parser::Line(std::string_view line) {
@@ -263,6 +280,11 @@ bool Parser::Row(std::string_view line) {
   const std::string_view bytes_text = fields_[col_of_[kBytes]];
   const std::string_view version =
       col_of_[kVersion] != SIZE_MAX ? fields_[col_of_[kVersion]] : std::string_view();
+  std::optional<uint64_t> limit_bytes;
+  std::optional<uint64_t> oom_kills;
+  if (!OptionalNumber(kLimitBytes, &limit_bytes) || !OptionalNumber(kOomKills, &oom_kills)) {
+    return false;
+  }
 
   uint64_t ts = 0;
   {
@@ -300,8 +322,8 @@ bool Parser::Row(std::string_view line) {
     t.min_timestamp = std::min(t.min_timestamp, timestamp);
     t.max_timestamp = std::max(t.max_timestamp, timestamp);
   }
-  const uint32_t track_id = Track(host, component, instance);
-  SampleTrack& track = t.tracks[track_id];
+  const uint32_t track_id = Track(host, component, instance, limit_bytes.value_or(0), oom_kills);
+  SampleTrack& track = t.tracks[t.tracks[track_id].instance_track];
   track.first_timestamp = std::min(track.first_timestamp, timestamp);
   if (!version.empty() && track.version.empty()) {
     track.version = std::string(version);
@@ -311,10 +333,29 @@ bool Parser::Row(std::string_view line) {
   return true;
 }
 
-uint32_t Parser::Track(std::string_view host, std::string_view component,
-                       std::string_view instance) {
-  // Lengths first, so that no choice of characters makes two triples share a key.
+bool Parser::OptionalNumber(Column column, std::optional<uint64_t>* out) {
+  if (col_of_[column] == SIZE_MAX) return true;
+  const std::string_view text = fields_[col_of_[column]];
+  if (text.empty()) return true;
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ptr != end || ec != std::errc()) {
+    return Problem(fmt::format("field '{}': {} is not a non-negative integer (or empty)",
+                               kColumnNames[column], Quote(text)));
+  }
+  *out = value;
+  return true;
+}
+
+uint32_t Parser::Track(std::string_view host, std::string_view component, std::string_view instance,
+                       uint64_t limit_bytes, std::optional<uint64_t> oom_kills) {
+  // Fixed-size fields and lengths first, so that no choice of characters makes two
+  // tuples share a key.
   key_.clear();
+  const uint64_t kills = oom_kills ? *oom_kills : UINT64_MAX;
+  key_.append(reinterpret_cast<const char*>(&limit_bytes), sizeof(limit_bytes));
+  key_.append(reinterpret_cast<const char*>(&kills), sizeof(kills));
   AppendLength(&key_, host.size());
   AppendLength(&key_, component.size());
   key_.append(host);
@@ -325,7 +366,7 @@ uint32_t Parser::Track(std::string_view host, std::string_view component,
   if (auto it = track_ids_.find(key_); it != track_ids_.end()) {
     track = it->second;
   } else {
-    track = NewTrack(host, component, instance);
+    track = NewTrack(host, component, instance, limit_bytes, oom_kills);
     track_ids_.emplace(key_, track);
   }
   last_key_ = key_;
@@ -334,7 +375,8 @@ uint32_t Parser::Track(std::string_view host, std::string_view component,
 }
 
 uint32_t Parser::NewTrack(std::string_view host, std::string_view component,
-                          std::string_view instance) {
+                          std::string_view instance, uint64_t limit_bytes,
+                          std::optional<uint64_t> oom_kills) {
   SampleTable& t = *table_;
   auto intern = [](absl::flat_hash_map<std::string, uint32_t>& ids, std::vector<std::string>& names,
                    std::string_view name) {
@@ -347,8 +389,12 @@ uint32_t Parser::NewTrack(std::string_view host, std::string_view component,
   auto [it, inserted] = series_ids_.try_emplace(uint64_t{host_id} << 32 | component_id,
                                                 static_cast<uint32_t>(t.series.size()));
   if (inserted) t.series.push_back(SampleSeries{host_id, component_id});
-  t.tracks.push_back(SampleTrack{it->second, std::string(instance), "", UINT32_MAX});
-  return static_cast<uint32_t>(t.tracks.size() - 1);
+  const auto id = static_cast<uint32_t>(t.tracks.size());
+  // The instance's first track, by the key's names part (after the limit and the kills).
+  const auto first = instance_tracks_.try_emplace(key_.substr(2 * sizeof(uint64_t)), id).first;
+  t.tracks.push_back(SampleTrack{it->second, std::string(instance), "", UINT32_MAX, limit_bytes,
+                                 oom_kills, first->second});
+  return id;
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // SampleCsvReader: reads the `dripctl analyze` input, a CSV of memory samples
-// (timestamp,host,component,instance,bytes, rows in any order, and optionally a `version`
-// column naming what each instance runs), into a compact in-memory
-// SampleTable that can be sorted by time and replayed into the leak detector.
+// (timestamp,host,component,instance,bytes, rows in any order), into a compact in-memory
+// SampleTable that can be sorted by time and replayed into the leak detector. Optional
+// columns, found by their header names: `version` (what each instance runs),
+// `limit_bytes` (the memory limit the component runs under, its cgroup's; empty for the
+// host's) and `oom_kills` (the kernel's cumulative count of OOM kills in that cgroup;
+// empty when unknown).
 //
 // Built for tens of millions of rows: the file is read in large chunks with read(2)
 // (not mmap, whose file pages would count against the process's RSS), fields are split
@@ -11,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,14 +36,21 @@ struct SampleSeries {
   uint32_t component;  // index into SampleTable::components
 };
 
-// A (series, instance) pair. Rows point at tracks rather than carrying both ids, which
-// keeps a row at 16 bytes; there are few tracks (series × restarts).
+// A (series, instance, limit, kills) tuple. Rows point at tracks rather than carrying
+// them, which keeps a row at 16 bytes; there are few tracks (series × restarts × the
+// rare changes of a limit or a kill count).
 struct SampleTrack {
   uint32_t series;  // index into SampleTable::series
   std::string instance;
-  // The optional `version` column: what the instance runs (its first non-empty value).
+  // The optional `version` column: what the instance runs (its first non-empty value),
+  // kept on the instance's first track.
   std::string version;
-  uint32_t first_timestamp = 0;  // the instance's earliest row
+  uint32_t first_timestamp = 0;       // the instance's earliest row (on its first track)
+  uint64_t limit_bytes = 0;           // `limit_bytes`; 0 when empty: the host's memory
+  std::optional<uint64_t> oom_kills;  // `oom_kills`; nullopt when empty or absent
+  // The instance's first track: where its version and first timestamp are kept. Tracks
+  // of the same instance differ only in their limit or kill count.
+  uint32_t instance_track = 0;
 };
 
 struct SampleTable {

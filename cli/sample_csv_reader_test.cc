@@ -212,6 +212,40 @@ TEST_F(SampleCsvReaderTest, OptionalVersionColumnNamesWhatEachInstanceRunsFromIt
   EXPECT_FALSE(without->has_versions);
 }
 
+TEST_F(SampleCsvReaderTest, OptionalLimitAndOomKillColumnsAreReadPerRowAndMayBeEmpty) {
+  auto table = Read(
+      "timestamp,host,component,instance,bytes,limit_bytes,oom_kills\n"
+      "100,web-1,svc:a.service,1@1,1000,4096,0\n"
+      "160,web-1,svc:a.service,1@1,1100,4096,0\n"
+      "220,web-1,svc:a.service,1@1,1200,8192,1\n"
+      "280,web-1,svc:b.service,2@1,500,,\n");
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->rows.size(), 4u);
+  // A limit or a kill count that changes is a new track of the same instance.
+  ASSERT_EQ(table->tracks.size(), 3u);
+  EXPECT_EQ(table->tracks[0].limit_bytes, 4096u);
+  EXPECT_EQ(table->tracks[0].oom_kills, 0u);
+  EXPECT_EQ(table->tracks[1].limit_bytes, 8192u);
+  EXPECT_EQ(table->tracks[1].oom_kills, 1u);
+  EXPECT_EQ(table->tracks[1].instance, "1@1");
+  EXPECT_EQ(table->tracks[1].instance_track, 0u);
+  EXPECT_EQ(table->tracks[0].first_timestamp, 100u);  // the instance's, on its first track
+  // Empty: the host's memory, and no count reported.
+  EXPECT_EQ(table->tracks[2].limit_bytes, 0u);
+  EXPECT_FALSE(table->tracks[2].oom_kills.has_value());
+  EXPECT_EQ(table->tracks[2].instance_track, 2u);
+
+  auto bad = Read(
+      "timestamp,host,component,instance,bytes,oom_kills\n"
+      "100,web-1,svc:a.service,1@1,1000,3\n"
+      "160,web-1,svc:a.service,1@1,1100,-1\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(bad.status().message()).find(":3: field 'oom_kills': \"-1\""),
+            std::string::npos)
+      << bad.status();
+}
+
 TEST_F(SampleCsvReaderTest, HandlesQuotedFieldsWithCommas) {
   auto table = Read(std::string(kHeader) +
                     "100,\"web,1\",\"svc:\"\"odd\"\".service\",\"\",5\n"

@@ -2,8 +2,10 @@
 // at 60 s with a little seeded noise, as an agent would sample it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,6 +25,8 @@ struct Point {
   std::string instance;
   double bytes;
   bool silent = false;
+  uint64_t limit_bytes = 0;           // the series' memory limit (0: none of its own)
+  std::optional<uint64_t> oom_kills;  // its cgroup's OOM kills so far, when reported
 };
 using Shape = std::function<Point(int64_t t)>;
 
@@ -35,8 +39,11 @@ inline void Feed(LeakDetector& detector, const std::string& host, const std::str
     const Point p = shape(t);
     const double jitter = noise(rng);
     if (p.silent) continue;
-    detector.Observe(host, component, kStart + t, p.instance,
-                     static_cast<uint64_t>(p.bytes * (1 + jitter)));
+    // The kernel keeps a cgroup under its limit.
+    double bytes = p.bytes * (1 + jitter);
+    if (p.limit_bytes > 0) bytes = std::min(bytes, static_cast<double>(p.limit_bytes));
+    detector.Observe(host, component, kStart + t, p.instance, static_cast<uint64_t>(bytes),
+                     {p.limit_bytes, p.oom_kills});
   }
 }
 
