@@ -583,17 +583,18 @@ TEST(LeakDetectorHazardTest, ALeakRolledOutToACacheThatWarmsUpForHoursIsFlaggedW
   }
 }
 
-// Watching starts on a service already leaking 40 MiB/h under daily batch ramps of 8 h:
-// its first day cannot tell the ramp from a leak, but the second ramp starts higher.
+// Watching starts on an 8 GiB service already leaking 40 MiB/h (0.5 %/h) under daily
+// batch ramps of 10 h: its first day cannot tell the ramp from a leak; hour by hour
+// against the day before, it can, within the second.
 TEST(LeakDetectorHazardTest, AFastLeakAlreadyRunningUnderDailyBatchRampsIsFlaggedWithinTwoDays) {
   auto suspects = RunOneSeries(
       [](int64_t t) {
-        return Point{"100@1", 1000 * kMiB * BatchRamp(t, 3 * kHour, 8 * kHour, 0.5) +
+        return Point{"100@1", 8192 * kMiB * BatchRamp(t, 3 * kHour, 10 * kHour, 0.3) +
                                   40 * kMiB * (t + 20 * kHour) / kHour};
       },
-      4);
+      5);
   ASSERT_EQ(suspects.size(), 1u) << Reasons(suspects);
-  EXPECT_LT(suspects[0].first_flagged - kStart, 2 * kDay) << Reasons(suspects);
+  EXPECT_LT(suspects[0].first_flagged - kStart, 36 * kHour) << Reasons(suspects);
 }
 
 }  // namespace

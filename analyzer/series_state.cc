@@ -380,9 +380,13 @@ bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketSca
         line->end_bytes * (std::pow(1 + config.bucket_width, 2 * config.min_rise_buckets) - 1);
     // Steady: not slowing down (a warm-up), nor speeding up sharply (a burst of work
     // setting off, or a climb that began within the line: a shorter line reads it alone).
+    // Within an instance's start-up grace, where warm-ups are, the line must not slow
+    // down at all: a warm-up's first hour slows by a quarter, a leak's does not.
+    const bool starting = now < instance_start_ + config.startup_grace_seconds;
+    const double least_ratio = starting ? kStartingMinHalfRatio : config.min_recent_slope_ratio;
     const bool steady =
         line->r2 >= kUrgentMinR2 && rise >= meaningful &&
-        line->newer_bytes_per_hour >= config.min_recent_slope_ratio * line->older_bytes_per_hour &&
+        line->newer_bytes_per_hour >= least_ratio * line->older_bytes_per_hour &&
         line->newer_bytes_per_hour <= kUrgentMaxSpeedUp * line->older_bytes_per_hour;
     if (!steady) continue;
     // Above everything the series held in the days before the climb, its restarts
@@ -391,7 +395,12 @@ bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketSca
     // whatever its pace, and their size wanders. An hour's slot of the ring is the least
     // epoch of its hour, as the floor is of the last hour.
     const int64_t climb_start = now - static_cast<int64_t>(line->hours * 3600);
-    const HourRange before = RangeBefore(climb_start);
+    HourRange before = RangeBefore(climb_start);
+    if (previous_instance_top_ != kNoTop) {
+      before.high = before.high == kNoHour ? previous_instance_top_
+                                           : std::max<int32_t>(before.high, previous_instance_top_);
+      if (before.median == kNoHour) before.median = previous_instance_top_;
+    }
     if (before.high != kNoHour &&
         Floor() < before.high + std::max(config.normal_high_margin_buckets,
                                          (before.high - before.median) / 4)) {
@@ -439,11 +448,12 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   // An instance's first epoch began with the instance, mid-epoch: too short to place.
   trend_.Add(now, scale.BucketOf(epoch_min_), config.epoch_seconds,
              trend_.count() == 0 && instance_start_ > epoch_start_);
+  instance_top_ = std::max<int16_t>(instance_top_, static_cast<int16_t>(trend_.Newest()));
   floor_epochs_ = static_cast<uint8_t>(std::clamp(config.floor_epochs, 1, EpochTrend::kEpochs));
 
   const int32_t hour_floor = Floor();
   const int64_t hour_before = hourly_newest_;
-  AddHourly(now, scale.BucketOf(epoch_min_));
+  AddHourly(now, hour_floor);
   TrackReleases(config, now, scale.BucketOf(epoch_min_), hour_floor);
   verdict.longest_released_rise_s = longest_released_rise_s_;
   // What repeats is normal: when the series (or another host of its component) climbs
@@ -735,6 +745,8 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, const BucketScal
   if (hourly_newest_ >= 0 && t / 3600 <= hourly_newest_ && t / 3600 > hourly_newest_ - kHours) {
     hourly_[(t / 3600) % kHours] = kNoHour;
   }
+  previous_instance_top_ = instance_top_;
+  instance_top_ = kNoTop;
   trend_.Reset();
   urgent_epochs_ = 0;
   // A restart's low start is no collection.

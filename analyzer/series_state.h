@@ -206,7 +206,8 @@ class SeriesState {
   static constexpr double kUrgentMinR2 = 0.9;
   static constexpr double kSeasonedPatience = 6;
   static constexpr double kYoungPatience = 1;
-  static constexpr double kUrgentMaxSpeedUp = 2;  // the newer half's pace over the older's
+  static constexpr double kUrgentMaxSpeedUp = 2;        // the newer half's pace over the older's
+  static constexpr double kStartingMinHalfRatio = 0.9;  // ... its least, in start-up grace
   // The OOM-kill rule: an instance killed at the end of a steady climb (a line explaining
   // this share, rising at least this share of its room to the limit, its halves within
   // this ratio of each other), this many in a row.
@@ -241,6 +242,11 @@ class SeriesState {
   uint8_t instances_killed_growing_ = 0;
   // The epochs the approaching-limit rule's line spans (0: it did not pass).
   uint8_t urgent_epochs_ = 0;
+  // The highest epoch minimum of this instance and of the one before it (kNoTop: none):
+  // what an instance restarted during its warm-up reached, which the hourly minima miss.
+  static constexpr int16_t kNoTop = INT16_MIN;
+  int16_t instance_top_ = kNoTop;
+  int16_t previous_instance_top_ = kNoTop;
   int64_t epoch_start_ = -1;
   int64_t epoch_last_sample_ = 0;
   int64_t last_sample_ = 0;
