@@ -148,7 +148,7 @@ void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_vie
 
   if (!s.started()) {
     s.Begin(align(timestamp_s), timestamp_s, instance_hash, bytes);
-    s.ReadLimit(limit);
+    ReadLimit(s, limit);
     d.instances[series].assign(instance);
     return;
   }
@@ -171,7 +171,7 @@ void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_vie
     }
     // Read before the restart is judged: the kill that ended the instance shows in the
     // new instance's first sample.
-    s.ReadLimit(limit);
+    ReadLimit(s, limit);
     ++counters_.restarts;
     CloseEpoch(series);
     const EpochVerdict verdict =
@@ -181,7 +181,7 @@ void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_vie
     Judge(series, verdict, timestamp_s);
     return;
   }
-  s.ReadLimit(limit);
+  ReadLimit(s, limit);
   if (timestamp_s >= s.epoch_start() + epoch) {
     if (timestamp_s - s.last_sample() > config_.max_gap_seconds) {
       ++counters_.gaps;
@@ -200,10 +200,18 @@ uint64_t LeakDetector::HostMemory(SeriesId series) const {
   return memory > 0 ? memory : config_.default_host_memory_bytes;
 }
 
+void LeakDetector::ReadLimit(SeriesState& s, const LimitReading& limit) {
+  const uint32_t before = s.oom_kills();
+  s.ReadLimit(limit);
+  counters_.oom_kills += s.oom_kills() - before;
+}
+
 void LeakDetector::ObserveOomVictim(SeriesId series, int64_t timestamp_s) {
   SeriesState& s = impl_->states[series];
   if (!s.started() || timestamp_s < s.epoch_start() - config_.max_lateness_seconds) return;
+  const uint32_t before = s.oom_kills();
   s.CountOomVictim();
+  counters_.oom_kills += s.oom_kills() - before;
 }
 
 void LeakDetector::CloseEpoch(SeriesId series) {

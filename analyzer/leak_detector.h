@@ -38,6 +38,7 @@ struct DetectorCounters {
   uint64_t restarts = 0;              // instance changes seen
   uint64_t gaps = 0;                  // silences longer than max_gap_seconds
   uint64_t epochs_closed = 0;
+  uint64_t oom_kills = 0;  // of the series, each once (cgroup counters or victims)
 };
 
 class LeakDetector {
@@ -119,6 +120,8 @@ class LeakDetector {
  private:
   struct Impl;
   void CloseEpoch(SeriesId series);
+  // Reads a sample's limit and kill count into `s`, counting the kills it adds.
+  void ReadLimit(SeriesState& s, const LimitReading& limit);
   // The host's memory for a series (the config's default when unknown; 0: neither).
   uint64_t HostMemory(SeriesId series) const;
   // Turns a verdict into a suspect, or refreshes the suspect's evidence.

@@ -186,6 +186,7 @@ nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
   summary["restarts"] = counters.restarts;
   summary["gaps"] = counters.gaps;
   summary["epochs_closed"] = counters.epochs_closed;
+  summary["oom_kills"] = counters.oom_kills;
   report["summary"] = std::move(summary);
   return report;
 }

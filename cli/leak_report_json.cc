@@ -16,6 +16,11 @@ nlohmann::ordered_json HostJson(const drip::v1::LeakHost& h) {
       h.has_eta_to_oom_seconds() ? nlohmann::ordered_json(h.eta_to_oom_seconds()) : nullptr;
   j["current_bytes"] = h.current_bytes();
   j["normal_bytes"] = h.normal_bytes();
+  j["limited_by"] = h.limited_by().empty() ? nullptr : nlohmann::ordered_json(h.limited_by());
+  j["limit_bytes"] = h.limit_bytes() > 0 ? nlohmann::ordered_json(h.limit_bytes()) : nullptr;
+  j["headroom_bytes"] =
+      h.limited_by().empty() ? nullptr : nlohmann::ordered_json(h.headroom_bytes());
+  j["oom_kills"] = h.oom_kills();
   j["first_flagged_s"] = h.first_flagged_s();
   j["last_flagged_s"] = h.last_flagged_s();
   j["active"] = h.active();

@@ -49,8 +49,8 @@ void RenderHosts(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalSt
     out << "none\n";
     return;
   }
-  TablePrinter table({"HOST", "INSTANCE", "VERSION", "GROWTH", "ETA", "CURRENT", "NORMAL", "SINCE",
-                      "ACTIVE", "SNAPSHOT"});
+  TablePrinter table({"HOST", "INSTANCE", "VERSION", "GROWTH", "ETA", "CURRENT", "NORMAL", "LIMIT",
+                      "HEADROOM", "SINCE", "ACTIVE", "SNAPSHOT"});
   for (const auto& h : r.hosts()) {
     std::string snapshot = OrDash(h.snapshot_state());
     if (!h.snapshot_error().empty()) snapshot += ": " + h.snapshot_error();
@@ -60,8 +60,10 @@ void RenderHosts(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalSt
     table.AddRow(
         {h.host(), OrDash(h.instance()), version, FormatByteRate(h.growth_bytes_per_hour()),
          FormatHostEta(h), FormatBytes(h.current_bytes()), FormatBytes(h.normal_bytes()),
+         FormatLimit(h.limited_by(), h.limit_bytes(), h.oom_kills()),
+         FormatHeadroom(h.limited_by(), h.headroom_bytes()),
          FormatAgo(SecondsToMs(h.first_flagged_s()), now_ms), h.active() ? "yes" : "no", snapshot});
-    if (h.snapshot_state() == "failed") table.AlertLastRowCell(9);
+    if (h.snapshot_state() == "failed") table.AlertLastRowCell(11);
   }
   table.Print(out, style);
   // The detector's reasons are sentences; they do not fit a column.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cli/leak_report_format.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "common/base/duration.h"
@@ -68,6 +69,11 @@ void RenderSuspects(const drip::v1::ListSuspectsResponse& response, bool json, i
            {"normal_bytes", s.normal_bytes()},
            {"eta_to_oom_seconds",
             s.has_eta_to_oom_seconds() ? nlohmann::json(s.eta_to_oom_seconds()) : nullptr},
+           {"limited_by", s.limited_by().empty() ? nullptr : nlohmann::json(s.limited_by())},
+           {"limit_bytes", s.limit_bytes() > 0 ? nlohmann::json(s.limit_bytes()) : nullptr},
+           {"headroom_bytes",
+            s.limited_by().empty() ? nullptr : nlohmann::json(s.headroom_bytes())},
+           {"oom_kills", s.oom_kills()},
            {"rule", s.rule()},
            {"reason", s.reason()},
            {"snapshot", s.has_snapshot() ? SnapshotJson(s.snapshot()) : nlohmann::json(nullptr)}});
@@ -87,12 +93,14 @@ void RenderSuspects(const drip::v1::ListSuspectsResponse& response, bool json, i
     out << "no leak suspects\n";
     return;
   }
-  TablePrinter table(
-      {"HOST", "COMPONENT", "INSTANCE", "GROWTH", "NOW", "NORMAL", "ETA OOM", "FLAGGED", "SCORE"});
+  TablePrinter table({"HOST", "COMPONENT", "INSTANCE", "GROWTH", "NOW", "NORMAL", "LIMIT",
+                      "HEADROOM", "ETA OOM", "RULE", "FLAGGED", "SCORE"});
   for (const auto& s : response.suspects()) {
     table.AddRow({s.host(), s.component(), s.instance().empty() ? "-" : s.instance(),
                   FormatBytes(static_cast<uint64_t>(s.growth_bytes_per_hour())) + "/h",
-                  FormatBytes(s.current_bytes()), FormatBytes(s.normal_bytes()), Eta(s),
+                  FormatBytes(s.current_bytes()), FormatBytes(s.normal_bytes()),
+                  FormatLimit(s.limited_by(), s.limit_bytes(), s.oom_kills()),
+                  FormatHeadroom(s.limited_by(), s.headroom_bytes()), Eta(s), s.rule(),
                   FormatAgo(s.first_flagged_s() * 1000, now_ms), fmt::format("{:.2f}", s.score())});
   }
   table.Print(out);

@@ -159,6 +159,9 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                             "(host, component) series the online leak detector follows")),
       detector_samples(Gauge(r, "drip_detector_samples",
                              "Component levels fed to the detector since start (incl. rebuild)")),
+      detector_oom_kills(Gauge(r, "drip_detector_oom_kills",
+                               "OOM kills of the series the detector watches, since it started "
+                               "(each kill once, from cgroup counters or victims seen exiting)")),
       detector_rebuild_seconds(Gauge(r, "drip_detector_rebuild_seconds",
                                      "Time the detector's rebuild from the store took at start")),
       snapshots_requested(Counter(r, "drip_snapshots_requested_total",
@@ -182,6 +185,22 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                            .Help("Growth of the leaking component on each host of an "
                                  "unresolved leak report")
                            .Register(r)),
+      leak_host_headroom(BuildGauge()
+                             .Name("drip_leak_host_headroom_bytes")
+                             .Help("What is left of the memory that runs out first, its cgroup's "
+                                   "limit or the host's memory (limited_by), above the leaking "
+                                   "component's level, per host of an unresolved leak report")
+                             .Register(r)),
+      leak_host_limit(BuildGauge()
+                          .Name("drip_leak_host_limit_bytes")
+                          .Help("The memory that runs out first for the leaking component, its "
+                                "cgroup's limit or the host's memory (limited_by)")
+                          .Register(r)),
+      leak_host_oom_kills(BuildGauge()
+                              .Name("drip_leak_host_oom_kills")
+                              .Help("OOM kills of the leaking component's instances on each host "
+                                    "of an unresolved leak report")
+                              .Register(r)),
       leak_reports_opened(
           Counter(r, "drip_leak_reports_opened_total", "Leak reports opened since start")),
       leak_reports_resolved(Counter(r, "drip_leak_reports_resolved_total",

@@ -121,6 +121,7 @@ struct CollectorMetrics {
   prometheus::Gauge& detector_suspected_components;  // drip_detector_suspected_components
   prometheus::Gauge& detector_series;                // drip_detector_series
   prometheus::Gauge& detector_samples;               // drip_detector_samples
+  prometheus::Gauge& detector_oom_kills;             // drip_detector_oom_kills
   prometheus::Gauge& detector_rebuild_seconds;       // drip_detector_rebuild_seconds
   prometheus::Counter& snapshots_requested;          // drip_snapshots_requested_total
   prometheus::Counter& snapshots_succeeded;          // drip_snapshots_succeeded_total
@@ -132,10 +133,16 @@ struct CollectorMetrics {
   prometheus::Family<prometheus::Gauge>&
       leak_host_eta;  // drip_leak_host_eta_to_oom_seconds{component,host}
   prometheus::Family<prometheus::Gauge>&
-      leak_host_growth;                      // drip_leak_host_growth_bytes_per_hour{component,host}
-  prometheus::Counter& leak_reports_opened;  // drip_leak_reports_opened_total
-  prometheus::Counter& leak_reports_resolved;                   // drip_leak_reports_resolved_total
-  prometheus::Counter& report_store_errors;                     // drip_report_store_errors_total
+      leak_host_growth;  // drip_leak_host_growth_bytes_per_hour{component,host}
+  prometheus::Family<prometheus::Gauge>&
+      leak_host_headroom;  // drip_leak_host_headroom_bytes{component,host,limited_by}
+  prometheus::Family<prometheus::Gauge>&
+      leak_host_limit;  // drip_leak_host_limit_bytes{component,host,limited_by}
+  prometheus::Family<prometheus::Gauge>&
+      leak_host_oom_kills;                     // drip_leak_host_oom_kills{component,host}
+  prometheus::Counter& leak_reports_opened;    // drip_leak_reports_opened_total
+  prometheus::Counter& leak_reports_resolved;  // drip_leak_reports_resolved_total
+  prometheus::Counter& report_store_errors;    // drip_report_store_errors_total
   prometheus::Family<prometheus::Counter>& mitigations_family;  // drip_mitigations_total
   prometheus::Histogram& detector_run_seconds;                  // drip_detector_run_seconds
   // drip_agent_last_batch_timestamp_seconds{host}: when each host's last batch was stored.

@@ -149,6 +149,7 @@ void LeakPipeline::RefreshMetrics(const FleetSuspects& suspects) {
   metrics_->detector_suspected_components.Set(static_cast<double>(suspects.components.size()));
   metrics_->detector_series.Set(static_cast<double>(detector_.series_count()));
   metrics_->detector_samples.Set(static_cast<double>(detector_.samples_observed()));
+  metrics_->detector_oom_kills.Set(static_cast<double>(detector_.oom_kills_counted()));
 }
 
 std::set<std::string> LeakPipeline::ComponentsOverQuota(const std::string& host,

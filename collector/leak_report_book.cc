@@ -312,6 +312,10 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
       }
       h->set_current_bytes(s.current_bytes);
       h->set_normal_bytes(s.normal_bytes);
+      h->set_limited_by(s.limited_by);
+      h->set_limit_bytes(s.limit_bytes);
+      h->set_headroom_bytes(s.headroom_bytes);
+      h->set_oom_kills(s.oom_kills);
       h->set_first_flagged_s(std::min(h->first_flagged_s(), s.first_flagged));
       h->set_last_flagged_s(s.last_updated);
       h->set_growth_since_s(s.growth_since);

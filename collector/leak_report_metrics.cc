@@ -22,6 +22,9 @@ void LeakReportMetrics::Refresh(const std::vector<drip::v1::LeakReport>& unresol
   std::map<Labels, prometheus::Gauge*> open;
   std::map<Labels, prometheus::Gauge*> eta;
   std::map<Labels, prometheus::Gauge*> growth;
+  std::map<Labels, prometheus::Gauge*> headroom;
+  std::map<Labels, prometheus::Gauge*> limit;
+  std::map<Labels, prometheus::Gauge*> oom_kills;
   for (const drip::v1::LeakReport& r : unresolved) {
     Set(metrics_->leaks_open,
         {{"component", r.component()}, {"severity", r.severity()}, {"state", r.state()}}, 1, &open);
@@ -32,14 +35,28 @@ void LeakReportMetrics::Refresh(const std::vector<drip::v1::LeakReport>& unresol
       if (h.has_eta_to_oom_seconds()) {
         Set(metrics_->leak_host_eta, labels, h.eta_to_oom_seconds(), &eta);
       }
+      Set(metrics_->leak_host_oom_kills, labels, h.oom_kills(), &oom_kills);
+      if (!h.limited_by().empty()) {
+        Labels limited = labels;
+        limited["limited_by"] = h.limited_by();
+        Set(metrics_->leak_host_headroom, limited, static_cast<double>(h.headroom_bytes()),
+            &headroom);
+        Set(metrics_->leak_host_limit, limited, static_cast<double>(h.limit_bytes()), &limit);
+      }
     }
   }
   RemoveStale(metrics_->leaks_open, open_, open);
   RemoveStale(metrics_->leak_host_eta, eta_, eta);
   RemoveStale(metrics_->leak_host_growth, growth_, growth);
+  RemoveStale(metrics_->leak_host_headroom, headroom_, headroom);
+  RemoveStale(metrics_->leak_host_limit, limit_, limit);
+  RemoveStale(metrics_->leak_host_oom_kills, oom_kills_, oom_kills);
   open_ = std::move(open);
   eta_ = std::move(eta);
   growth_ = std::move(growth);
+  headroom_ = std::move(headroom);
+  limit_ = std::move(limit);
+  oom_kills_ = std::move(oom_kills);
 
   metrics_->leak_reports_opened.Increment(static_cast<double>(counts.opened - counted_.opened));
   metrics_->leak_reports_resolved.Increment(

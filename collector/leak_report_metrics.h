@@ -38,6 +38,9 @@ class LeakReportMetrics {
   std::map<Labels, prometheus::Gauge*> open_;
   std::map<Labels, prometheus::Gauge*> eta_;
   std::map<Labels, prometheus::Gauge*> growth_;
+  std::map<Labels, prometheus::Gauge*> headroom_;
+  std::map<Labels, prometheus::Gauge*> limit_;
+  std::map<Labels, prometheus::Gauge*> oom_kills_;
   LeakReportBook::Counts counted_;
 };
 

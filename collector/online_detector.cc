@@ -298,6 +298,11 @@ size_t OnlineDetector::series_count() const {
   return detector_.series_count();
 }
 
+uint64_t OnlineDetector::oom_kills_counted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return detector_.counters().oom_kills;
+}
+
 uint64_t OnlineDetector::samples_observed() const {
   std::lock_guard<std::mutex> lock(mu_);
   return detector_.counters().samples;

@@ -82,6 +82,7 @@ class OnlineDetector {
   size_t suspect_count() const;
   size_t series_count() const;
   uint64_t samples_observed() const;
+  uint64_t oom_kills_counted() const;
 
  private:
   // `arrived_ms` is when the samples arrived, 0 for a replay of stored ones.

@@ -68,6 +68,10 @@ absl::StatusOr<HostSuspect> SuspectFromProto(const drip::v1::Suspect& proto) {
   s.current_bytes = proto.current_bytes();
   s.normal_bytes = proto.normal_bytes();
   if (proto.has_eta_to_oom_seconds()) s.eta_to_oom_seconds = proto.eta_to_oom_seconds();
+  s.limited_by = proto.limited_by();
+  s.limit_bytes = proto.limit_bytes();
+  s.headroom_bytes = proto.headroom_bytes();
+  s.oom_kills = proto.oom_kills();
   std::optional<analyzer::SuspectRule> rule = analyzer::SuspectRuleFromName(proto.rule());
   if (!rule) {
     return absl::InvalidArgumentError(
@@ -104,6 +108,10 @@ void FleetSuspectsToProto(const FleetSuspects& suspects, drip::v1::ListSuspectsR
     suspect->set_current_bytes(s.current_bytes);
     suspect->set_normal_bytes(s.normal_bytes);
     if (s.eta_to_oom_seconds) suspect->set_eta_to_oom_seconds(*s.eta_to_oom_seconds);
+    suspect->set_limited_by(s.limited_by);
+    suspect->set_limit_bytes(s.limit_bytes);
+    suspect->set_headroom_bytes(s.headroom_bytes);
+    suspect->set_oom_kills(s.oom_kills);
     suspect->set_rule(analyzer::SuspectRuleName(s.rule));
     suspect->set_reason(s.reason);
     if (host.snapshot) SnapshotToProto(*host.snapshot, suspect->mutable_snapshot());
