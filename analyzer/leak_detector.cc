@@ -265,6 +265,7 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   }
   if (s.suspect_index < 0) return;
   Suspect& suspect = d.suspects[s.suspect_index];
+  suspect.oom_kills = s.oom_kills();  // a fact, whatever the evidence does
   // Only a rule firing, or the flagged climb going on, updates the evidence; once the
   // growth stops the suspect keeps its last figures (reports resolve it elsewhere).
   ClimbEvidence evidence = s.Evidence(config_, suspect.rule, d.scale);

@@ -424,7 +424,10 @@ bool SeriesState::ApproachingLimit(const DetectorConfig& config, const BucketSca
     const bool seasoned = climb_start - first_seen_ >= config.established_seconds;
     const double patience = seasoned ? kSeasonedPatience : kYoungPatience;
     *eta = eta_hours;
-    if (eta_hours <= patience * std::max(1.0, line->hours)) {
+    // (At least the hour of points a line needs, in epochs: a config that judges seconds
+    // waits seconds.)
+    const double least_hours = (kMinEpochs - 1) * static_cast<double>(config.epoch_seconds) / 3600;
+    if (eta_hours <= patience * std::max(least_hours, line->hours)) {
       urgent_epochs_ = static_cast<uint8_t>(n);
       return true;
     }
