@@ -72,8 +72,8 @@ double Climb::BucketAt(int64_t t) const {
   return buckets_[checkpoint_count_ - 1];
 }
 
-double Climb::Steadiness(double log_step) const {
-  const auto bytes_at = [&](int64_t t) { return std::expm1(BucketAt(t) * log_step); };
+double Climb::Steadiness(const BucketScale& scale) const {
+  const auto bytes_at = [&](int64_t t) { return scale.BytesAt(BucketAt(t)); };
   const double whole = bytes_at(last_t_) - bytes_at(start_t_);
   if (whole <= 0 || duration() <= 0) return 0;
   const int64_t third = duration() / 3;
@@ -86,15 +86,15 @@ double Climb::Steadiness(double log_step) const {
   return std::max(0.0, smallest / (whole / 3));
 }
 
-double Climb::LateRatio(double log_step) const {
-  const auto bytes_at = [&](int64_t t) { return std::expm1(BucketAt(t) * log_step); };
+double Climb::LateRatio(const BucketScale& scale) const {
+  const auto bytes_at = [&](int64_t t) { return scale.BytesAt(BucketAt(t)); };
   const int64_t third = duration() / 3;
   const double middle = bytes_at(start_t_ + 2 * third) - bytes_at(start_t_ + third);
   const double last = bytes_at(last_t_) - bytes_at(start_t_ + 2 * third);
   return middle > 0 ? std::max(0.0, last / middle) : 0;
 }
 
-double Climb::SlopeRatio(double log_step) const {
+double Climb::SlopeRatio(const BucketScale& scale) const {
   if (checkpoint_count_ < 4 || duration() <= 0) return 0;
   const int64_t middle = duration() / 2;
   // Least-squares slope of bytes over the checkpoints in [from, to] seconds of the climb.
@@ -104,7 +104,7 @@ double Climb::SlopeRatio(double log_step) const {
       const Checkpoint c = At(i);
       if (c.offset_s < from || c.offset_s > to) continue;
       const double t = c.offset_s / 3600.0;
-      const double b = std::expm1(c.bucket * log_step);
+      const double b = scale.BytesAt(c.bucket);
       n += 1;
       st += t;
       sb += b;

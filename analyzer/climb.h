@@ -9,6 +9,8 @@
 #include <array>
 #include <cstdint>
 
+#include "analyzer/bucket_scale.h"
+
 namespace drip::analyzer {
 
 class Climb {
@@ -37,17 +39,16 @@ class Climb {
   // constant rate, which in log buckets would look like slowing down), above 1 for one
   // that speeds up, ~0 for a step or a warm-up that levelled off. The first third is
   // left out: a leak seen through a lagging floor (a trough over a cycle) starts slow.
-  // `log_step` is ln(1 + bucket width).
-  double Steadiness(double log_step) const;
+  double Steadiness(const BucketScale& scale) const;
   // Not slowing down: the least-squares slope (in bytes) of the climb's second half over
   // that of its first half, from the checkpoints. ~1 for a leak, which adds bytes at a
   // constant rate; below 1 for a warm-up or a cache filling towards its size, whose
   // rate decays; 0 when the second half did not rise at all.
-  double SlopeRatio(double log_step) const;
+  double SlopeRatio(const BucketScale& scale) const;
   // The bytes the climb rose over its last third against those over its middle third:
   // ~1 for a leak, also when the first third held the tail of a warm-up; below 1 for
   // growth that decays all along. 0 when the middle third did not rise.
-  double LateRatio(double log_step) const;
+  double LateRatio(const BucketScale& scale) const;
   // Floor bucket at time t (linear between checkpoints).
   double BucketAt(int64_t t) const;
   // Still rising: a new high within max(level_off, 3 × the mean time between highs).

@@ -12,7 +12,7 @@ TEST(ClimbTest, LinearRiseIsSteadyAndStillRising) {
   climb.Start(0, 100);
   for (int i = 1; i <= 200; ++i) ASSERT_TRUE(climb.Add(i * 900, 100 + i / 4, 2));
   EXPECT_EQ(climb.rise(), 50);
-  EXPECT_GT(climb.Steadiness(std::log1p(0.0025)), 0.8);
+  EXPECT_GT(climb.Steadiness(BucketScale(0.0025)), 0.8);
   EXPECT_TRUE(climb.StillRising(200 * 900, 3 * 3600));
 }
 
@@ -21,7 +21,7 @@ TEST(ClimbTest, StepIsNotSteady) {
   climb.Start(0, 100);
   for (int i = 1; i <= 60; ++i) ASSERT_TRUE(climb.Add(i * 900, i < 50 ? 100 : 140, 2));
   EXPECT_EQ(climb.rise(), 40);
-  EXPECT_LT(climb.Steadiness(std::log1p(0.0025)), 0.3);
+  EXPECT_LT(climb.Steadiness(BucketScale(0.0025)), 0.3);
 }
 
 TEST(ClimbTest, FallBeyondToleranceEndsIt) {

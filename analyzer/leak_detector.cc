@@ -57,7 +57,8 @@ struct LeakDetector::Impl {
   // The component's hosts on other shards (SetPeerDrift): the fleet view is local + it.
   std::vector<std::optional<ComponentDrift>> peer_drift;
   std::vector<Suspect> suspects;
-  std::vector<SeriesId> free_ids;  // slots of forgotten series, reused by Series()
+  std::vector<int64_t> reason_written;  // by suspect: when its reason was last written
+  std::vector<SeriesId> free_ids;       // slots of forgotten series, reused by Series()
   std::string key;
 };
 
@@ -137,14 +138,26 @@ bool FleetArmed(const DetectorConfig& config, const ComponentDrift& drift) {
 
 }  // namespace
 
-void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, std::string_view instance,
+void LeakDetector::Prefetch(SeriesId series) const {
+  const char* state = reinterpret_cast<const char*>(&impl_->states[series]);
+  // What Observe reads of it: the small fields and the epoch's, at its start.
+  __builtin_prefetch(state);
+  __builtin_prefetch(state + 64);
+  __builtin_prefetch(state + 128);
+}
+
+InstanceName::InstanceName(std::string_view instance)
+    : name(instance), hash(std::hash<std::string_view>{}(instance)) {}
+
+void LeakDetector::Observe(SeriesId series, int64_t timestamp_s, const InstanceName& instance_name,
                            uint64_t bytes, const LimitReading& limit) {
+  const std::string_view instance = instance_name.name;
   Impl& d = *impl_;
   SeriesState& s = d.states[series];
   ++counters_.samples;
   const int64_t epoch = config_.epoch_seconds;
   const auto align = [epoch](int64_t t) { return t - ((t % epoch) + epoch) % epoch; };
-  const uint64_t instance_hash = std::hash<std::string_view>{}(instance);
+  const uint64_t instance_hash = instance_name.hash;
 
   if (!s.started()) {
     s.Begin(align(timestamp_s), timestamp_s, instance_hash, bytes);
@@ -274,9 +287,11 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   const bool gone = evidence.climb == nullptr && !evidence.line && !evidence.daily &&
                     suspect.rule != SuspectRule::kRestartReset &&
                     suspect.rule != SuspectRule::kOomKilled;
+  bool rule_changed = false;
   if (verdict.rule && *verdict.rule != suspect.rule && gone) {
     suspect.rule = *verdict.rule;
     evidence = s.Evidence(config_, suspect.rule, d.scale);
+    rule_changed = true;
   }
   if (!verdict.rule && evidence.climb == nullptr) return;
   suspect.instance = d.instances[series];
@@ -304,7 +319,7 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   double score = 0.5;
   if (climb != nullptr) {
     score += 0.2 * std::min(1.0, climb->rise() / (4.0 * config_.min_rise_buckets)) +
-             0.15 * std::min(1.0, climb->Steadiness(std::log1p(config_.bucket_width))) +
+             0.15 * std::min(1.0, climb->Steadiness(d.scale)) +
              0.15 * std::min(1.0, static_cast<double>(climb->duration()) / (24 * 3600));
   } else if (evidence.daily) {
     // The share of the day's hours that sat higher, and how long the stairs are.
@@ -319,6 +334,16 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
   }
   suspect.score = std::min(1.0, score);
 
+  // The reason is words for people: written when the suspect is flagged or its rule
+  // changes, and then at most every few epochs while its evidence goes on (formatting it
+  // every epoch of every suspect was a tenth of a replay's time).
+  if (d.reason_written.size() <= static_cast<size_t>(s.suspect_index)) {
+    d.reason_written.resize(s.suspect_index + 1, INT64_MIN);
+  }
+  int64_t& written = d.reason_written[s.suspect_index];
+  const bool is_new = written == INT64_MIN;
+  if (!is_new && !rule_changed && now - written < kReasonEpochs * config_.epoch_seconds) return;
+  written = now;
   switch (suspect.rule) {
     case SuspectRule::kClimbAboveNormal:
       suspect.reason = fmt::format(
@@ -326,8 +351,7 @@ void LeakDetector::Judge(SeriesId series, const EpochVerdict& verdict, int64_t n
           "highs, steadiness {:.2f}) without levelling off; growing {}",
           FormatBytes(evidence.from_bytes), FormatBytes(evidence.to_bytes),
           Hours(climb ? climb->duration() : 0), FormatBytes(evidence.normal_high_bytes),
-          climb ? climb->records() : 0,
-          climb ? climb->Steadiness(std::log1p(config_.bucket_width)) : 0.0,
+          climb ? climb->records() : 0, climb ? climb->Steadiness(d.scale) : 0.0,
           Rate(suspect.growth_bytes_per_hour));
       break;
     case SuspectRule::kFleetDrift: {

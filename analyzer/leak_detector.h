@@ -41,6 +41,19 @@ struct DetectorCounters {
   uint64_t oom_kills = 0;  // of the series, each once (cgroup counters or victims)
 };
 
+// An instance's name and its hash: a caller that observes the same instances over and
+// over (a replay of a file) hashes each name once.
+struct InstanceName {
+  // Implicit: a name is one. NOLINTNEXTLINE(google-explicit-constructor)
+  InstanceName(std::string_view instance);
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  InstanceName(const std::string& instance) : InstanceName(std::string_view(instance)) {}
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  InstanceName(const char* instance) : InstanceName(std::string_view(instance)) {}
+  std::string_view name;
+  uint64_t hash;
+};
+
 class LeakDetector {
  public:
   using SeriesId = uint32_t;
@@ -61,12 +74,15 @@ class LeakDetector {
   // `instance` at `timestamp_s`. A new instance for the same series is a restart.
   // `limit`: the series' memory limit and OOM kills as read with the sample; the
   // detector asks for less evidence the closer the series is to its limit.
-  void Observe(SeriesId series, int64_t timestamp_s, std::string_view instance, uint64_t bytes,
+  void Observe(SeriesId series, int64_t timestamp_s, const InstanceName& instance, uint64_t bytes,
                const LimitReading& limit = {});
   void Observe(std::string_view host, std::string_view component, int64_t timestamp_s,
                std::string_view instance, uint64_t bytes, const LimitReading& limit = {}) {
     Observe(Series(host, component), timestamp_s, instance, bytes, limit);
   }
+  // Starts bringing the series' state into the cache: a replay of millions of rows calls
+  // this a few rows ahead of Observe.
+  void Prefetch(SeriesId series) const;
   // A process of the series that the kernel's OOM killer chose as its victim (the agent
   // sees it through BPF as the process exits), at `timestamp_s`. A kill the series'
   // cgroup counter also shows is counted once.
@@ -126,6 +142,10 @@ class LeakDetector {
   uint64_t HostMemory(SeriesId series) const;
   // Turns a verdict into a suspect, or refreshes the suspect's evidence.
   void Judge(SeriesId series, const EpochVerdict& verdict, int64_t now);
+
+  // A suspect's reason is written again at most every this many epochs (and whenever a
+  // rule fires).
+  static constexpr int64_t kReasonEpochs = 4;
 
   DetectorConfig config_;
   DetectorCounters counters_;

@@ -299,16 +299,16 @@ bool SeriesState::GrowsDayOverDay(const DetectorConfig& config, const BucketScal
          read->newer_bytes_per_day >= config.min_recent_slope_ratio * read->older_bytes_per_day;
 }
 
-bool SeriesState::SlowingDown(const DetectorConfig& config, const Climb& climb, double ratio) {
+bool SeriesState::SlowingDown(const DetectorConfig& config, const BucketScale& scale,
+                              const Climb& climb, double ratio) {
   // A rise of a few buckets cannot show its shape: two halves of it may hold 1 and 0.
   if (climb.rise() < 2 * config.min_rise_buckets) return false;
-  return climb.SlopeRatio(std::log1p(config.bucket_width)) < ratio;
+  return climb.SlopeRatio(scale) < ratio;
 }
 
 bool SeriesState::JudgeClimb(const DetectorConfig& config, const BucketScale& scale,
                              const Climb& climb, int64_t min_seconds, int min_rise,
                              int min_records) const {
-  const double log_step = std::log1p(config.bucket_width);
   // The pace is compared over at least half a day, however short the climb: growth that
   // levels off over many hours looks steady within a few.
   const int64_t span = std::clamp<int64_t>(climb.duration(), 12 * 3600, 24 * 3600);
@@ -317,8 +317,8 @@ bool SeriesState::JudgeClimb(const DetectorConfig& config, const BucketScale& sc
   const bool shape_readable = climb.rise() >= 2 * config.min_rise_buckets;
   return climb.active() && climb.last_time() >= fading_until_ && climb.duration() >= min_seconds &&
          climb.rise() >= min_rise && climb.records() >= min_records &&
-         (!shape_readable || climb.Steadiness(log_step) >= config.min_recent_slope_ratio) &&
-         !SlowingDown(config, climb, config.min_recent_slope_ratio) &&
+         (!shape_readable || climb.Steadiness(scale) >= config.min_recent_slope_ratio) &&
+         !SlowingDown(config, scale, climb, config.min_recent_slope_ratio) &&
          climb.StillRising(climb.last_time(), config.level_off_seconds) &&
          KeepsItsPace(config, scale, climb.last_time(), span);
 }
@@ -449,7 +449,8 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   const int64_t now = epoch_last_sample_;
   epoch_samples_ = 0;
   // An instance's first epoch began with the instance, mid-epoch: too short to place.
-  trend_.Add(now, scale.BucketOf(epoch_min_), config.epoch_seconds,
+  const int32_t epoch_floor = scale.BucketOf(epoch_min_);
+  trend_.Add(now, epoch_floor, config.epoch_seconds,
              trend_.count() == 0 && instance_start_ > epoch_start_);
   instance_top_ = std::max<int16_t>(instance_top_, static_cast<int16_t>(trend_.Newest()));
   floor_epochs_ = static_cast<uint8_t>(std::clamp(config.floor_epochs, 1, EpochTrend::kEpochs));
@@ -457,7 +458,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
   const int32_t hour_floor = Floor();
   const int64_t hour_before = hourly_newest_;
   AddHourly(now, hour_floor);
-  TrackReleases(config, now, scale.BucketOf(epoch_min_), hour_floor);
+  TrackReleases(config, now, epoch_floor, hour_floor);
   verdict.longest_released_rise_s = longest_released_rise_s_;
   // What repeats is normal: when the series (or another host of its component) climbs
   // and releases, the level judged is the floor over a whole such cycle — its trough —
@@ -554,12 +555,12 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
       cycle_window_s_ <= kLongestSawtoothSeconds + 3600 ? int64_t{cycle_window_s_} : 0;
   for (Climb* climb : {&instance_climb_, &excursion_}) {
     if (climb->active() && climb->duration() >= std::max<int64_t>(2 * 3600, 2 * short_cycle) &&
-        SlowingDown(config, *climb, config.min_recent_slope_ratio / 2)) {
+        SlowingDown(config, scale, *climb, config.min_recent_slope_ratio / 2)) {
       // A rise that decays like exp(-t/tau) climbs, over a stretch of duration d, with a
       // second half exp(-d/2tau) times as steep as its first: that gives tau. Its tail
       // goes on for about tau more and looks steady over a few hours; a leak behind it
       // stands out once the tail has faded.
-      const double ratio = std::max(climb->SlopeRatio(std::log1p(config.bucket_width)), 0.05);
+      const double ratio = std::max(climb->SlopeRatio(scale), 0.05);
       const double tau = static_cast<double>(climb->duration()) / (2 * std::log(1 / ratio));
       fading_until_ = std::max<int64_t>(
           fading_until_,
@@ -598,7 +599,7 @@ EpochVerdict SeriesState::CloseEpoch(const DetectorConfig& config, const BucketS
     // the way up), the whole climb must not be slowing down either.
     const bool context_slowing =
         instance_climb_.active() && instance_climb_.start_time() < excursion_.start_time() &&
-        SlowingDown(config, instance_climb_, config.min_recent_slope_ratio);
+        SlowingDown(config, scale, instance_climb_, config.min_recent_slope_ratio);
     const bool fleet_shaped = !settling && !context_slowing && !within_fleet_warmup &&
                               JudgeClimb(config, scale, excursion_, config.fleet_min_climb_seconds,
                                          config.min_rise_buckets, config.min_records);
@@ -669,13 +670,12 @@ EpochVerdict SeriesState::Restart(const DetectorConfig& config, const BucketScal
       ended.active() && ended.duration() >= config.restart_min_climb_seconds &&
       ended.rise() >= 2 * config.min_rise_buckets &&
       ended.records() >= std::max(2, config.min_records / 2) &&
-      ended.Steadiness(std::log1p(config.bucket_width)) >= config.restart_min_recent_slope_ratio &&
-      (!SlowingDown(config, ended, config.restart_min_recent_slope_ratio) ||
+      ended.Steadiness(scale) >= config.restart_min_recent_slope_ratio &&
+      (!SlowingDown(config, scale, ended, config.restart_min_recent_slope_ratio) ||
        // A long instance behind a cache that refilled after its start: the refill's tail
        // slows its first half, and its later thirds climb evenly.
        (ended.duration() >= kLongInstanceClimbSeconds &&
-        ended.LateRatio(std::log1p(config.bucket_width)) >=
-            config.restart_min_recent_slope_ratio)) &&
+        ended.LateRatio(scale) >= config.restart_min_recent_slope_ratio)) &&
       ended.StillRising(last_sample_, config.level_off_seconds);
   if (died_climbing) {
     if (instances_died_climbing_ == 0) died_climbing_since_ = ended.start_time();

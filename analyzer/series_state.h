@@ -168,7 +168,8 @@ class SeriesState {
   int32_t Pivot() const;
   // The climb's second half rose at less than `ratio` of its first half's pace, with
   // rise enough for that to mean something.
-  static bool SlowingDown(const DetectorConfig& config, const Climb& climb, double ratio);
+  static bool SlowingDown(const DetectorConfig& config, const BucketScale& scale,
+                          const Climb& climb, double ratio);
   bool JudgeClimb(const DetectorConfig& config, const BucketScale& scale, const Climb& climb,
                   int64_t min_seconds, int min_rise, int min_records) const;
   // The floor's growth over the last stretch is not slower than over the stretch before

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -111,36 +112,10 @@ absl::StatusOr<analyzer::DetectorConfig> LoadDetectorConfig(const std::string& p
   return config;
 }
 
-void ReplaySamples(const SampleTable& table, analyzer::LeakDetector& detector) {
-  if (table.rows.empty()) return;
-  // Resolve every track to the detector's series id once, so the loop over tens of
-  // millions of rows does no string work.
-  std::vector<analyzer::LeakDetector::SeriesId> series_ids;
-  series_ids.reserve(table.series.size());
-  for (const SampleSeries& s : table.series) {
-    series_ids.push_back(detector.Series(table.hosts[s.host], table.components[s.component]));
-  }
-  struct Track {
-    analyzer::LeakDetector::SeriesId series;
-    std::string_view instance;
-    analyzer::LimitReading limit;
-  };
-  std::vector<Track> tracks;
-  tracks.reserve(table.tracks.size());
-  for (const SampleTrack& t : table.tracks) {
-    tracks.push_back({series_ids[t.series], t.instance, {t.limit_bytes, t.oom_kills}});
-  }
-  for (const SampleRow& row : table.rows) {
-    const Track& track = tracks[row.track];
-    detector.Observe(track.series, row.timestamp, track.instance, row.bytes, track.limit);
-  }
-  detector.AdvanceTo(int64_t{table.max_timestamp} + detector.config().epoch_seconds);
-}
-
-nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
-                                     const SampleTable& table, const std::string& input) {
+nlohmann::ordered_json AnalyzeReport(const ShardedReplay& replay, const SampleTable& table,
+                                     const std::string& input) {
   nlohmann::ordered_json report;
-  const std::vector<analyzer::Suspect> found = detector.Suspects();
+  const std::vector<analyzer::Suspect> found = replay.Suspects();
   const std::map<std::string, analyzer::RolloutFinding> rollouts = CorrelateVersions(table, found);
   auto& suspects = report["suspects"] = nlohmann::ordered_json::array();
   for (const auto& s : found) {
@@ -156,7 +131,7 @@ nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
     suspects.push_back(std::move(j));
   }
   auto& components = report["components"] = nlohmann::ordered_json::array();
-  for (const auto& c : detector.ComponentSuspects()) {
+  for (const auto& c : replay.ComponentSuspects()) {
     nlohmann::ordered_json j = ComponentJson(c);
     if (auto it = rollouts.find(c.component); it != rollouts.end()) {
       drip::v1::RolloutEvidence rollout;
@@ -166,10 +141,10 @@ nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
     components.push_back(std::move(j));
   }
 
-  const analyzer::DetectorCounters& counters = detector.counters();
+  const analyzer::DetectorCounters counters = replay.counters();
   nlohmann::ordered_json summary;
   summary["input"] = input;
-  summary["rows"] = table.rows.size();
+  summary["rows"] = replay.rows();
   summary["rows_skipped"] = table.rows_skipped;
   summary["first_skipped"] =
       table.rows_skipped > 0 ? nlohmann::ordered_json(table.first_skipped) : nullptr;
@@ -177,7 +152,7 @@ nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
   summary["components"] = table.components.size();
   summary["series"] = table.series.size();
   summary["instances"] = table.tracks.size();
-  const bool any = !table.rows.empty();
+  const bool any = replay.rows() > 0;
   summary["first_timestamp"] = any ? nlohmann::ordered_json(table.min_timestamp) : nullptr;
   summary["last_timestamp"] = any ? nlohmann::ordered_json(table.max_timestamp) : nullptr;
   summary["samples_observed"] = counters.samples;
@@ -211,11 +186,12 @@ absl::Status RunAnalyzeCommand(const AnalyzeOptions& options, std::ostream& out,
     err << fmt::format("dripctl: skipped {} bad row{} (first: {})\n", table.rows_skipped,
                        table.rows_skipped == 1 ? "" : "s", table.first_skipped);
   }
-  table.SortByTime();
 
-  analyzer::LeakDetector detector(config);
-  ReplaySamples(table, detector);
-  nlohmann::ordered_json report = AnalyzeReport(detector, table, options.input);
+  // Every core: components are judged apart from each other, each shard of them sorting
+  // its own rows by time (ShardedReplay).
+  ShardedReplay replay(config, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  replay.Replay(table);
+  nlohmann::ordered_json report = AnalyzeReport(replay, table, options.input);
   // Names come from the CSV as they are; bytes that are not UTF-8 must not abort the
   // report (nlohmann throws on them by default), so they become U+FFFD.
   std::string text =

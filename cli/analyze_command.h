@@ -12,6 +12,7 @@
 #include "analyzer/detector_config.h"
 #include "analyzer/leak_detector.h"
 #include "cli/sample_csv_reader.h"
+#include "cli/sharded_replay.h"
 #include "nlohmann/json.hpp"
 
 namespace drip::cli {
@@ -32,12 +33,8 @@ absl::Status RunAnalyzeCommand(const AnalyzeOptions& options, std::ostream& out,
 // The detector's defaults when `path` is empty; errors name the file, line and key.
 absl::StatusOr<analyzer::DetectorConfig> LoadDetectorConfig(const std::string& path);
 
-// Feeds every row of `table` (sorted by time) to `detector`, then advances it one epoch
-// past the last sample so that the final epoch is judged too.
-void ReplaySamples(const SampleTable& table, analyzer::LeakDetector& detector);
-
-// The report: {"suspects": [...], "components": [...], "summary": {...}}.
-nlohmann::ordered_json AnalyzeReport(const analyzer::LeakDetector& detector,
-                                     const SampleTable& table, const std::string& input);
+// The report of a replay: {"suspects": [...], "components": [...], "summary": {...}}.
+nlohmann::ordered_json AnalyzeReport(const ShardedReplay& replay, const SampleTable& table,
+                                     const std::string& input);
 
 }  // namespace drip::cli

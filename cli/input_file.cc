@@ -58,6 +58,17 @@ absl::StatusOr<size_t> InputFile::Read(char* buffer, size_t capacity) {
   }
 }
 
+absl::StatusOr<size_t> InputFile::ReadAt(uint64_t offset, char* buffer, size_t capacity) const {
+  for (;;) {
+    const ssize_t n = ::pread(fd_, buffer, capacity, static_cast<off_t>(offset));
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno != EINTR) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: read failed: {}", name_, std::strerror(errno)));
+    }
+  }
+}
+
 absl::StatusOr<std::string> InputFile::ReadAll() {
   std::string text;
   if (size_ > 0) text.reserve(size_);

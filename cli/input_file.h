@@ -31,6 +31,9 @@ class InputFile {
 
   // Up to `capacity` bytes into `buffer`; 0 at the end.
   absl::StatusOr<size_t> Read(char* buffer, size_t capacity);
+  // The same from `offset`, leaving the file position alone: a regular file only
+  // (size() > 0). Thread-safe.
+  absl::StatusOr<size_t> ReadAt(uint64_t offset, char* buffer, size_t capacity) const;
   // Everything that is left.
   absl::StatusOr<std::string> ReadAll();
 

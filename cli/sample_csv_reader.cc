@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -40,6 +40,36 @@ constexpr std::array<std::string_view, kNumColumns> kColumnNames = {
 constexpr std::string_view kHeaderHint = "timestamp,host,component,instance,bytes";
 
 constexpr uint32_t kNoTrack = UINT32_MAX;
+
+// A field of decimal digits: what std::from_chars reads for an unsigned integer, in a
+// loop tight enough for tens of millions of rows.
+struct Decimal {
+  uint64_t value = 0;
+  bool digits = false;    // the field is one or more digits and nothing else
+  bool overflow = false;  // ... too many to fit 64 bits
+};
+Decimal ParseDecimal(std::string_view text) {
+  Decimal d;
+  if (text.empty()) return d;
+  // 19 digits cannot overflow 64 bits: only longer fields check each step.
+  if (text.size() <= 19) {
+    for (const char c : text) {
+      const auto digit = static_cast<unsigned>(c - '0');
+      if (digit > 9) return d;
+      d.value = d.value * 10 + digit;
+    }
+    d.digits = true;
+    return d;
+  }
+  for (const char c : text) {
+    const auto digit = static_cast<unsigned>(c - '0');
+    if (digit > 9) return d;
+    d.overflow = d.overflow || __builtin_mul_overflow(d.value, 10, &d.value) ||
+                 __builtin_add_overflow(d.value, digit, &d.value);
+  }
+  d.digits = true;
+  return d;
+}
 
 // A value as an error message shows it: quoted, control characters escaped, long values
 // cut, so that one bad line cannot flood the terminal.
@@ -82,6 +112,16 @@ class Parser {
   absl::Status Line(std::string_view line);
   absl::Status Finish() const;
   uint64_t line_number() const { return line_; }
+  bool has_header() const { return have_header_; }
+  // For a parser of a later part of the file: the columns `header` read from the header.
+  void CopyHeaderFrom(const Parser& header) {
+    have_header_ = true;
+    col_of_ = header.col_of_;
+    last_needed_ = header.last_needed_;
+  }
+  // Appends the rows of a later part of the file, read by a parser of its own, to this
+  // parser's table, its names interned here: as if this parser had read them.
+  void Absorb(const SampleTable& part);
 
  private:
   absl::Status Header(std::string_view line);
@@ -117,10 +157,14 @@ class Parser {
   std::deque<std::string> scratch_;
   std::string error_;
 
-  // Interning. Rows of one track usually come in runs, so the previous row's key is
+  // Interning. Rows of one track usually come in runs, so the previous row's fields are
   // compared first and the hash map is only consulted when the track changes.
   std::string key_;
-  std::string last_key_;
+  std::string last_host_;
+  std::string last_component_;
+  std::string last_instance_;
+  uint64_t last_limit_ = 0;
+  uint64_t last_kills_ = 0;
   uint32_t last_track_ = kNoTrack;
   absl::flat_hash_map<std::string, uint32_t> track_ids_;
   absl::flat_hash_map<std::string, uint32_t> host_ids_;
@@ -242,8 +286,10 @@ bool Parser::Split(std::string_view line, size_t max_fields) {
       }
       ++p;
     } else {
-      const char* comma = static_cast<const char*>(std::memchr(p, ',', end - p));
-      if (comma == nullptr) {
+      // Fields are short: a plain scan beats a call per field.
+      const char* comma = p;
+      while (comma < end && *comma != ',') ++comma;
+      if (comma == end) {
         fields_.emplace_back(p, end - p);
         return true;
       }
@@ -286,34 +332,26 @@ bool Parser::Row(std::string_view line) {
     return false;
   }
 
-  uint64_t ts = 0;
-  {
-    const char* end = ts_text.data() + ts_text.size();
-    auto [ptr, ec] = std::from_chars(ts_text.data(), end, ts);
-    if (ts_text.empty() || ptr != end || ec != std::errc() || ts > UINT32_MAX) {
-      // 13 digits is the usual mistake: milliseconds.
-      const bool digits_only = ptr == end && !ts_text.empty();
-      return Problem(fmt::format(
-          "field 'timestamp': {} is not Unix seconds (an integer from 0 to {}){}", Quote(ts_text),
-          UINT32_MAX, digits_only && ts_text.size() >= 12 ? "; milliseconds?" : ""));
-    }
+  const Decimal ts = ParseDecimal(ts_text);
+  if (!ts.digits || ts.overflow || ts.value > UINT32_MAX) {
+    // 13 digits is the usual mistake: milliseconds.
+    return Problem(fmt::format(
+        "field 'timestamp': {} is not Unix seconds (an integer from 0 to {}){}", Quote(ts_text),
+        UINT32_MAX, ts.digits && ts_text.size() >= 12 ? "; milliseconds?" : ""));
   }
   if (host.empty()) return Problem("field 'host' is empty");
   if (component.empty()) return Problem("field 'component' is empty");
-  uint64_t bytes = 0;
-  {
-    const char* end = bytes_text.data() + bytes_text.size();
-    auto [ptr, ec] = std::from_chars(bytes_text.data(), end, bytes);
-    if (ec == std::errc::result_out_of_range && ptr == end) {
-      return Problem(fmt::format("field 'bytes': {} is too large", Quote(bytes_text)));
-    }
-    if (bytes_text.empty() || ptr != end || ec != std::errc()) {
-      return Problem(
-          fmt::format("field 'bytes': {} is not a non-negative integer", Quote(bytes_text)));
-    }
+  const Decimal bytes_field = ParseDecimal(bytes_text);
+  if (bytes_field.digits && bytes_field.overflow) {
+    return Problem(fmt::format("field 'bytes': {} is too large", Quote(bytes_text)));
   }
+  if (!bytes_field.digits) {
+    return Problem(
+        fmt::format("field 'bytes': {} is not a non-negative integer", Quote(bytes_text)));
+  }
+  const uint64_t bytes = bytes_field.value;
 
-  const auto timestamp = static_cast<uint32_t>(ts);
+  const auto timestamp = static_cast<uint32_t>(ts.value);
   SampleTable& t = *table_;
   if (t.rows.empty()) {
     t.min_timestamp = t.max_timestamp = timestamp;
@@ -337,23 +375,60 @@ bool Parser::OptionalNumber(Column column, std::optional<uint64_t>* out) {
   if (col_of_[column] == SIZE_MAX) return true;
   const std::string_view text = fields_[col_of_[column]];
   if (text.empty()) return true;
-  uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ptr != end || ec != std::errc()) {
+  const Decimal d = ParseDecimal(text);
+  if (!d.digits || d.overflow) {
     return Problem(fmt::format("field '{}': {} is not a non-negative integer (or empty)",
                                kColumnNames[column], Quote(text)));
   }
-  *out = value;
+  *out = d.value;
   return true;
+}
+
+void Parser::Absorb(const SampleTable& part) {
+  SampleTable& t = *table_;
+  std::vector<uint32_t> remap(part.tracks.size());
+  for (uint32_t i = 0; i < part.tracks.size(); ++i) {
+    const SampleTrack& from = part.tracks[i];
+    const SampleSeries& series = part.series[from.series];
+    remap[i] = Track(part.hosts[series.host], part.components[series.component], from.instance,
+                     from.limit_bytes, from.oom_kills);
+    if (from.instance_track != i) continue;
+    // The instance's version and first row are kept on its first track, here as there.
+    SampleTrack& first = t.tracks[t.tracks[remap[i]].instance_track];
+    first.first_timestamp = std::min(first.first_timestamp, from.first_timestamp);
+    if (first.version.empty() && !from.version.empty()) {
+      first.version = from.version;
+      t.has_versions = true;
+    }
+  }
+  if (!part.rows.empty()) {
+    if (t.rows.empty()) {
+      t.min_timestamp = part.min_timestamp;
+      t.max_timestamp = part.max_timestamp;
+    } else {
+      t.sorted = t.sorted && part.sorted && part.rows.front().timestamp >= t.rows.back().timestamp;
+      t.min_timestamp = std::min(t.min_timestamp, part.min_timestamp);
+      t.max_timestamp = std::max(t.max_timestamp, part.max_timestamp);
+    }
+    t.sorted = t.sorted && part.sorted;
+  }
+  for (const SampleRow& row : part.rows)
+    t.rows.push_back({row.timestamp, remap[row.track], row.bytes});
+  t.lines += part.lines;
 }
 
 uint32_t Parser::Track(std::string_view host, std::string_view component, std::string_view instance,
                        uint64_t limit_bytes, std::optional<uint64_t> oom_kills) {
+  // Rows of one track usually come in runs: the fields are compared with the previous
+  // row's before any key is built.
+  const uint64_t kills = oom_kills ? *oom_kills : UINT64_MAX;
+  if (last_track_ != kNoTrack && limit_bytes == last_limit_ && kills == last_kills_ &&
+      instance == last_instance_ && component == last_component_ && host == last_host_) {
+    return last_track_;
+  }
   // Fixed-size fields and lengths first, so that no choice of characters makes two
   // tuples share a key.
   key_.clear();
-  const uint64_t kills = oom_kills ? *oom_kills : UINT64_MAX;
   key_.append(reinterpret_cast<const char*>(&limit_bytes), sizeof(limit_bytes));
   key_.append(reinterpret_cast<const char*>(&kills), sizeof(kills));
   AppendLength(&key_, host.size());
@@ -361,7 +436,6 @@ uint32_t Parser::Track(std::string_view host, std::string_view component, std::s
   key_.append(host);
   key_.append(component);
   key_.append(instance);
-  if (last_track_ != kNoTrack && key_ == last_key_) return last_track_;
   uint32_t track;
   if (auto it = track_ids_.find(key_); it != track_ids_.end()) {
     track = it->second;
@@ -369,7 +443,11 @@ uint32_t Parser::Track(std::string_view host, std::string_view component, std::s
     track = NewTrack(host, component, instance, limit_bytes, oom_kills);
     track_ids_.emplace(key_, track);
   }
-  last_key_ = key_;
+  last_host_.assign(host);
+  last_component_.assign(component);
+  last_instance_.assign(instance);
+  last_limit_ = limit_bytes;
+  last_kills_ = kills;
   last_track_ = track;
   return track;
 }
@@ -400,10 +478,12 @@ uint32_t Parser::NewTrack(std::string_view host, std::string_view component,
 }  // namespace
 
 void SampleTable::SortByTime() {
-  if (sorted || rows.size() < 2) {
-    sorted = true;
-    return;
-  }
+  if (!sorted) SortRowsByTime(rows, min_timestamp, max_timestamp);
+  sorted = true;
+}
+
+void SortRowsByTime(std::vector<SampleRow>& rows, uint32_t min_timestamp, uint32_t max_timestamp) {
+  if (rows.size() < 2) return;
   // LSD radix sort on (timestamp - min_timestamp): stable, linear, and its small digit
   // tables stay in cache. A replay covers days to months, so two passes are typical.
   constexpr int kDigitBits = 11;
@@ -438,55 +518,156 @@ void SampleTable::SortByTime() {
     std::swap(src, dst);
   }
   if (src != rows.data()) std::memcpy(rows.data(), src, n * sizeof(SampleRow));
-  sorted = true;
 }
 
-absl::StatusOr<SampleTable> SampleCsvReader::ReadFile(const std::string& path) {
-  ASSIGN_OR_RETURN(InputFile file, InputFile::Open(path));
-  const std::string& source = file.name();
-  const uint64_t file_size = file.size();
+namespace {
 
-  SampleTable table;
-  Parser parser(source, options_, &table);
-  std::vector<char> buffer(std::max<size_t>(options_.chunk_bytes, 1));
+// Reads the lines of [begin, end) (`end` 0: to the end) through `read(buffer, capacity,
+// offset)` into `parser`, in chunks of options.chunk_bytes. `file_size` (0: unknown) sizes
+// the table's rows from the first chunk's bytes per row, so that they do not pass through
+// doublings (each copies everything and briefly holds two copies); reserved but untouched
+// pages cost no memory if the estimate is high.
+template <typename Read>
+absl::Status ParseRange(const Read& read, uint64_t begin, uint64_t end, uint64_t file_size,
+                        const std::string& source, const SampleCsvOptions& options, Parser& parser,
+                        SampleTable& table) {
+  std::vector<char> buffer(std::max<size_t>(options.chunk_bytes, 1));
   size_t carry = 0;  // bytes of an unfinished line at the front of buffer
+  uint64_t offset = begin;
   uint64_t consumed = 0;
   bool reserved = false;
   for (;;) {
-    ASSIGN_OR_RETURN(const size_t n, file.Read(buffer.data() + carry, buffer.size() - carry));
+    size_t room = buffer.size() - carry;
+    if (end > 0) room = static_cast<size_t>(std::min<uint64_t>(room, end - offset));
+    ASSIGN_OR_RETURN(const size_t n, read(buffer.data() + carry, room, offset));
+    offset += n;
     const char* p = buffer.data();
     if (n == 0) {
       // The last line may lack its newline.
       if (carry > 0) RETURN_IF_ERROR(parser.Line(std::string_view(p, carry)));
-      break;
+      return absl::OkStatus();
     }
-    const char* const end = p + carry + n;
+    const char* const stop = p + carry + n;
     for (;;) {
-      const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', stop - p));
       if (nl == nullptr) break;
       RETURN_IF_ERROR(parser.Line(std::string_view(p, nl - p)));
       p = nl + 1;
     }
     consumed += p - buffer.data();
-    carry = end - p;
+    carry = stop - p;
     // The unfinished line is already too long: no need to buffer the rest of it.
-    if (carry > options_.max_line_bytes) {
-      return LineTooLong(source, parser.line_number() + 1, options_.max_line_bytes);
+    if (carry > options.max_line_bytes) {
+      return LineTooLong(source, parser.line_number() + 1, options.max_line_bytes);
     }
     std::memmove(buffer.data(), p, carry);
     if (carry == buffer.size()) buffer.resize(buffer.size() * 2);
     if (!reserved && file_size > 0 && table.rows.size() >= 1000) {
-      // Sized from the first chunk's bytes per row, so that the rows vector does not
-      // pass through doublings (each copies everything and briefly holds two copies).
-      // Reserved but untouched pages cost no memory if the estimate is high.
       reserved = true;
       const double bytes_per_row = static_cast<double>(consumed) / table.rows.size();
       const auto estimate = static_cast<size_t>(file_size / bytes_per_row * 1.05) + 1024;
       table.rows.reserve(std::min<size_t>(estimate, file_size / 8 + 1024));
     }
   }
+}
+
+// Past this size a regular file is read by several threads, each a part of it.
+constexpr uint64_t kParallelBytes = 64 << 20;
+
+}  // namespace
+
+absl::StatusOr<SampleTable> SampleCsvReader::ReadFile(const std::string& path) {
+  ASSIGN_OR_RETURN(InputFile file, InputFile::Open(path));
+  const std::string& source = file.name();
+  const uint64_t file_size = file.size();
+  const int threads =
+      static_cast<int>(std::min(4u, std::max(1u, std::thread::hardware_concurrency())));
+  if (threads > 1 && file_size >= kParallelBytes && !options_.skip_bad_rows) {
+    absl::StatusOr<SampleTable> table = ReadInParts(file, threads);
+    if (table.ok()) return table;
+    // A later part's error does not know its line: the file is read again, in one part,
+    // for the first error with its line.
+  }
+  SampleTable table;
+  Parser parser(source, options_, &table);
+  if (file_size > 0) {
+    RETURN_IF_ERROR(ParseRange([&](char* buffer, size_t room,
+                                   uint64_t offset) { return file.ReadAt(offset, buffer, room); },
+                               0, 0, file_size, source, options_, parser, table));
+  } else {
+    RETURN_IF_ERROR(
+        ParseRange([&](char* buffer, size_t room, uint64_t) { return file.Read(buffer, room); }, 0,
+                   0, 0, source, options_, parser, table));
+  }
   RETURN_IF_ERROR(parser.Finish());
   table.lines = parser.line_number();
+  return table;
+}
+
+absl::StatusOr<SampleTable> SampleCsvReader::ReadInParts(const InputFile& file, int parts) const {
+  const std::string& source = file.name();
+  const uint64_t size = file.size();
+  auto read_at = [&](char* buffer, size_t room, uint64_t offset) {
+    return file.ReadAt(offset, buffer, room);
+  };
+  // Part boundaries just after a newline, so every part holds whole lines.
+  std::vector<uint64_t> starts = {0};
+  std::vector<char> probe(std::max<size_t>(options_.max_line_bytes, 1) + 1);
+  for (int k = 1; k < parts; ++k) {
+    const uint64_t at = std::max(starts.back(), size * k / parts);
+    ASSIGN_OR_RETURN(const size_t n, file.ReadAt(at, probe.data(), probe.size()));
+    const char* nl = static_cast<const char*>(std::memchr(probe.data(), '\n', n));
+    if (nl == nullptr) break;
+    starts.push_back(at + (nl - probe.data()) + 1);
+  }
+  starts.push_back(size);
+  // The header first: every part's parser needs its columns. The first part's parser
+  // reads it, and goes on after it.
+  SampleTable table;
+  Parser first(source, options_, &table);
+  uint64_t header_end = 0;
+  {
+    std::vector<char> head(std::min<uint64_t>(size, options_.max_line_bytes + 1));
+    ASSIGN_OR_RETURN(const size_t n, file.ReadAt(0, head.data(), head.size()));
+    while (!first.has_header()) {
+      const char* nl =
+          static_cast<const char*>(std::memchr(head.data() + header_end, '\n', n - header_end));
+      if (nl == nullptr) return absl::InvalidArgumentError("no header in the first chunk");
+      RETURN_IF_ERROR(
+          first.Line(std::string_view(head.data() + header_end, nl - head.data() - header_end)));
+      header_end = nl - head.data() + 1;
+    }
+  }
+  if (header_end >= starts[1]) return absl::InvalidArgumentError("a header longer than a part");
+  struct Part {
+    SampleTable table;
+    std::unique_ptr<Parser> parser;
+    absl::Status status;
+  };
+  std::vector<Part> later(starts.size() - 2);
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < later.size(); ++k) {
+    later[k].parser = std::make_unique<Parser>(source, options_, &later[k].table);
+    later[k].parser->CopyHeaderFrom(first);
+    threads.emplace_back([&, k] {
+      Part& part = later[k];
+      part.status = ParseRange(read_at, starts[k + 1], starts[k + 2], starts[k + 2] - starts[k + 1],
+                               source, options_, *part.parser, part.table);
+      part.table.lines = part.parser->line_number();
+    });
+  }
+  // The first part on this thread, its rows sized for the whole file.
+  absl::Status status =
+      ParseRange(read_at, header_end, starts[1], size, source, options_, first, table);
+  for (std::thread& t : threads) t.join();
+  RETURN_IF_ERROR(status);
+  table.lines = first.line_number();
+  for (Part& part : later) {
+    RETURN_IF_ERROR(part.status);
+    first.Absorb(part.table);
+    part.table = SampleTable();
+  }
+  RETURN_IF_ERROR(first.Finish());
   return table;
 }
 

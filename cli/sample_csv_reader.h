@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/input_file.h"
 
 namespace drip::cli {
 
@@ -74,6 +75,10 @@ struct SampleTable {
   void SortByTime();
 };
 
+// Orders `rows`, whose timestamps lie in [min_timestamp, max_timestamp], by timestamp;
+// rows of equal time keep their order (SampleTable::SortByTime, and a replay's shards).
+void SortRowsByTime(std::vector<SampleRow>& rows, uint32_t min_timestamp, uint32_t max_timestamp);
+
 struct SampleCsvOptions {
   // Skip and count malformed rows instead of failing on the first one. A bad header, an
   // unreadable file or an over-long line is still an error.
@@ -93,6 +98,11 @@ class SampleCsvReader {
   absl::StatusOr<SampleTable> ReadFile(const std::string& path);
 
  private:
+  // A regular file of some size read by `parts` threads, one part each, their rows then
+  // joined in file order: what one reader would make of it. Any error fails it: a later
+  // part does not know its lines, and the caller reads the file again in one part.
+  absl::StatusOr<SampleTable> ReadInParts(const InputFile& file, int parts) const;
+
   SampleCsvOptions options_;
 };
 

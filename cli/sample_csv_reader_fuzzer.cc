@@ -84,9 +84,9 @@ void Analyze(SampleTable table) {
   const SampleTable unsorted = table;
   table.SortByTime();
   CheckSorted(unsorted, table);
-  analyzer::LeakDetector detector{analyzer::DetectorConfig{}};
-  ReplaySamples(table, detector);
-  const nlohmann::ordered_json report = AnalyzeReport(detector, table, "<fuzz>");
+  ShardedReplay replay(analyzer::DetectorConfig{}, 1);
+  replay.Replay(table);
+  const nlohmann::ordered_json report = AnalyzeReport(replay, table, "<fuzz>");
   // As RunAnalyzeCommand writes it: names from the CSV need not be UTF-8.
   (void)report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
