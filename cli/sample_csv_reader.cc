@@ -571,9 +571,6 @@ absl::Status ParseRange(const Read& read, uint64_t begin, uint64_t end, uint64_t
   }
 }
 
-// Past this size a regular file is read by several threads, each a part of it.
-constexpr uint64_t kParallelBytes = 64 << 20;
-
 }  // namespace
 
 absl::StatusOr<SampleTable> SampleCsvReader::ReadFile(const std::string& path) {
@@ -581,8 +578,11 @@ absl::StatusOr<SampleTable> SampleCsvReader::ReadFile(const std::string& path) {
   const std::string& source = file.name();
   const uint64_t file_size = file.size();
   const int threads =
-      static_cast<int>(std::min(4u, std::max(1u, std::thread::hardware_concurrency())));
-  if (threads > 1 && file_size >= kParallelBytes && !options_.skip_bad_rows) {
+      options_.parts > 0
+          ? options_.parts
+          : static_cast<int>(std::min(4u, std::max(1u, std::thread::hardware_concurrency())));
+  if (threads > 1 && file_size > 0 && file_size >= options_.parallel_min_bytes &&
+      !options_.skip_bad_rows) {
     absl::StatusOr<SampleTable> table = ReadInParts(file, threads);
     if (table.ok()) return table;
     // A later part's error does not know its line: the file is read again, in one part,

@@ -87,6 +87,10 @@ struct SampleCsvOptions {
   size_t chunk_bytes = 8 << 20;
   // A line longer than this is an error (most likely not a CSV file at all).
   size_t max_line_bytes = 1 << 20;
+  // A regular file of this size or more is read by `parts` threads (0: one per core, at
+  // most four), a part each; tests make it tiny.
+  uint64_t parallel_min_bytes = 64 << 20;
+  int parts = 0;
 };
 
 class SampleCsvReader {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -244,6 +245,64 @@ TEST_F(SampleCsvReaderTest, OptionalLimitAndOomKillColumnsAreReadPerRowAndMayBeE
   EXPECT_NE(std::string(bad.status().message()).find(":3: field 'oom_kills': \"-1\""),
             std::string::npos)
       << bad.status();
+}
+
+// A big file is read by several threads, a part each: the table is the one a single
+// reader makes, rows in file order, each instance's version and first row from the whole
+// file, and an error in a later part names its line in the file.
+TEST_F(SampleCsvReaderTest, ReadingInPartsMakesTheTableOneReaderMakes) {
+  std::mt19937_64 rng(11);
+  std::string csv = "timestamp,host,component,instance,bytes,version,limit_bytes,oom_kills\n";
+  for (int i = 0; i < 20000; ++i) {
+    const int series = static_cast<int>(rng() % 40);
+    const int instance = static_cast<int>(rng() % 3);
+    const bool versioned = rng() % 5 == 0;
+    csv += fmt::format("{},web-{},svc:c{}.service,{}@1,{},{},{},{}\n", 1700000000 + rng() % 90000,
+                       series % 7, series, instance, rng() % 100000,
+                       versioned ? fmt::format("1.{}", i % 4) : "", (rng() % 3) << 20,
+                       rng() % 4 == 0 ? std::to_string(rng() % 2) : "");
+  }
+  const std::string path = Write("parts.csv", csv);
+  auto one = SampleCsvReader().ReadFile(path);
+  ASSERT_TRUE(one.ok()) << one.status();
+  for (int parts : {2, 3, 4}) {
+    SampleCsvOptions options;
+    options.parallel_min_bytes = 0;
+    options.parts = parts;
+    options.chunk_bytes = 4096;
+    auto split = SampleCsvReader(options).ReadFile(path);
+    ASSERT_TRUE(split.ok()) << split.status();
+    EXPECT_EQ(Flatten(*split), Flatten(*one)) << parts << " parts";
+    EXPECT_EQ(split->lines, one->lines);
+    EXPECT_EQ(split->min_timestamp, one->min_timestamp);
+    EXPECT_EQ(split->max_timestamp, one->max_timestamp);
+    EXPECT_EQ(split->sorted, one->sorted);
+    EXPECT_EQ(split->has_versions, one->has_versions);
+    // Track by track (numbered by first sight in either), the same limits and versions.
+    std::map<std::tuple<std::string, std::string, uint64_t, uint64_t>, std::string> versions[2];
+    for (int k = 0; k < 2; ++k) {
+      const SampleTable& t = k == 0 ? *one : *split;
+      for (const SampleTrack& track : t.tracks) {
+        const SampleSeries& s = t.series[track.series];
+        const SampleTrack& first = t.tracks[track.instance_track];
+        versions[k][{t.components[s.component], track.instance, track.limit_bytes,
+                     track.oom_kills.value_or(99)}] =
+            first.version + "@" + std::to_string(first.first_timestamp);
+      }
+    }
+    EXPECT_EQ(versions[1], versions[0]) << parts << " parts";
+  }
+
+  // A bad row in the last part: its line in the whole file.
+  csv += "1700000000,web-1,svc:c1.service,1@1,12x,,,\n";
+  const std::string bad = Write("bad.csv", csv);
+  SampleCsvOptions options;
+  options.parallel_min_bytes = 0;
+  options.parts = 4;
+  auto failed = SampleCsvReader(options).ReadFile(bad);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(std::string(failed.status().message()).find(":20002: field 'bytes'"), std::string::npos)
+      << failed.status();
 }
 
 TEST_F(SampleCsvReaderTest, HandlesQuotedFieldsWithCommas) {

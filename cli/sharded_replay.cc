@@ -8,9 +8,6 @@
 namespace drip::cli {
 namespace {
 
-// Below this many rows a second thread costs more than it saves.
-constexpr size_t kRowsPerShard = 1 << 20;
-
 // A shard's view of a track: whether its rows are the shard's, and what the detector
 // needs of them, resolved once so that the loop over tens of millions of rows does no
 // string work.
@@ -56,7 +53,9 @@ void ReplayRows(const std::vector<SampleRow>& rows, const std::vector<ShardTrack
 
 }  // namespace
 
-ShardedReplay::ShardedReplay(const analyzer::DetectorConfig& config, int shards) {
+ShardedReplay::ShardedReplay(const analyzer::DetectorConfig& config, int shards,
+                             size_t rows_per_shard)
+    : rows_per_shard_(std::max<size_t>(rows_per_shard, 1)) {
   for (int i = 0; i < std::max(shards, 1); ++i) {
     detectors_.push_back(std::make_unique<analyzer::LeakDetector>(config));
   }
@@ -66,7 +65,7 @@ void ShardedReplay::Replay(SampleTable& table) {
   rows_ = table.rows.size();
   if (table.rows.empty()) return;
   const int shards =
-      static_cast<int>(std::clamp<size_t>(rows_ / kRowsPerShard, 1, detectors_.size()));
+      static_cast<int>(std::clamp<size_t>(rows_ / rows_per_shard_, 1, detectors_.size()));
   // Components to shards, the busiest first, each to the least loaded shard so far.
   std::vector<uint64_t> rows_of_component(table.components.size(), 0);
   for (const SampleRow& row : table.rows) {

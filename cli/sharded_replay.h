@@ -5,6 +5,7 @@
 // is judged exactly as by one detector fed every row, and the suspects are merged.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -16,8 +17,13 @@ namespace drip::cli {
 
 class ShardedReplay {
  public:
-  // `shards` detectors at most (1: the calling thread alone).
-  ShardedReplay(const analyzer::DetectorConfig& config, int shards);
+  // Below this many rows per shard a second thread costs more than it saves.
+  static constexpr size_t kDefaultRowsPerShard = 1 << 20;
+
+  // `shards` detectors at most (1: the calling thread alone), each given at least
+  // `rows_per_shard` rows (tests make it small).
+  ShardedReplay(const analyzer::DetectorConfig& config, int shards,
+                size_t rows_per_shard = kDefaultRowsPerShard);
 
   // Feeds every row of `table` in time order (each shard sorts its own, when the table is
   // not sorted), then advances past the last sample so that the final epoch is judged
@@ -36,6 +42,7 @@ class ShardedReplay {
 
  private:
   std::vector<std::unique_ptr<analyzer::LeakDetector>> detectors_;
+  size_t rows_per_shard_;
   uint64_t rows_ = 0;
 };
 
