@@ -1,9 +1,11 @@
 #include "collector/online_detector.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "collector/storage/rocksdb_series_store.h"
 #include "collector/storage/scoped_temp_dir.h"
 #include "common/base/clock.h"
+#include "fmt/format.h"
 #include "tests/synthetic/fleet_generator.h"
 
 namespace drip::collector {
@@ -55,6 +58,10 @@ History FleetHistory(uint64_t seed) {
           s->set_instance(std::string(sample.instance));
           s->set_timestamp_ms(sample.timestamp_s * 1000);
           s->mutable_process()->set_anon_rss_bytes(sample.bytes);
+          if (sample.limit_bytes > 0) {
+            s->mutable_limit()->set_max_bytes(sample.limit_bytes);
+            s->mutable_limit()->set_oom_kills(sample.oom_kills);
+          }
         }
       }
       if (batch.samples_size() > 0) history.batches.emplace_back(host, std::move(batch));
@@ -74,8 +81,10 @@ std::set<SeriesKey> Replayed(const History& history) {
   analyzer::LeakDetector detector{analyzer::DetectorConfig{}};
   for (const auto& [host, batch] : history.batches) {
     for (const drip::v1::Sample& s : batch.samples()) {
+      analyzer::LimitReading limit;
+      if (s.has_limit()) limit = {s.limit().max_bytes(), s.limit().oom_kills()};
       detector.Observe(host, s.component(), s.timestamp_ms() / 1000, s.instance(),
-                       s.process().anon_rss_bytes());
+                       s.process().anon_rss_bytes(), limit);
     }
   }
   detector.AdvanceTo(history.end_s + kEpochSeconds);
@@ -245,6 +254,127 @@ TEST(OnlineDetectorTest, APassSplitOverBatchesIsJudgedAsTheRebuildAndAReplayJudg
   ASSERT_TRUE(rebuilt.Rebuild(store->get(), 0, clock.NowMs()).ok());
   rebuilt.AdvanceTo(passes.end_s + kEpochSeconds);
   EXPECT_EQ(Flagged(rebuilt.Suspects()), replayed);
+}
+
+// A service leaking into its cgroup's memory limit: a day flat, then 150 MiB/h from 400 MiB
+// to its 1 GiB limit, where the kernel kills it (the agent sees the victim exit, and the
+// cgroup counts the kill), and again after each restart. One pass a batch.
+struct LimitedLeak {
+  std::vector<drip::v1::SampleBatch> batches;
+  std::vector<int64_t> kills_s;
+  int64_t end_s = 0;
+};
+
+LimitedLeak LeakIntoLimit() {
+  constexpr int64_t kStart = 1'700'000'000 - 1'700'000'000 % kEpochSeconds;
+  constexpr uint64_t kMiB = 1 << 20;
+  constexpr uint64_t kLimit = 1024 * kMiB;
+  LimitedLeak out;
+  out.end_s = kStart + 40 * 3600;
+  int64_t leak_from = kStart + 26 * 3600;
+  int instance = 1;
+  uint64_t sequence = 0;
+  for (int64_t t = kStart; t < out.end_s; t += 60) {
+    drip::v1::SampleBatch batch;
+    uint64_t bytes = 400 * kMiB + static_cast<uint64_t>(t % 7) * (kMiB / 4);
+    if (t > leak_from) bytes += static_cast<uint64_t>(t - leak_from) * (150 * kMiB) / 3600;
+    if (bytes >= kLimit) {
+      // The kernel kills it at its limit; a service manager starts it again at once.
+      drip::v1::Sample* exit = batch.add_samples();
+      exit->set_component("svc:cache.service");
+      exit->set_instance(fmt::format("{}@1", instance));
+      exit->set_timestamp_ms(t * 1000);
+      exit->mutable_process_exit()->set_wait_status(SIGKILL);
+      exit->mutable_process_exit()->set_oom_killed(true);
+      out.kills_s.push_back(t);
+      ++instance;
+      leak_from = t;
+      bytes = 400 * kMiB;
+    }
+    drip::v1::Sample* s = batch.add_samples();
+    s->set_component("svc:cache.service");
+    s->set_instance(fmt::format("{}@1", instance));
+    s->set_timestamp_ms(t * 1000);
+    s->mutable_process()->set_anon_rss_bytes(bytes);
+    s->mutable_limit()->set_max_bytes(kLimit);
+    s->mutable_limit()->set_cgroup("/system.slice/cache.service");
+    s->mutable_limit()->set_oom_kills(out.kills_s.size());
+    batch.set_sequence(++sequence);
+    batch.set_ends_pass(true);
+    out.batches.push_back(std::move(batch));
+  }
+  return out;
+}
+
+// What runs out first is the cgroup's limit: the suspect says so, with its headroom and
+// ETA, before the first kill; the kills are counted once each (the victim's exit and the
+// cgroup's counter are the same kill), live and when rebuilt from the store, which keeps
+// each sample's limit; a replay of the same levels and limits flags it too.
+TEST(OnlineDetectorTest, ALeakIntoItsLimitIsFlaggedBeforeItsFirstKillAndItsKillsAreCounted) {
+  const LimitedLeak leak = LeakIntoLimit();
+  ASSERT_GE(leak.kills_s.size(), 2u);
+
+  FakeClock clock(leak.batches.front().samples(0).timestamp_ms());
+  OnlineDetector online(analyzer::DetectorConfig{}, &clock);
+  std::optional<analyzer::Suspect> first;
+  for (const drip::v1::SampleBatch& batch : leak.batches) {
+    clock.Set(batch.samples(0).timestamp_ms() + 2000);
+    online.ObserveBatch("h1", batch);
+    online.AdvanceTo(clock.NowMs() / 1000);
+    const FleetSuspects now = online.Suspects();
+    if (!first && !now.hosts.empty()) first = now.hosts.front().suspect;
+  }
+  ASSERT_TRUE(first.has_value()) << "never flagged";
+  EXPECT_LT(first->first_flagged, leak.kills_s.front());
+  EXPECT_EQ(first->limited_by, "cgroup");
+  EXPECT_EQ(first->limit_bytes, 1024u << 20);
+  EXPECT_GT(first->headroom_bytes, 0u);
+  EXPECT_LT(first->headroom_bytes, 600u << 20);
+  ASSERT_TRUE(first->eta_to_oom_seconds.has_value());
+  EXPECT_NEAR(*first->eta_to_oom_seconds,
+              static_cast<double>(first->headroom_bytes) / first->growth_bytes_per_hour * 3600, 60);
+  EXPECT_EQ(first->oom_kills, 0u);
+
+  clock.Advance(std::chrono::milliseconds(OnlineDetector::kQuietAfterMs + 1000));
+  online.AdvanceTo(leak.end_s + kEpochSeconds);
+  EXPECT_EQ(online.oom_kills_counted(), leak.kills_s.size());
+  const FleetSuspects live = online.Suspects();
+  ASSERT_EQ(live.hosts.size(), 1u);
+  EXPECT_EQ(live.hosts[0].suspect.oom_kills, leak.kills_s.size());
+  EXPECT_EQ(live.hosts[0].suspect.limited_by, "cgroup");
+
+  ScopedTempDir dir;
+  RocksDbSeriesStoreOptions options;
+  options.path = dir.path();
+  options.fold_interval = std::chrono::milliseconds(0);
+  auto store = RocksDbSeriesStore::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (const drip::v1::SampleBatch& batch : leak.batches) {
+    ASSERT_TRUE((*store)->AppendBatch("h1", batch).ok());
+  }
+  FakeClock later((leak.end_s + 3600) * 1000);
+  OnlineDetector rebuilt(analyzer::DetectorConfig{}, &later);
+  ASSERT_TRUE(rebuilt.Rebuild(store->get(), 0, later.NowMs()).ok());
+  rebuilt.AdvanceTo(leak.end_s + kEpochSeconds);
+  const FleetSuspects again = rebuilt.Suspects();
+  ASSERT_EQ(again.hosts.size(), 1u);
+  EXPECT_EQ(again.hosts[0].suspect.first_flagged, live.hosts[0].suspect.first_flagged);
+  EXPECT_EQ(again.hosts[0].suspect.limit_bytes, 1024u << 20);
+  EXPECT_EQ(again.hosts[0].suspect.oom_kills, leak.kills_s.size());
+  EXPECT_EQ(rebuilt.oom_kills_counted(), leak.kills_s.size());
+
+  analyzer::LeakDetector replay{analyzer::DetectorConfig{}};
+  for (const drip::v1::SampleBatch& batch : leak.batches) {
+    for (const drip::v1::Sample& s : batch.samples()) {
+      if (!s.has_process()) continue;
+      replay.Observe("h1", s.component(), s.timestamp_ms() / 1000, s.instance(),
+                     s.process().anon_rss_bytes(), {s.limit().max_bytes(), s.limit().oom_kills()});
+    }
+  }
+  replay.AdvanceTo(leak.end_s + kEpochSeconds);
+  ASSERT_EQ(replay.Suspects().size(), 1u);
+  EXPECT_EQ(replay.Suspects()[0].first_flagged, live.hosts[0].suspect.first_flagged);
+  EXPECT_EQ(replay.Suspects()[0].oom_kills, leak.kills_s.size());
 }
 
 }  // namespace

@@ -103,11 +103,11 @@ TEST(MemoryLimitTest, ALeakIntoItsCgroupLimitIsFlaggedBeforeTheKernelKillsItAndT
   drip.SetAgentAllowedComponents({component});
   ASSERT_TRUE(drip.StartAgent(host, milliseconds(1000)).ok()) << drip.Logs();
 
-  // About 0.75 MiB/s from a few MiB: the kernel kills it at 96 MiB some two minutes in.
+  // About 1 MiB/s from a few MiB: the kernel kills it at 96 MiB some 90 s in.
   const std::string enter =
       fmt::format("echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"", cgroup->dir().string());
   auto child = ChildProcess::Start(
-      {"/bin/sh", "-c", enter, leaker, "--leak-kib-per-s", "768", "--seconds", "600"},
+      {"/bin/sh", "-c", enter, leaker, "--leak-kib-per-s", "1024", "--seconds", "600"},
       drip.dir().File("leaker.log"));
   ASSERT_TRUE(child.ok()) << child.status();
 
