@@ -606,6 +606,34 @@ TEST(HeapDiagnoserTest, AttachModeStoppedByItsBudgetAsksForTheBudgetItNeeds) {
   EXPECT_NE(d.summary.find("stopped after"), std::string::npos) << d.summary;
 }
 
+// A window the budget cut short may not see a filling structure level off, so
+// even a steady grower is not named a leak there: it is ranked first, inconclusive, with
+// the budget that lets the window run. The same window that ran its course names it.
+TEST(HeapDiagnoserTest, AWindowItsBudgetCutShortNamesNoLeakButRanksTheGrowerFirst) {
+  SyntheticOptions options;
+  options.duration_s = 12;
+  options.interval_s = 0.25;
+  options.mode = "attach";
+  SyntheticHeap heap(options);
+  AllocationSite leak = Leak();
+  leak.rate_per_s = 4096;
+  leak.size = 1024;
+  heap.AddSite(leak);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.target.pid = 77;
+  ASSERT_EQ(HeapDiagnoser().Diagnose(snapshot).outcome, Outcome::kLeak);
+  snapshot.stop_reason = "budget";
+  snapshot.duty_cycle.cpu_budget = 0.05;
+  snapshot.duty_cycle.estimated_cpu_fraction = 0.08;
+  Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  ASSERT_FALSE(d.stacks.empty());
+  EXPECT_EQ(d.stacks[0].frames[0].function, "Session::Remember(Request const&)");
+  EXPECT_EQ(d.stacks[0].verdict, Verdict::kInconclusive) << d.stacks[0].reason;
+  EXPECT_NE(d.stacks[0].reason.find("CPU budget ended the window"), std::string::npos);
+  EXPECT_EQ(d.outcome, Outcome::kInconclusive) << d.summary;
+  EXPECT_EQ(d.next_step, "drip-agent snapshot --pid 77 --mode attach --cpu-budget 0.20");
+}
+
 // A preload snapshot of a program that allocates through its allocator's own API (mallocx,
 // sdallocx) saw only churn while the process grew: the summary names the calls it could
 // not sample, and the next step is an attach snapshot, which probes them.
