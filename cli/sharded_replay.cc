@@ -1,12 +1,25 @@
 #include "cli/sharded_replay.h"
 
 #include <algorithm>
+#include <iterator>
 #include <latch>
 #include <thread>
 #include <tuple>
 
 namespace drip::cli {
 namespace {
+
+// Every shard's answer to `ask`, one after another.
+template <typename Ask>
+auto Gathered(const std::vector<std::unique_ptr<analyzer::LeakDetector>>& detectors, Ask ask) {
+  decltype(ask(*detectors.front())) out;
+  for (const auto& d : detectors) {
+    auto part = ask(*d);
+    out.insert(out.end(), std::make_move_iterator(part.begin()),
+               std::make_move_iterator(part.end()));
+  }
+  return out;
+}
 
 // A shard's view of a track: whether its rows are the shard's, and what the detector
 // needs of them, resolved once so that the loop over tens of millions of rows does no
@@ -112,12 +125,8 @@ void ShardedReplay::Replay(SampleTable& table) {
 }
 
 std::vector<analyzer::Suspect> ShardedReplay::Suspects() const {
-  std::vector<analyzer::Suspect> out;
-  for (const auto& d : detectors_) {
-    std::vector<analyzer::Suspect> part = d->Suspects();
-    out.insert(out.end(), std::make_move_iterator(part.begin()),
-               std::make_move_iterator(part.end()));
-  }
+  std::vector<analyzer::Suspect> out =
+      Gathered(detectors_, [](const analyzer::LeakDetector& d) { return d.Suspects(); });
   std::sort(out.begin(), out.end(), [](const analyzer::Suspect& a, const analyzer::Suspect& b) {
     return std::tie(b.score, b.growth_bytes_per_hour, a.host, a.component) <
            std::tie(a.score, a.growth_bytes_per_hour, b.host, b.component);
@@ -126,12 +135,8 @@ std::vector<analyzer::Suspect> ShardedReplay::Suspects() const {
 }
 
 std::vector<analyzer::ComponentSuspect> ShardedReplay::ComponentSuspects() const {
-  std::vector<analyzer::ComponentSuspect> out;
-  for (const auto& d : detectors_) {
-    std::vector<analyzer::ComponentSuspect> part = d->ComponentSuspects();
-    out.insert(out.end(), std::make_move_iterator(part.begin()),
-               std::make_move_iterator(part.end()));
-  }
+  std::vector<analyzer::ComponentSuspect> out =
+      Gathered(detectors_, [](const analyzer::LeakDetector& d) { return d.ComponentSuspects(); });
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first_flagged, a.component) < std::tie(b.first_flagged, b.component);
   });

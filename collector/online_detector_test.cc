@@ -98,6 +98,24 @@ std::set<SeriesKey> Replayed(const History& history) {
 // epoch then, before the rest of its samples have come, would judge a few minutes as the
 // whole epoch and fold the rest into the next: the judgement would depend on when the
 // pipeline happened to run. A series whose samples are still arriving is not quiet.
+// Stores host h1's `batches` in a RocksDB store in `dir`, as the collector does, and
+// rebuilds `detector` from it, as a restarted collector does.
+absl::Status RebuildFromAStoreOf(const std::vector<drip::v1::SampleBatch>& batches,
+                                 const ScopedTempDir& dir, int64_t now_ms,
+                                 OnlineDetector* detector) {
+  RocksDbSeriesStoreOptions options;
+  options.path = dir.path();
+  options.fold_interval = std::chrono::milliseconds(0);
+  absl::StatusOr<std::unique_ptr<RocksDbSeriesStore>> store = RocksDbSeriesStore::Open(options);
+  if (!store.ok()) return store.status();
+  for (const drip::v1::SampleBatch& batch : batches) {
+    if (auto appended = (*store)->AppendBatch("h1", batch); !appended.ok()) {
+      return appended.status();
+    }
+  }
+  return detector->Rebuild(store->get(), 0, now_ms).status();
+}
+
 TEST(OnlineDetectorTest, HistoryResentAfterAnOutageIsJudgedAsAReplayOfItWouldBe) {
   const History history = FleetHistory(21);
   const std::set<SeriesKey> replayed = Replayed(history);
@@ -241,17 +259,9 @@ TEST(OnlineDetectorTest, APassSplitOverBatchesIsJudgedAsTheRebuildAndAReplayJudg
 
   // Rebuilt from the store the batches went to.
   ScopedTempDir dir;
-  RocksDbSeriesStoreOptions options;
-  options.path = dir.path();
-  options.fold_interval = std::chrono::milliseconds(0);
-  auto store = RocksDbSeriesStore::Open(options);
-  ASSERT_TRUE(store.ok()) << store.status();
-  for (const drip::v1::SampleBatch& batch : passes.batches) {
-    ASSERT_TRUE((*store)->AppendBatch("h1", batch).ok());
-  }
   FakeClock clock((passes.end_s + 3600) * 1000);
   OnlineDetector rebuilt(analyzer::DetectorConfig{}, &clock);
-  ASSERT_TRUE(rebuilt.Rebuild(store->get(), 0, clock.NowMs()).ok());
+  ASSERT_TRUE(RebuildFromAStoreOf(passes.batches, dir, clock.NowMs(), &rebuilt).ok());
   rebuilt.AdvanceTo(passes.end_s + kEpochSeconds);
   EXPECT_EQ(Flagged(rebuilt.Suspects()), replayed);
 }
@@ -344,17 +354,9 @@ TEST(OnlineDetectorTest, ALeakIntoItsLimitIsFlaggedBeforeItsFirstKillAndItsKills
   EXPECT_EQ(live.hosts[0].suspect.limited_by, "cgroup");
 
   ScopedTempDir dir;
-  RocksDbSeriesStoreOptions options;
-  options.path = dir.path();
-  options.fold_interval = std::chrono::milliseconds(0);
-  auto store = RocksDbSeriesStore::Open(options);
-  ASSERT_TRUE(store.ok()) << store.status();
-  for (const drip::v1::SampleBatch& batch : leak.batches) {
-    ASSERT_TRUE((*store)->AppendBatch("h1", batch).ok());
-  }
   FakeClock later((leak.end_s + 3600) * 1000);
   OnlineDetector rebuilt(analyzer::DetectorConfig{}, &later);
-  ASSERT_TRUE(rebuilt.Rebuild(store->get(), 0, later.NowMs()).ok());
+  ASSERT_TRUE(RebuildFromAStoreOf(leak.batches, dir, later.NowMs(), &rebuilt).ok());
   rebuilt.AdvanceTo(leak.end_s + kEpochSeconds);
   const FleetSuspects again = rebuilt.Suspects();
   ASSERT_EQ(again.hosts.size(), 1u);

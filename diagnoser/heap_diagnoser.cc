@@ -55,6 +55,10 @@ std::string Pace(const StackEvidence& e) {
 struct Judgement {
   Verdict verdict = Verdict::kTransient;
   std::string reason;
+  // Grew steadily and never levelled off, but freed most of what it allocated: a leak on
+  // one path of a churning site, or a structure still filling. What the process (or the
+  // component, over hours) grew by decides (NameTheStacksThatHoldTheGrowth).
+  bool grew_while_churning = false;
 };
 
 Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window_start_ms,
@@ -121,7 +125,8 @@ Judgement Judge(const StackEvidence& e, const DiagnoserConfig& c, int64_t window
               fmt::format("{} while freeing {} of what it allocated (above {}): a bounded "
                           "structure still filling, a queue backing up or a leak among churn; "
                           "it has not levelled off in the window",
-                          grew, freed, Percent(c.max_leak_freed_fraction))};
+                          grew, freed, Percent(c.max_leak_freed_fraction)),
+              /*grew_while_churning=*/true};
     }
     if (e.oldest_still_dying) {
       // Turnover, not (yet) growth: a snapshot begun after a structure filled tracks only
@@ -314,6 +319,49 @@ void HoldBackLeaksOfATurnoverWindow(const HeapSnapshot& snapshot,
         "window never saw (a structure turning over its contents), and objects that outlive "
         "the window look leaked in it; a longer window tells",
         Bytes(unexplained), Bytes(allowance));
+  }
+}
+
+// A stack that grows steadily while freeing most of what it allocates is, in the heap
+// alone, a leak on one path of a churning site (1 request in 50 keeps its context) or a
+// structure still filling. What it grows by against the memory that needs explaining
+// decides: the growth the collector's detector measured on the component over hours,
+// which a structure still filling does not keep up (it is bounded), or, without it, the
+// process's own anonymous memory rising steadily through the window. A stack holding at
+// least half of that growth is the leak; the same shape with nothing to explain stays
+// inconclusive.
+constexpr double kMinShareOfTheGrowth = 0.5;
+// Against growth measured over hours, a stack growing many times faster in a minute is a
+// burst (a queue backing up), not what the component has been doing.
+constexpr double kMaxShareOfMeasuredGrowth = 4;
+
+void NameTheStacksThatHoldTheGrowth(const HeapSnapshot& snapshot, double rss_growth,
+                                    bool rss_still_rising, const std::vector<Judgement>& judgements,
+                                    std::vector<DiagnosedStack>* ranked) {
+  const double measured = snapshot.target.expected_growth_bytes_per_hour;
+  double growth = 0;
+  std::string what;
+  if (measured > 0) {
+    growth = measured;
+    what = fmt::format("the {} the detector measured on the component over hours",
+                       FormatByteRate(measured));
+  } else if (rss_growth > 0 && rss_still_rising) {
+    growth = rss_growth;
+    what = fmt::format("the process's anonymous memory, which rose {} through the window",
+                       FormatByteRate(rss_growth));
+  }
+  if (!(growth > 0)) return;
+  for (size_t i = 0; i < ranked->size(); ++i) {
+    DiagnosedStack& d = (*ranked)[i];
+    if (!judgements[i].grew_while_churning || d.verdict != Verdict::kInconclusive) continue;
+    const double share = d.growth_bytes_per_hour / growth;
+    if (share < kMinShareOfTheGrowth) continue;
+    if (measured > 0 && share > kMaxShareOfMeasuredGrowth) continue;
+    d.verdict = Verdict::kLeak;
+    d.reason += fmt::format(
+        "; but it holds {} of {}: a leak on one path of a churning site (a bounded "
+        "structure does not keep that up)",
+        Percent(std::min(share, 1.0)), what);
   }
 }
 
@@ -541,9 +589,12 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
 
   std::vector<DiagnosedStack> ranked;
   ranked.reserve(stacks.size());
+  std::vector<Judgement> judgements;
+  judgements.reserve(stacks.size());
   for (size_t i = 0; i < stacks.size(); ++i) {
     const StackEvidence& e = evidence[i];
-    Judgement j = Judge(e, config_, window.start_ms, stacks[i].last_alloc_ms);
+    Judgement& j =
+        judgements.emplace_back(Judge(e, config_, window.start_ms, stacks[i].last_alloc_ms));
     DiagnosedStack& d = ranked.emplace_back();
     d.frames = std::move(stacks[i].frames);
     d.live_bytes = e.live_bytes;
@@ -562,6 +613,10 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
     d.steadiness = e.steadiness;
     d.recent_growth_ratio = e.recent_growth_ratio;
   }
+  const bool rss_still_rising = RssStillRising(snapshot, config_.max_trend_points,
+                                               static_cast<double>(config_.min_rise_bytes));
+  NameTheStacksThatHoldTheGrowth(snapshot, diagnosis.rss_growth_bytes_per_hour, rss_still_rising,
+                                 judgements, &ranked);
   HoldBackLeaksOfATurnoverWindow(snapshot, evidence, config_, &ranked);
   HoldBackLeaksOfACutShortWindow(snapshot, &ranked);
   std::sort(ranked.begin(), ranked.end(), [](const DiagnosedStack& a, const DiagnosedStack& b) {
@@ -571,10 +626,8 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
     if (a.live_bytes != b.live_bytes) return a.live_bytes > b.live_bytes;
     return a.stack_id < b.stack_id;
   });
-  Conclusion conclusion = Conclude(ranked, snapshot, diagnosis.rss_growth_bytes_per_hour,
-                                   RssStillRising(snapshot, config_.max_trend_points,
-                                                  static_cast<double>(config_.min_rise_bytes)),
-                                   config_);
+  Conclusion conclusion =
+      Conclude(ranked, snapshot, diagnosis.rss_growth_bytes_per_hour, rss_still_rising, config_);
   diagnosis.outcome = conclusion.outcome;
   diagnosis.summary = std::move(conclusion.summary);
   diagnosis.next_step = std::move(conclusion.next_step);

@@ -190,9 +190,21 @@ static __always_inline __u32 copy_user_stack(__u8* dst, __u64 sp) {
  * 32k of them while the agent falls behind. An allocation event dropped is made up for
  * by the others' weight; a free event lost leaves its object looking leaked forever. */
 #define DRIP_FREE_HEADROOM_BYTES (1 << 20)
-/* bpf_ringbuf_query's flags (UAPI values; the fallback vmlinux.h lacks the enum). */
+/* bpf_ringbuf_query's and bpf_ringbuf_submit's flags (UAPI values; the fallback vmlinux.h
+ * lacks the enums). */
 #define DRIP_RB_AVAIL_DATA 0
 #define DRIP_RB_RING_SIZE 1
+#define DRIP_RB_NO_WAKEUP 1
+#define DRIP_RB_FORCE_WAKEUP 2
+
+/* The agent drains the ring every 20 ms on its own. A wakeup per event would wake it
+ * thousands of times a second, each time switching a core away from the target (on a
+ * busy 2-core host, from the target itself); only a ring past half full wakes it early. */
+static __always_inline __u64 submit_flags(void) {
+  __u64 size = bpf_ringbuf_query(&heap_events, DRIP_RB_RING_SIZE);
+  __u64 used = bpf_ringbuf_query(&heap_events, DRIP_RB_AVAIL_DATA);
+  return used > size / 2 ? DRIP_RB_FORCE_WAKEUP : DRIP_RB_NO_WAKEUP;
+}
 
 /* Whether an allocation event fits and still leaves the frees their room. (Unconsumed
  * data is read racily: off by a few events at worst, well within the headroom.) */
@@ -238,7 +250,7 @@ static __always_inline void emit_alloc(struct pt_regs* ctx, __u64 address, __u64
   e->window = window;
   e->stack_bytes = copy_user_stack(e->stack, ctx->sp);
   if (e->stack_bytes == 0) count(DRIP_CTR_STACK_UNREADABLE);
-  bpf_ringbuf_submit(e, 0);
+  bpf_ringbuf_submit(e, submit_flags());
 }
 
 static __always_inline void emit_free(__u64 address) {
@@ -251,7 +263,7 @@ static __always_inline void emit_free(__u64 address) {
   e->tid = (__u32)bpf_get_current_pid_tgid();
   e->timestamp_ns = bpf_ktime_get_boot_ns();
   e->address = address;
-  bpf_ringbuf_submit(e, 0);
+  bpf_ringbuf_submit(e, submit_flags());
 }
 
 /* A free of `address`: reported only when it was a tracked sampled allocation. */

@@ -274,7 +274,10 @@ absl::Status HeapProbeSession::Poll(int timeout_ms, const AllocHandler& on_alloc
                                     const FreeHandler& on_free) {
   on_alloc_ = &on_alloc;
   on_free_ = &on_free;
-  const int n = ring_buffer__poll(events_, timeout_ms);
+  // Events are submitted without a wakeup (only a ring past half full forces one), so
+  // the wait runs its course and what arrived meanwhile is read after it.
+  int n = ring_buffer__poll(events_, timeout_ms);
+  if (n >= 0 || n == -EINTR) n = ring_buffer__consume(events_);
   on_alloc_ = nullptr;
   on_free_ = nullptr;
   if (n < 0 && n != -EINTR) {

@@ -83,7 +83,8 @@ class HeapProbeSession {
   // Preload mode: the shim's drip:alloc and drip:free USDT probes.
   absl::Status AttachShim(const std::string& shim_path);
 
-  // Waits up to timeout_ms for events and hands each to the handlers.
+  // Waits timeout_ms (less only when the ring fills past half: events wake no one), then
+  // hands every event that arrived to the handlers.
   absl::Status Poll(int timeout_ms, const AllocHandler& on_alloc, const FreeHandler& on_free);
 
   // Whether the target ran exec(2) since the session opened: its heap, and the program

@@ -17,11 +17,14 @@ std::optional<uint64_t> SamplingRatePlanner::Update(double window_seconds, uint6
   last_seconds_ = window_seconds;
   last_bytes_ = window_bytes;
   double wanted = rate / std::max(config_.target_samples_per_second, 1e-3);
-  // The cheapest T the cost limit allows: densifying for a known growth stops there.
+  // The densest T the cost limit allows: sizing for a known growth stops there.
   const double cheapest = rate / std::max(config_.max_samples_per_second, 1e-3);
   const double for_growth = config_.expected_growth_bytes_per_second * config_.window_seconds /
                             std::max(config_.growth_samples, 1.0);
-  if (for_growth > 0 && for_growth < wanted) wanted = std::max(for_growth, cheapest);
+  if (for_growth > 0) {
+    const double sparsest = rate / std::max(config_.min_samples_per_second, 1e-3);
+    wanted = std::max(std::min(for_growth, sparsest), cheapest);
+  }
   const uint64_t hi = std::max(config_.min_mean_bytes, config_.max_mean_bytes);
   const uint64_t clamped = static_cast<uint64_t>(
       std::clamp(wanted, static_cast<double>(config_.min_mean_bytes), static_cast<double>(hi)));

@@ -13,15 +13,17 @@
 // asks for at least twice or half the current T (a noisy rate must not make T flap;
 // every sampled event carries its own T, so estimates stay unbiased across a change).
 //
-// When the collector's detector has already measured the target's growth G, that rate
-// sets a second bound: a leak of rate G must leave enough samples in the window,
-//     T <= G x window / growth_samples,
-// which matters for a slow leak under heavy churn (1 KiB/s next to 45 MB/s of churn
-// gives one sample a minute at the rate-based T). Densifying is bounded by cost:
-// never more than max_samples_per_second sampled allocations a second (each is a stack
-// copy and an unwind, and in preload mode a uprobe trap). What T cannot give within that,
-// the window's self-extension does (HeapDiagnoser reads a window too short for G as
-// inconclusive).
+// When the collector's detector has already measured the target's growth G, the question
+// is where that growth is, not what the process allocates, and G alone sizes T: a leak of
+// rate G leaves G x window / T sampled objects, so
+//     T = G x window / growth_samples,
+// however much the process allocates besides. A service allocating 15 MB/s and growing
+// 5 MB/s is sampled about 20 times a second, not 1000 (in preload mode each sample is
+// the snapshot's cost to the target). Within two bounds: never more than
+// max_samples_per_second (a slow leak under heavy churn, 1 KiB/s next to 45 MB/s, would
+// ask for 45 k a second; what T cannot give within that, the window's self-extension
+// does, as HeapDiagnoser reads a window too short for G as inconclusive), and never fewer
+// than min_samples_per_second, so that the stacks around the leak are seen too.
 //
 // Pure logic, fed cumulative counters by the snapshotter; not thread-safe.
 #pragma once
@@ -49,8 +51,9 @@ class SamplingRatePlanner {
     double expected_growth_bytes_per_second = 0;
     double window_seconds = 0;
     double growth_samples = 32;
-    // Densifying for G stops here (sampled allocations per second).
+    // Sizing for G stays within these (sampled allocations per second).
     double max_samples_per_second = 3000;
+    double min_samples_per_second = 20;
   };
 
   explicit SamplingRatePlanner(const Config& config);

@@ -50,12 +50,24 @@ TEST(SamplingRatePlannerTest, AKnownSlowGrowthUnderHeavyChurnSamplesDenserWithin
   config.window_seconds = 40;
   SamplingRatePlanner told(config);
   EXPECT_EQ(told.Update(1.0, 45'000'000), 16384u);
-  // A growth the rate-based T already resolves changes nothing: 50 KB/s against 1 MB/s.
+}
+
+TEST(SamplingRatePlannerTest, AKnownFastGrowthSamplesForTheGrowthNotForTheAllocationRate) {
+  // 15 MB/s of allocations growing 5 MB/s: the rate-based T samples 1000 a second; told
+  // the growth, 32 samples of it in 60 s need only T = 9.4 MB, but the stacks around it
+  // are still seen 20 times a second: T = 750 KB, 512 KiB as a power of two.
+  SamplingRatePlanner::Config config;
+  SamplingRatePlanner blind(config);
+  EXPECT_EQ(blind.Update(1.0, 15'000'000), 8192u);
+  config.expected_growth_bytes_per_second = 5'000'000;
+  config.window_seconds = 60;
+  SamplingRatePlanner told(config);
+  EXPECT_EQ(told.Update(1.0, 15'000'000), 512u * 1024);
+  // A leak of 50 KB/s under 1 MB/s: 32 samples in 60 s at T = 94 KB would be 10 a
+  // second; at least 20 a second is T = 50 KB, within a factor two of where it starts.
   config.expected_growth_bytes_per_second = 50'000;
-  SamplingRatePlanner fast_leak(config);
-  config.expected_growth_bytes_per_second = 0;
-  SamplingRatePlanner fast_blind(config);
-  EXPECT_EQ(fast_leak.Update(1.0, 1'000'000), fast_blind.Update(1.0, 1'000'000));
+  SamplingRatePlanner slower(config);
+  EXPECT_EQ(slower.Update(1.0, 1'000'000), std::nullopt);  // 64 KiB is where it starts
 }
 
 TEST(SamplingRatePlannerTest, NoAllocationsDropToTheFloor) {

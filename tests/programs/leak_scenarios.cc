@@ -18,6 +18,7 @@
 // | plain    | leak_plain_record                       | R    | malloc 512..2048 B records      |
 // | new      | drip_fixture::SessionRegistry::Remember | R    | new Session (1 KiB)             |
 // | rare     | handle_rare_error_path                  | R    | malloc 4..16 KiB, 1 req. in 64  |
+// | rarekeep | new_request_context (frees 49 of 50)    | R    | malloc 1 KiB, 1 req. in 50 kept |
 // | churn    | leak_slowly_under_churn                 | R/4  | malloc 128..1024 B              |
 // | realloc  | grow_buffer_with_realloc (3/4 R), or    | R    | realloc +1..4 KiB, 64 KiB max   |
 // |          | calloc_table_entry (1/4 R) accepted     |      | calloc 256..1024 B entries      |
@@ -36,6 +37,10 @@
 //   rare:    main loop -> handle_request (allocates and frees transient buffers) and, for 1
 //            request in 64, -> handle_rare_error_path, which leaks a 4..16 KiB buffer; requests
 //            are paced so that the rare leak still averages R KiB/s.
+//   rarekeep: main loop -> handle_session_request -> new_request_context, which mallocs the
+//            request's 1 KiB context; 1 request in 50 keeps it (a session that never
+//            ends), the other 49 free it when they finish. One stack both leaks and churns:
+//            it frees 98 % of what it allocates (the issue-31 held-out rare path).
 //   churn:   main loop -> churn_step -> churn_small_object / churn_medium_object: a ring of
 //            4096 live objects replaced at 30k allocs/s (--churn-allocs-per-s), about 45 MiB/s
 //            of churn, >= 20x the leak; meanwhile leak_slowly_under_churn leaks at R/4 KiB/s.
@@ -142,6 +147,7 @@ void Keep(LeakedBlock** list, void* block) {
 
 LeakedBlock* g_plain_records = nullptr;
 LeakedBlock* g_rare_buffers = nullptr;
+LeakedBlock* g_kept_contexts = nullptr;
 LeakedBlock* g_slow_leaks = nullptr;
 LeakedBlock* g_full_realloc_buffers = nullptr;
 LeakedBlock* g_table_entries = nullptr;
@@ -230,6 +236,28 @@ DRIP_KEEP_FRAME size_t handle_request(uint64_t request_id) {
   std::free(response);
   std::free(request);
   return leaked;
+}
+
+// rarekeep ---------------------------------------------------------------------------------
+
+constexpr size_t kRequestContextBytes = 1024;
+
+DRIP_KEEP_FRAME void* new_request_context(uint64_t request_id) {
+  void* context = std::malloc(kRequestContextBytes);
+  if (context == nullptr) OutOfMemory();
+  Touch(context, kRequestContextBytes, request_id);
+  return context;
+}
+
+DRIP_KEEP_FRAME size_t handle_session_request(uint64_t request_id) {
+  void* context = new_request_context(request_id);
+  DRIP_NO_TAIL_CALL();
+  if (request_id % 50 == 17) {  // a session that never ends keeps its context
+    Keep(&g_kept_contexts, context);
+    return kRequestContextBytes;
+  }
+  std::free(context);
+  return 0;
 }
 
 // churn ------------------------------------------------------------------------------------
@@ -545,6 +573,21 @@ class RareScenario : public Scenario {
   uint64_t next_id_ = 0;
 };
 
+class RareKeepScenario : public Scenario {
+ public:
+  using Scenario::Scenario;
+  void Tick(double elapsed) override {
+    // 1 request in 50 keeps 1 KiB: pace requests so the leak is R KiB/s.
+    const double requests_per_s = leak_bytes_per_s_ * 50 / kRequestContextBytes;
+    const auto due = static_cast<uint64_t>(elapsed * requests_per_s);
+    while (next_id_ < due && !g_stop) handle_session_request(next_id_++);
+    TransientTick();
+  }
+
+ private:
+  uint64_t next_id_ = 0;
+};
+
 class ChurnScenario : public Scenario {
  public:
   using Scenario::Scenario;
@@ -688,6 +731,7 @@ std::unique_ptr<Scenario> MakeScenario(const Options& options) {
   if (name == "plain") return std::make_unique<PlainScenario>(options);
   if (name == "new") return std::make_unique<NewScenario>(options);
   if (name == "rare") return std::make_unique<RareScenario>(options);
+  if (name == "rarekeep") return std::make_unique<RareKeepScenario>(options);
   if (name == "churn") return std::make_unique<ChurnScenario>(options);
   if (name == "realloc") return std::make_unique<ReallocScenario>(options);
   if (name == "library") return std::make_unique<LibraryScenario>(options);
@@ -701,7 +745,8 @@ std::unique_ptr<Scenario> MakeScenario(const Options& options) {
 constexpr char kUsage[] =
     "usage: drip-leak-scenarios-{fp,nofp} SCENARIO [--rate-kib-per-s R] [--seconds S]\n"
     "         [--cache-mib M] [--fill-seconds F] [--churn-allocs-per-s N]\n"
-    "scenarios: plain new rare churn realloc library (leaks), cache startup (decoys)\n"
+    "scenarios: plain new rare rarekeep churn realloc library cacheleak startupleak (leaks),\n"
+    "           cache startup (decoys)\n"
     "prints `ready <pid>` when set up; runs S seconds (0: until SIGTERM/SIGINT)\n";
 
 [[noreturn]] void UsageError(const std::string& message) {

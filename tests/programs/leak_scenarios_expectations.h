@@ -29,6 +29,7 @@ inline constexpr LeakScenarioExpectation kLeakScenarios[] = {
     {"plain", "leak_plain_record", nullptr, 1.0, false},
     {"new", "drip_fixture::SessionRegistry::Remember", nullptr, 1.0, false},
     {"rare", "handle_rare_error_path", nullptr, 1.0, false},
+    {"rarekeep", "new_request_context", nullptr, 1.0, false},
     {"churn", "leak_slowly_under_churn", nullptr, 0.25, false},
     {"realloc", "grow_buffer_with_realloc", "calloc_table_entry", 1.0, false},
     {"library", "plugin_leak_event_copy", nullptr, 1.0, true},
