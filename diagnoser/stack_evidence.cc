@@ -231,13 +231,17 @@ StackEvidence MeasureStack(const SnapshotStack& stack, const SnapshotWindow& win
     const double half_level = std::max(0.0, y[from]);
     const double end_point = std::max(0.0, y[n - 1]);
     const double half_share = span_h > 0 ? (t[n - 1] - t[from]) / span_h : 0;
-    // Only what was live at the half can have been replaced, and what of it is still
-    // live at the end was not: a churning site that keeps one request's context in fifty
-    // frees plenty, but of objects born and freed within the half, while its kept ones
-    // stay. (Counted as a cache's replacements, its churn set the bar at 3 sigma of half
-    // its level, and 64 s of such a leak read as "may have filled".)
+    // For a churning site (it frees more than max_leak_freed_fraction of what it
+    // allocates), only what was live at the half can have been replaced, and what of it is
+    // still live at the end was not: one that keeps one request's context in fifty frees
+    // plenty, but of objects born and freed within the half, while its kept ones stay.
+    // (Counted as a cache's replacements, its churn set the bar at 3 sigma of half its
+    // level, and 64 s of such a leak read as "may have filled".) Not for the rest: a
+    // garbage-collected heap between two collections (redis's Lua, 16-byte objects,
+    // 26 % freed) keeps its first half too, and its next collection is what the bar is for.
     double replaceable = half_level;
-    if (const double kept_share = LiveShareFromFirstHalf(stack); kept_share >= 0) {
+    const double kept_share = LiveShareFromFirstHalf(stack);
+    if (e.freed_fraction > config.max_leak_freed_fraction && kept_share >= 0) {
       replaceable = std::max(0.0, half_level - end_point * kept_share);
     }
     const double departures =

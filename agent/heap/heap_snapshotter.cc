@@ -33,10 +33,6 @@
 namespace drip::agent {
 namespace {
 
-// Sampled allocations a second a preload snapshot aims at when it has no growth to size
-// for (attach mode: SamplingRatePlanner::Config's default).
-constexpr double kPreloadSamplesPerSecond = 250;
-
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -296,11 +292,6 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
         // The shim's own default (DRIP_SAMPLE_BYTES unset): what it samples at until the
         // first request.
         config.initial_mean_bytes = 512 * 1024;
-        // In preload mode the samples are the whole cost to the target: each is two uprobe
-        // traps on its own thread (12-15 µs apiece on these VMs) and a 16 KiB stack copy,
-        // about 3 % of a core at 1000 a second. Without a growth to size for, a quarter of
-        // attach mode's density; a window short of evidence extends itself.
-        config.target_samples_per_second = kPreloadSamplesPerSecond;
         planner.emplace(config);
       } else if (shim_control->Request(options.sampling_mean_bytes).ok()) {
         shim_requested = options.sampling_mean_bytes;

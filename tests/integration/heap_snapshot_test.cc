@@ -300,6 +300,40 @@ TEST(HeapSnapshotExecTest, ATargetThatExecsMidSnapshotEndsItWithAnErrorNotALeak)
   EXPECT_FALSE(std::ifstream(dir.File("s.json")).good()) << "a snapshot was written";
 }
 
+// Debian's redis-server with the preload shim, on the unix socket `socket` with `extra`
+// flags, once it listens; an error says what is missing or what redis printed.
+absl::StatusOr<std::unique_ptr<ChildProcess>> StartRedisWithTheShim(
+    const TempDir& dir, const std::string& socket, const std::vector<std::string>& extra) {
+  const std::string server = "/usr/bin/redis-server";
+  if (access(server.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(server + " missing: scripts/install-deps.sh installs it");
+  }
+  std::vector<std::string> argv = {"/usr/bin/env",
+                                   std::string("LD_PRELOAD=") + DRIP_SAMPLER_SO,
+                                   server,
+                                   "--port",
+                                   "0",
+                                   "--unixsocket",
+                                   socket,
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--dir",
+                                   dir.path()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  absl::StatusOr<std::unique_ptr<ChildProcess>> redis =
+      ChildProcess::Start(argv, dir.File("redis.log"));
+  if (!redis.ok()) return redis.status();
+  for (int i = 0; i < 100 && access(socket.c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (access(socket.c_str(), F_OK) != 0) {
+    return absl::UnavailableError("redis never listened: " + (*redis)->Log());
+  }
+  return redis;
+}
+
 // A real service's bounded cache, the decoy on-call meets most: Debian's redis-server
 // (jemalloc) as an LRU cache of 24 MiB (maxmemory, allkeys-lru), filled by a real client
 // writing new 4 KiB keys (about 2 MB/s), snapshotted once it evicts, with the preload shim
@@ -308,23 +342,13 @@ TEST(HeapSnapshotExecTest, ATargetThatExecsMidSnapshotEndsItWithAnErrorNotALeak)
 // the process-growth bound, the 8 s window called the cache's values and keys leaks.)
 TEST(HeapSnapshotRealServiceTest, RedisLruCacheAtCapacityUnderARealClientIsNotALeak) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root for BPF";
-  const std::string server = "/usr/bin/redis-server", client = "/usr/bin/redis-cli";
-  ASSERT_EQ(access(server.c_str(), X_OK), 0) << server
-                                             << " missing: scripts/install-deps.sh "
-                                                "installs redis-server";
+  const std::string client = "/usr/bin/redis-cli";
   ASSERT_EQ(access(client.c_str(), X_OK), 0) << client << " missing (redis-tools)";
   TempDir dir;
   const std::string socket = dir.File("redis.sock");
-  auto redis = ChildProcess::Start(
-      {"/usr/bin/env", std::string("LD_PRELOAD=") + DRIP_SAMPLER_SO, server, "--port", "0",
-       "--unixsocket", socket, "--save", "", "--appendonly", "no", "--dir", dir.path(),
-       "--maxmemory", "24mb", "--maxmemory-policy", "allkeys-lru"},
-      dir.File("redis.log"));
+  auto redis = StartRedisWithTheShim(dir, socket,
+                                     {"--maxmemory", "24mb", "--maxmemory-policy", "allkeys-lru"});
   ASSERT_TRUE(redis.ok()) << redis.status();
-  for (int i = 0; i < 100 && access(socket.c_str(), F_OK) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_EQ(access(socket.c_str(), F_OK), 0) << (*redis)->Log();
   // A new key every 2 ms (one in ten million repeats).
   auto writer = ChildProcess::Start(
       {client, "-s", socket, "-r", "-1", "-i", "0.002", "EVAL",
@@ -374,22 +398,12 @@ TEST(HeapSnapshotRealServiceTest, RedisLruCacheAtCapacityUnderARealClientIsNotAL
 // clients' requests/s is bench/redis_snapshot_overhead.sh's to measure, not this test's.)
 TEST(HeapSnapshotRealServiceTest, RedisWithAGrowingKeyspaceUnderARealClientIsALeakInPreloadMode) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root for BPF";
-  const std::string server = "/usr/bin/redis-server", benchmark = "/usr/bin/redis-benchmark";
-  ASSERT_EQ(access(server.c_str(), X_OK), 0) << server
-                                             << " missing: scripts/install-deps.sh "
-                                                "installs redis-server";
+  const std::string benchmark = "/usr/bin/redis-benchmark";
   ASSERT_EQ(access(benchmark.c_str(), X_OK), 0) << benchmark << " missing (redis-tools)";
   TempDir dir;
   const std::string socket = dir.File("redis.sock");
-  auto redis = ChildProcess::Start(
-      {"/usr/bin/env", std::string("LD_PRELOAD=") + DRIP_SAMPLER_SO, server, "--port", "0",
-       "--unixsocket", socket, "--save", "", "--appendonly", "no", "--dir", dir.path()},
-      dir.File("redis.log"));
+  auto redis = StartRedisWithTheShim(dir, socket, {});
   ASSERT_TRUE(redis.ok()) << redis.status();
-  for (int i = 0; i < 100 && access(socket.c_str(), F_OK) != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_EQ(access(socket.c_str(), F_OK), 0) << (*redis)->Log();
   // SET of 200-byte values under keys drawn from a hundred million: nearly every one new.
   auto clients = ChildProcess::Start({benchmark, "-s", socket, "-t", "set", "-n", "1000000000",
                                       "-r", "100000000", "-d", "200", "-c", "2", "-q"},
