@@ -293,6 +293,11 @@ double AnonRiseAllowance(const HeapSnapshot& snapshot, int max_points) {
 // a leak. Its leaks are held back as inconclusive; a longer window, in which the turnover
 // levels off, tells.
 constexpr double kMaxStackRiseOverAnonRise = 3;
+// The same, for a window whose free probes watched only part of the time (attach mode on
+// a target whose frees alone cost most of the budget): an object freed while they were
+// off stays counted live, so every long-lived stack rises more than it did. The stacks'
+// rise must be about what the process added.
+constexpr double kMaxStackRiseOverAnonRiseFreesPartlyWatched = 1.5;
 
 void HoldBackLeaksOfATurnoverWindow(const HeapSnapshot& snapshot,
                                     const std::vector<StackEvidence>& evidence,
@@ -306,10 +311,10 @@ void HoldBackLeaksOfATurnoverWindow(const HeapSnapshot& snapshot,
       unexplained += std::max(0.0, evidence[i].rise);
     }
   }
-  if (unexplained <=
-      kMaxStackRiseOverAnonRise * allowance + static_cast<double>(c.min_rise_bytes)) {
-    return;
-  }
+  const bool frees_partly_watched = snapshot.duty_cycle.free_on_fraction < 1;
+  const double most = frees_partly_watched ? kMaxStackRiseOverAnonRiseFreesPartlyWatched
+                                           : kMaxStackRiseOverAnonRise;
+  if (unexplained <= most * allowance + static_cast<double>(c.min_rise_bytes)) return;
   for (DiagnosedStack& d : *ranked) {
     if (d.verdict != Verdict::kLeak) continue;
     d.verdict = Verdict::kInconclusive;
@@ -317,8 +322,12 @@ void HoldBackLeaksOfATurnoverWindow(const HeapSnapshot& snapshot,
         "; but the stacks not explained in this window added {} while the process's anonymous "
         "memory rose at most {}: what they added mostly took the place of older objects the "
         "window never saw (a structure turning over its contents), and objects that outlive "
-        "the window look leaked in it; a longer window tells",
-        Bytes(unexplained), Bytes(allowance));
+        "the window look leaked in it{}; a longer window tells",
+        Bytes(unexplained), Bytes(allowance),
+        frees_partly_watched
+            ? fmt::format(", as do those freed while the free probes were off ({:.0f}% of it)",
+                          100 * (1 - snapshot.duty_cycle.free_on_fraction))
+            : "");
   }
 }
 

@@ -14,7 +14,7 @@ cd "$root"
 # longer, code that a shorter test runs under the sanitizers too (docs/testing.md).
 # (ctest -E matches anywhere in a name; a parameterized test's name goes on with its
 # parameter, "…/plain  # GetParam() = "plain"".)
-SANITIZER_SKIPS='TwentyKills|KillNineUnderLoad|HeapSnapshotExpectedGrowthTest|HeapSnapshotTest.*/(new|rare|rarekeep|churn|realloc|library|cache|startup) |ALeakOnOnePathOfAChurningSite|ADryRunPolicy|LeakingChildsOpenLeakReport|ViewerReadsOperatorActs|PrologWithTcmalloc|DetectorPathsTest|MemoryLimitTest'
+SANITIZER_SKIPS='TwentyKills|KillNineUnderLoad|HeapSnapshotExpectedGrowthTest|HeapSnapshotTest.*/(new|rare|rarekeep|churn|realloc|library|cache|startup) |ALeakOnOnePathOfAChurningSite|ABusyProcessWhoseFreesExceed|ADryRunPolicy|LeakingChildsOpenLeakReport|ViewerReadsOperatorActs|PrologWithTcmalloc|DetectorPathsTest|MemoryLimitTest'
 
 stage_names=()
 stage_seconds=()

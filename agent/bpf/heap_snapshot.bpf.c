@@ -6,7 +6,11 @@
  * that learn the address, plus probes on free. Every probe hit costs the target a trap
  * (about 5 µs here), so the programs themselves stay small and the agent duty-cycles the
  * allocation probes to keep the target within its CPU budget; the free probe stays on so
- * that a tracked object freed while the allocation probes are off is still seen.
+ * that a tracked object freed while the allocation probes are off is still seen. On a
+ * target whose frees alone would spend most of the budget, the agent detaches the free
+ * probes between windows too; a tracked object freed meanwhile is then found dead when the
+ * allocator hands out its address again (every allocation returning inside a window is
+ * checked against `tracked`), which on a busy allocator's LIFO free lists is soon.
  *
  * The duty cycle's sampling windows: allocations are sampled only while
  * `sampling_window` is non-zero. The agent attaches the allocation probes, then opens a
@@ -267,11 +271,18 @@ static __always_inline void emit_free(__u64 address) {
 }
 
 /* A free of `address`: reported only when it was a tracked sampled allocation. */
-static __always_inline void untrack(__u64 address) {
-  if (address == 0) return;
-  if (bpf_map_delete_elem(&tracked, &address) != 0) return;
+static __always_inline bool untrack(__u64 address) {
+  if (address == 0) return false;
+  if (bpf_map_delete_elem(&tracked, &address) != 0) return false;
   count(DRIP_CTR_FREES_MATCHED);
   emit_free(address);
+  return true;
+}
+
+/* The allocator returned `address`: whatever tracked object had it before was freed
+ * unseen, and is reported freed before the address is tracked again. */
+static __always_inline void untrack_reused(__u64 address) {
+  if (untrack(address)) count(DRIP_CTR_FREES_BY_REUSE);
 }
 
 /* exec(2) by any thread of the target: the tgid stays, the program does not. BTF-typed,
@@ -352,7 +363,6 @@ int alloc_return(struct pt_regs* ctx) {
   if (!call || call->sp + 8 != ctx->sp) return 0;
   struct inflight_call done = *call;
   bpf_map_delete_elem(&inflight, &tid);
-  if (!done.sampled) return 0;
 
   __u64 address = 0;
   if (done.kind == DRIP_ALLOC_POSIX_MEMALIGN) {
@@ -361,6 +371,8 @@ int alloc_return(struct pt_regs* ctx) {
   } else {
     address = PT_REGS_RC(ctx);
   }
+  untrack_reused(address);
+  if (!done.sampled) return 0;
   if (address == 0 || !room_for_alloc_event()) return 0;
   if (bpf_map_update_elem(&tracked, &address, &done.size, BPF_ANY) != 0) {
     count(DRIP_CTR_TRACKED_FULL);
@@ -379,6 +391,7 @@ SEC("uprobe")
 int free_enter(struct pt_regs* ctx) {
   if (!is_target()) return 0;
   count(DRIP_CTR_FREE_HITS);
+  if (open_window() != 0) count(DRIP_CTR_WINDOW_FREE_HITS);
   untrack(PT_REGS_PARM1(ctx));
   return 0;
 }
@@ -388,6 +401,7 @@ int BPF_USDT(shim_alloc, __u64 address, __u64 size, __u64 mean_bytes) {
   if (!is_target()) return 0;
   count(DRIP_CTR_ALLOC_HITS);
   count(DRIP_CTR_SAMPLED);
+  untrack_reused(address);
   __u32 zero = 0;
   struct sampler_state* state = bpf_map_lookup_elem(&sampler, &zero);
   if (state && !within_event_limit(state)) return 0;

@@ -60,7 +60,14 @@ enum drip_heap_counter {
   /* frees lost because even the room kept for them in the ring buffer was full: their
    * objects would look leaked */
   DRIP_CTR_FREES_LOST = 11,
-  DRIP_CTR_COUNT = 12,
+  /* free probe hits while a sampling window was open: the free rate the duty cycle plans
+   * with once it detaches the free probes between windows too */
+  DRIP_CTR_WINDOW_FREE_HITS = 12,
+  /* tracked allocations found dead because the allocator handed out their address again:
+   * their free fell while the free probes were detached (or went through a function not
+   * probed) */
+  DRIP_CTR_FREES_BY_REUSE = 13,
+  DRIP_CTR_COUNT = 14,
 };
 
 struct drip_heap_alloc_event {

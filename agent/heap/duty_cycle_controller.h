@@ -11,9 +11,16 @@
 // A window opens when the bucket holds what the window and the detach after it will
 // cost; it lasts what that buys (extended while the bucket allows, up to a period), and
 // then either the next window follows at once (no detach in between) or the probes are
-// detached. It is cut short when the hits come faster than planned. When the frees
-// alone cost more than the budget, nothing can be sampled within it: the controller says
-// stop, and why.
+// detached. It is cut short when the hits come faster than planned.
+//
+// Busy targets. When the frees alone would spend most of the budget (free_share_to_cycle),
+// windows of allocations alone would be too few to tell anything; the controller then
+// cycles the free probes with the allocation probes (frees_cycled): attached for a window
+// and a tail after it (free_tail_seconds: objects living shorter than that die seen), then
+// detached; planned from their rate inside windows. A tracked object freed between
+// windows is found dead when the allocator hands out its address again (the BPF program
+// checks every allocation inside a window), or counts as live. The snapshot goes on for its whole
+// duration, in fewer, spaced windows, instead of stopping on its budget.
 //
 // Weights. Allocations are sampled only while a window is open (a gate in the BPF
 // program, set apart from attaching and detaching), so a window's on-time is measured,
@@ -45,18 +52,24 @@ class DutyCycleController {
     // A window is at least this long (and at least as long as its detach costs in hits):
     // a shorter one would spend most of its hits on switching.
     double min_window_seconds = 0.05;
-    double min_elapsed_to_stop_seconds = 0.3;  // frees are judged over at least this long
+    double min_elapsed_to_judge_frees_seconds = 0.3;  // the free rate is judged over this
+    // Frees costing more than this share of the budget are cycled with the allocations.
+    double free_share_to_cycle = 0.75;
+    // Cycled free probes stay this long after a window closes: the objects it sampled that
+    // live shorter than that (a request's, a ring's) die seen.
+    double free_tail_seconds = 0.25;
     // Allocation sites hit so rarely that, together, they cost at most this share of the
     // budget stay attached between windows (ColdSites): only the hot ones are detached.
     double cold_site_share = 0.05;
   };
 
   // Cumulative BPF counters: allocation entry + return probe hits, those of them while a
-  // window was open, free probe hits.
+  // window was open, free probe hits, those of them while a window was open.
   struct Counters {
     uint64_t alloc_hits = 0;
     uint64_t window_hits = 0;
     uint64_t free_hits = 0;
+    uint64_t window_free_hits = 0;
   };
 
   enum class Action {
@@ -64,12 +77,13 @@ class DutyCycleController {
     kOpen,   // attach the allocation probes, then OpenWindow
     kRoll,   // OpenWindow at once: the open window ends and the next begins
     kClose,  // CloseWindow, then detach the allocation probes
+    // Detach the free probes (cycled: after a window's tail; the allocation probes are
+    // already detached).
+    kDetachFrees,
   };
 
   struct Decision {
     Action action = Action::kNone;
-    bool stop = false;
-    std::string stop_detail;  // set with stop
   };
 
   explicit DutyCycleController(const Config& config);
@@ -96,7 +110,16 @@ class DutyCycleController {
   // return) they cost at most cold_site_share of the budget.
   std::vector<bool> ColdSites(const std::vector<double>& entry_hits_per_s) const;
 
-  double on_fraction() const;             // share of the elapsed time a window was open
+  // Whether the free probes go with the allocation probes: attached for each window
+  // (before it opens) and detached after its tail. Once set, it stays.
+  bool frees_cycled() const { return frees_cycled_; }
+  // Why the frees are cycled, in words ("" while they are not).
+  const std::string& frees_cycled_reason() const { return frees_cycled_reason_; }
+
+  double on_fraction() const;  // share of the elapsed time a window was open
+  // Share of the elapsed time the free probes watched: all of it, or, once cycled, the
+  // time before and the windows after.
+  double free_on_fraction() const;
   double estimated_cpu_fraction() const;  // hits × cost / elapsed
   uint64_t total_hits() const { return counters_.alloc_hits + counters_.free_hits; }
   // Allocation hits that the detach after a window costs (mean of those measured; 0
@@ -110,6 +133,13 @@ class DutyCycleController {
   };
 
   double BudgetHitsPerSecond() const;
+  // The free probes start detaching at now_s (with a window's close or on their own).
+  void FreesDetaching(double now_s);
+  // The hits a detach is measured in: allocation probe hits, and free probe hits once
+  // the free probes go too.
+  uint64_t DetachHits() const;
+  // Free probe hits per second while the free probes are attached.
+  double FreeRate(double now_s) const;
   // How long a window may stay open from now on before the bucket falls to the detach's
   // cost, at the rates measured so far.
   double Affordable(double now_s) const;
@@ -122,11 +152,21 @@ class DutyCycleController {
   // Allocation probe hits per second while a window is open (recent average); -1 before
   // the first window has measured it.
   double alloc_rate_ = -1;
+  // Free probe hits per second while a window is open (recent average), once cycled.
+  double window_free_rate_ = 0;
+  bool frees_cycled_ = false;
+  bool frees_attached_ = true;
+  std::string frees_cycled_reason_;
+  // Time the free probes watched, up to their last detach, and since when they are
+  // attached (while they are).
+  double free_watched_s_ = 0;
+  double frees_attached_since_s_ = 0;
   std::vector<Window> windows_;
   double planned_close_s_ = 0;  // of the open window
-  // Detach cost measurement: alloc hits at the last close, while its detach runs.
+  // Detach cost measurement: hits at the last close, while its detach runs (allocation
+  // hits; with the free probes cycled, free hits too).
   bool measuring_detach_ = false;
-  uint64_t alloc_hits_at_close_ = 0;
+  uint64_t hits_at_close_ = 0;
   double detach_cost_sum_ = 0;
   int detaches_measured_ = 0;
 };

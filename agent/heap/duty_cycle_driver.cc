@@ -1,6 +1,7 @@
 #include "agent/heap/duty_cycle_driver.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "agent/bpf/heap_snapshot.h"
 #include "common/daemon/logging.h"
@@ -9,12 +10,13 @@ namespace drip::agent {
 
 DutyCycleDriver::DutyCycleDriver(const DutyCycleController::Config& config,
                                  HeapProbeSession* session, const AllocatorProbePlan* plan,
-                                 LiveHeapTracker* tracker)
+                                 LiveHeapTracker* tracker, int64_t start_unix_ms)
     : controller_(config),
       session_(session),
       plan_(plan),
       tracker_(tracker),
-      site_window_hits_(plan->allocs.size(), 0.0) {}
+      site_window_hits_(plan->allocs.size(), 0.0),
+      start_unix_ms_(start_unix_ms) {}
 
 void DutyCycleDriver::Step(double now_s, const std::function<double()>& clock,
                            std::string* stop_reason, std::string* stop_detail) {
@@ -23,16 +25,21 @@ void DutyCycleDriver::Step(double now_s, const std::function<double()>& clock,
       now_s,
       {.alloc_hits = counters[DRIP_CTR_ALLOC_HITS] + counters[DRIP_CTR_RETURN_HITS],
        .window_hits = counters[DRIP_CTR_WINDOW_HITS],
-       .free_hits = counters[DRIP_CTR_FREE_HITS]},
+       .free_hits = counters[DRIP_CTR_FREE_HITS],
+       .window_free_hits = counters[DRIP_CTR_WINDOW_FREE_HITS]},
       session_->detaching());
-  if (decision.stop) {
-    *stop_reason = "budget";
-    *stop_detail = decision.stop_detail;
-    return;
+  if (controller_.frees_cycled() && !logged_frees_cycled_) {
+    logged_frees_cycled_ = true;
+    Logger("agent")->info("snapshot: {}", controller_.frees_cycled_reason());
   }
   switch (decision.action) {
     case DutyCycleController::Action::kOpen: {
-      if (absl::Status s = session_->AttachAllocationProbes(*plan_); !s.ok()) {
+      // The frees first: an object sampled in the window must not be freed unseen.
+      const bool frees_back = controller_.frees_cycled() && !session_->frees_attached();
+      absl::Status s = frees_back ? session_->AttachFrees(*plan_) : absl::OkStatus();
+      if (s.ok() && frees_back) tracker_->SetFreesWatched(true, UnixMsAt(clock()));
+      if (s.ok()) s = session_->AttachAllocationProbes(*plan_);
+      if (!s.ok()) {
         *stop_reason = "error";
         *stop_detail = std::string(s.message());
         return;
@@ -53,6 +60,11 @@ void DutyCycleDriver::Step(double now_s, const std::function<double()>& clock,
     case DutyCycleController::Action::kClose:
       Close(clock());
       break;
+    case DutyCycleController::Action::kDetachFrees:
+      tracker_->SetFreesWatched(false, UnixMsAt(now_s));
+      session_->DetachAllocationProbes(std::vector<bool>(plan_->allocs.size(), true),
+                                       /*frees_too=*/true);
+      break;
     case DutyCycleController::Action::kNone:
       break;
   }
@@ -72,6 +84,10 @@ void DutyCycleDriver::Finish(double end_s) {
   if (latest != 0) {
     tracker_->SetWindowWeight(latest, controller_.WindowWeight(latest, end_s), /*final=*/true);
   }
+}
+
+int64_t DutyCycleDriver::UnixMsAt(double s) const {
+  return start_unix_ms_ + static_cast<int64_t>(std::llround(s * 1000));
 }
 
 void DutyCycleDriver::Open(double open_s) {
@@ -103,8 +119,8 @@ void DutyCycleDriver::Close(double close_s) {
   const std::vector<bool> keep = controller_.ColdSites(rates);
   session_->DetachAllocationProbes(keep);
   Logger("agent")->debug(
-      "snapshot: sampling window {} closed at {:.3f} s; detaching {} of {} sites; a detach has "
-      "cost {:.0f} allocation probe hits",
+      "snapshot: sampling window {} closed at {:.3f} s; detaching {} of {} sites; a detach "
+      "has cost {:.0f} probe hits",
       controller_.latest_window(), close_s, std::count(keep.begin(), keep.end(), false),
       keep.size(), controller_.detach_cost_hits());
 }

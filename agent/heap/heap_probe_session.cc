@@ -165,6 +165,8 @@ absl::StatusOr<double> HeapProbeSession::MeasureProbeHitCost() {
 }
 
 absl::Status HeapProbeSession::AttachFrees(const AllocatorProbePlan& plan) {
+  WaitForDetach();
+  if (!free_links_.empty()) return absl::OkStatus();
   for (const ProbeSite& site : plan.frees) {
     LIBBPF_OPTS(bpf_uprobe_opts, opts);
     bpf_link* link = bpf_program__attach_uprobe_opts(skel_->progs.free_enter, options_.pid,
@@ -209,9 +211,13 @@ absl::Status HeapProbeSession::AttachAllocationProbes(const AllocatorProbePlan& 
   return absl::OkStatus();
 }
 
-void HeapProbeSession::DetachAllocationProbes(const std::vector<bool>& keep) {
+void HeapProbeSession::DetachAllocationProbes(const std::vector<bool>& keep, bool frees_too) {
   WaitForDetach();
   std::vector<bpf_link*> doomed;
+  if (frees_too) {
+    doomed.insert(doomed.end(), free_links_.begin(), free_links_.end());
+    free_links_.clear();
+  }
   for (size_t i = 0; i < alloc_links_.size(); ++i) {
     if (i < keep.size() && keep[i]) continue;
     for (bpf_link*& link : alloc_links_[i]) {

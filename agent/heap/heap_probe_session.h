@@ -59,16 +59,20 @@ class HeapProbeSession {
   // own, called with and without it. Call before attaching to the target.
   absl::StatusOr<double> MeasureProbeHitCost();
 
-  // Attach mode. The free probes stay attached for the whole session.
+  // Attach mode. The free probes stay attached unless DetachAllocationProbes is told to
+  // take them too; attaching them again, after waiting for a detach still running, is a
+  // no-op while they are attached.
   absl::Status AttachFrees(const AllocatorProbePlan& plan);
+  bool frees_attached() const { return !free_links_.empty(); }
   // Attaches the probes of every site of plan.allocs not attached yet (site i's BPF
   // cookie carries i, see ReadSiteHits), after waiting for a detach still running.
   // `plan` must be the same for the whole session.
   absl::Status AttachAllocationProbes(const AllocatorProbePlan& plan);
   // Starts detaching the allocation probes in the background and returns at once; sites
   // with keep[i] true stay attached (called so rarely that they cost less attached than
-  // the detach would). Close the sampling window first.
-  void DetachAllocationProbes(const std::vector<bool>& keep = {});
+  // the detach would); with `frees_too` the free probes go as well. Close the sampling
+  // window first.
+  void DetachAllocationProbes(const std::vector<bool>& keep = {}, bool frees_too = false);
   // True while a background detach has not finished.
   bool detaching() const;
   void WaitForDetach();

@@ -171,7 +171,10 @@ bool ShortOfEvidence(const HeapSnapshot& so_far, const LiveHeapTracker& tracker,
   interim.end_ms = so_far.rss.empty() ? UnixMs() : so_far.rss.back().t_ms;
   interim.sampling_mean_bytes = so_far.sampling_mean_bytes;
   interim.duty_cycle = so_far.duty_cycle;
-  if (mode == "attach") interim.duty_cycle.on_fraction = duty.controller().on_fraction();
+  if (mode == "attach") {
+    interim.duty_cycle.on_fraction = duty.controller().on_fraction();
+    interim.duty_cycle.free_on_fraction = duty.controller().free_on_fraction();
+  }
   interim.rss = so_far.rss;
   interim.stacks = tracker.StacksWithCohorts(interim.start_ms, interim.end_ms);
   const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser().Diagnose(interim);
@@ -310,7 +313,6 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.interval_seconds = interval;
 
   LiveHeapTracker tracker(options.max_stacks);
-  DutyCycleDriver duty(duty_config, session.get(), &plan, &tracker);
   EventSink sink(options.pid, unwinder.get(), &tracker, &snapshot, options.max_frames);
   const HeapProbeSession::AllocHandler on_alloc = [&](const drip_heap_alloc_event& e) {
     sink.OnAlloc(e);
@@ -321,6 +323,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
 
   snapshot.start_ms = UnixMs();
   const double start_s = MonotonicSeconds();
+  DutyCycleDriver duty(duty_config, session.get(), &plan, &tracker, snapshot.start_ms);
   const std::function<double()> since_start = [start_s] { return MonotonicSeconds() - start_s; };
   double next_point_s = start_s;
   int64_t last_point_ms = 0;
@@ -378,7 +381,9 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
         }
       } else if (planner) {
         const double window_s = duty.controller().on_fraction() * elapsed;
-        if (auto t = planner->Update(window_s, counters[DRIP_CTR_WINDOW_BYTES]); t.has_value()) {
+        if (auto t = planner->Update(window_s, counters[DRIP_CTR_WINDOW_BYTES],
+                                     duty.controller().on_fraction());
+            t.has_value()) {
           session->SetSamplingMeanBytes(*t);
           log->debug(
               "snapshot: pid {} sampling every {} on average ({:.0f} bytes/s allocated)",
@@ -402,7 +407,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     }
     if (after - start_s >= duration) {
       // Short evidence extends the window (up to its limit) rather than ending in a
-      // snapshot that cannot decide; a budget stop cannot be helped by more time.
+      // snapshot that cannot decide.
       if (mode == "attach") snapshot.sampling_mean_bytes = session->sampling_mean_bytes();
       if (shim_requested != 0) snapshot.sampling_mean_bytes = shim_requested;
       if (duration < options.extend_up_to_seconds &&
@@ -456,6 +461,8 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.stop_detail = stop_detail;
   snapshot.dropped_events = counters[DRIP_CTR_RINGBUF_FULL] + counters[DRIP_CTR_RATE_LIMITED] +
                             counters[DRIP_CTR_TRACKED_FULL] + counters[DRIP_CTR_FREES_LOST];
+  snapshot.reused_address_frees =
+      std::min<uint64_t>(counters[DRIP_CTR_FREES_BY_REUSE], snapshot.matched_frees);
   if (counters[DRIP_CTR_FREES_LOST] > 0) {
     log->warn("snapshot: pid {}: {} frees lost with the ring buffer full; their objects look live",
               options.pid, counters[DRIP_CTR_FREES_LOST]);
@@ -465,6 +472,7 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   if (mode == "attach") {
     snapshot.sampling_mean_bytes = session_mean_bytes;
     snapshot.duty_cycle.on_fraction = duty.controller().on_fraction();
+    snapshot.duty_cycle.free_on_fraction = duty.controller().free_on_fraction();
     const double window_s = std::max(1e-3, (snapshot.end_ms - snapshot.start_ms) / 1000.0);
     snapshot.duty_cycle.estimated_cpu_fraction =
         static_cast<double>(snapshot.duty_cycle.probe_hits) *
@@ -476,10 +484,12 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.stacks = tracker.StacksWithCohorts(snapshot.start_ms, snapshot.end_ms);
   log->info(
       "snapshot: pid {} done ({}: {}): {} stacks, {} sampled allocations, {} frees matched, "
-      "{} dropped, {} probe hits, allocations sampled {:.0f}% of the time",
+      "{} dropped, {} probe hits, allocations sampled {:.0f}% of the time, frees watched "
+      "{:.0f}% ({} found by address reuse)",
       options.pid, snapshot.stop_reason, snapshot.stop_detail, snapshot.stacks.size(),
       snapshot.sampled_allocs, snapshot.matched_frees, snapshot.dropped_events,
-      snapshot.duty_cycle.probe_hits, snapshot.duty_cycle.on_fraction * 100);
+      snapshot.duty_cycle.probe_hits, snapshot.duty_cycle.on_fraction * 100,
+      snapshot.duty_cycle.free_on_fraction * 100, snapshot.reused_address_frees);
   return snapshot;
 }
 

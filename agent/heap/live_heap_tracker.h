@@ -12,10 +12,24 @@
 // allocated and freed alike, so that live = allocated - freed holds — until the window's
 // weight is final. Window 0 (preload mode, or no duty cycle) always weighs 1.
 //
+// Frees watched part of the time. When attach mode detaches the free probes between
+// windows (DutyCycleController, busy targets), an object freed meanwhile is never seen
+// freed. The tracker then estimates each stack's unseen deaths from what it did see: its
+// hazard h (deaths per object-ms), fitted to the deaths each watch saw among the stack's
+// objects allocated before it began, by how long they had gone unwatched: of objects
+// through u unwatched ms, exp(-h u) are still alive, and a watch of d ms sees about
+// h d exp(-h u) of each die (a Poisson likelihood, maximized over h; young and old
+// objects together tell a fast turnover from a slow one). Each live object is then counted
+// dead with probability 1 - exp(-h u). A
+// leak's objects never die while watched (h = 0: nothing is taken off); a cache's turn over
+// at the rate its watched evictions show. Series points, freed bytes and cohorts carry the
+// estimate.
+//
 // Pure bookkeeping (no I/O, no BPF): the snapshotter feeds it unwound, symbolized events.
 // Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -51,6 +65,9 @@ class LiveHeapTracker {
   // dropped, and a later SetWindowWeight for it is ignored).
   void SetWindowWeight(uint32_t window, double weight, bool final = false);
 
+  // Whether the free probes watch from t_ms on (they do until told otherwise).
+  void SetFreesWatched(bool watched, int64_t t_ms);
+
   // Appends a point to every stack's series.
   void TakePoint(int64_t t_ms);
 
@@ -69,6 +86,7 @@ class LiveHeapTracker {
     double weight_bytes;
     double weight_count;
     int64_t t_ms;  // when it was allocated
+    double unwatched_ms_at_birth = 0;
   };
   struct Totals {
     double live_bytes = 0;
@@ -105,6 +123,38 @@ class LiveHeapTracker {
   int64_t origin_ms_ = -1;  // the first event's time
   int64_t bucket_ms_ = 250;
   std::vector<std::vector<uint32_t>> alloc_buckets_;  // per stack
+
+  // Frees watched part of the time (see the header comment).
+  struct Unseen {
+    double bytes = 0;
+    double allocs = 0;
+  };
+  // What the watches saw of one stack's objects allocated before each began, by the
+  // unwatched ms they had lived through (log-spaced buckets): object-ms watched and the
+  // same weighted by unwatched ms (folded in as each watch ends; the running watch's
+  // objects wait in `count` and `sum_unwatched_ms`), and deaths seen.
+  static constexpr size_t kAgeBuckets = 10;
+  struct WatchRecord {
+    std::array<double, kAgeBuckets> count{};
+    std::array<double, kAgeBuckets> sum_unwatched_ms{};
+    std::array<double, kAgeBuckets> exposure_ms{};
+    std::array<double, kAgeBuckets> exposure_unwatched{};
+    std::array<double, kAgeBuckets> deaths{};
+  };
+  static size_t AgeBucket(double unwatched_ms);
+  double UnwatchedMsBy(int64_t t_ms) const;
+  double Hazard(uint32_t stack_index) const;
+  // The chance that a live object was freed unseen by t_ms.
+  double DeadChance(const LiveObject& object, int64_t t_ms) const;
+  // Per stack: the weighted bytes and objects of its live objects freed unseen by t_ms.
+  std::vector<Unseen> UnseenDeaths(int64_t t_ms) const;
+  bool frees_watched_ = true;
+  bool frees_ever_unwatched_ = false;
+  int64_t watch_changed_ms_ = 0;
+  double unwatched_ms_ = 0;  // up to watch_changed_ms_
+  // Per stack, what its watches saw since the frees were first unwatched; the hazard cached.
+  std::vector<WatchRecord> watches_;
+  mutable std::vector<double> hazard_;  // -1: to be solved again
 };
 
 }  // namespace drip::agent

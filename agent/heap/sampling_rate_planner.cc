@@ -4,22 +4,40 @@
 #include <bit>
 
 namespace drip::agent {
+namespace {
+
+// The allocation rate is measured over at least min_measure_seconds of open windows, or
+// over this many sampling periods' worth of bytes.
+constexpr uint64_t kMeasureSamplePeriods = 64;
+
+}  // namespace
 
 SamplingRatePlanner::SamplingRatePlanner(const Config& config)
     : config_(config),
       mean_bytes_(std::clamp(config.initial_mean_bytes, config.min_mean_bytes,
                              std::max(config.min_mean_bytes, config.max_mean_bytes))) {}
 
-std::optional<uint64_t> SamplingRatePlanner::Update(double window_seconds, uint64_t window_bytes) {
+std::optional<uint64_t> SamplingRatePlanner::Update(double window_seconds, uint64_t window_bytes,
+                                                    double on_fraction) {
   const double seconds = window_seconds - last_seconds_;
-  if (seconds < config_.min_measure_seconds || window_bytes < last_bytes_) return std::nullopt;
+  if (window_bytes < last_bytes_ || seconds <= 0) return std::nullopt;
+  // Short windows of a busy target measure its rate as well in bytes as a long one does.
+  if (seconds < config_.min_measure_seconds &&
+      window_bytes - last_bytes_ < kMeasureSamplePeriods * mean_bytes_) {
+    return std::nullopt;
+  }
   const double rate = static_cast<double>(window_bytes - last_bytes_) / seconds;
   last_seconds_ = window_seconds;
   last_bytes_ = window_bytes;
-  double wanted = rate / std::max(config_.target_samples_per_second, 1e-3);
+  const double per_window_second =
+      std::min(config_.target_samples_per_second / std::clamp(on_fraction, 1e-3, 1.0),
+               std::max(config_.target_samples_per_second, config_.max_samples_per_second));
+  double wanted = rate / std::max(per_window_second, 1e-3);
   // The densest T the cost limit allows: sizing for a known growth stops there.
   const double cheapest = rate / std::max(config_.max_samples_per_second, 1e-3);
-  const double for_growth = config_.expected_growth_bytes_per_second * config_.window_seconds /
+  // Windows open a share f of the time see f of the growth.
+  const double for_growth = config_.expected_growth_bytes_per_second * config_.window_seconds *
+                            std::clamp(on_fraction, 1e-3, 1.0) /
                             std::max(config_.growth_samples, 1.0);
   if (for_growth > 0) {
     const double sparsest = rate / std::max(config_.min_samples_per_second, 1e-3);

@@ -7,8 +7,12 @@
 // 4 KiB a process allocating 1 GB/s would send 250 k events a second. The cost to the
 // target barely depends on T in attach mode (every allocator call traps, sampled or
 // not); a sampled allocation costs a stack copy in the trap and an unwind in the agent.
-// So T is sized for a steady number of sampled allocations per second of sampling time:
-//     T = allocation bytes per second of open window / target samples per second,
+// So T is sized for a steady number of sampled allocations per second of wall time:
+//     T = allocation bytes per second of open window / target samples per second x f,
+// where f is the share of the time windows are open (a busy target's duty cycle may open
+// them 2 % of the time: its windows may sample fifty times as densely, up to
+// max_samples_per_second, for the same cost to the agent and almost none to the target,
+// which traps on every call anyway),
 // clamped to [256 B, 64 MiB] and kept to powers of two, changed only when the measured rate
 // asks for at least twice or half the current T (a noisy rate must not make T flap;
 // every sampled event carries its own T, so estimates stay unbiased across a change).
@@ -61,8 +65,10 @@ class SamplingRatePlanner {
   uint64_t mean_bytes() const { return mean_bytes_; }
 
   // `window_seconds`: total time sampling windows have been open so far; `window_bytes`:
-  // total bytes asked of the allocator in them. Returns the new T when it should change.
-  std::optional<uint64_t> Update(double window_seconds, uint64_t window_bytes);
+  // total bytes asked of the allocator in them; `on_fraction`: the share of the elapsed
+  // time they were open. Returns the new T when it should change.
+  std::optional<uint64_t> Update(double window_seconds, uint64_t window_bytes,
+                                 double on_fraction = 1);
 
  private:
   Config config_;

@@ -24,9 +24,38 @@ TEST(SamplingRatePlannerTest, FastAllocatorIsSampledAsOftenAndCappedAtTheCeiling
   EXPECT_EQ(faster.Update(1.0, 1'000'000'000'000ull), 64u << 20);
 }
 
+// Windows open 2 % of the time (a busy target's duty cycle) may sample densely: the agent
+// sees 2 % of their samples per second of wall time. Up to the per-second limit.
+TEST(SamplingRatePlannerTest, WindowsOpenASmallShareOfTheTimeSampleDenserUpToTheLimit) {
+  SamplingRatePlanner planner({});
+  // 45 MB/s: 1000 samples a second of window would be 32 KiB; 3000 (the limit) 16 KiB.
+  EXPECT_EQ(planner.Update(1.0, 45'000'000, 0.02), 16384u);
+  SamplingRatePlanner half({});
+  // Open half the time: 2000 a second of window, 16 KiB (22 KB rounded down).
+  EXPECT_EQ(half.Update(1.0, 45'000'000, 0.5), 16384u);
+  SamplingRatePlanner always({});
+  EXPECT_FALSE(always.Update(1.0, 45'000'000, 1.0).has_value());  // 45 KB: 64 KiB stays
+  // 0.1 s of window at 45 MB/s is measure enough: 4.5 MB is 64 sampling periods and more.
+  SamplingRatePlanner brief({});
+  EXPECT_EQ(brief.Update(0.1, 4'500'000, 0.02), 16384u);
+}
+
+// Told the growth, the windows see only their share of it: sized for the share.
+TEST(SamplingRatePlannerTest, AKnownGrowthSeenThroughShortWindowsIsSampledForItsShare) {
+  // 200 KiB/s over a 16 s window, windows open 2 % of it: 64 KiB of the growth in
+  // windows; 32 samples of it want T of 2 KiB, held to the limit (45 MB/s / 3000: 16 KiB).
+  SamplingRatePlanner planner(
+      {.expected_growth_bytes_per_second = 200 * 1024, .window_seconds = 16});
+  EXPECT_EQ(planner.Update(1.0, 45'000'000, 0.02), 16384u);
+  // Open all the time, 100 KiB does: 64 KiB.
+  SamplingRatePlanner always(
+      {.expected_growth_bytes_per_second = 200 * 1024, .window_seconds = 16});
+  EXPECT_FALSE(always.Update(1.0, 45'000'000, 1.0).has_value());
+}
+
 TEST(SamplingRatePlannerTest, WaitsForEnoughWindowTimeAndIgnoresSmallChanges) {
   SamplingRatePlanner planner({});
-  EXPECT_FALSE(planner.Update(0.2, 10'000'000).has_value());  // too short to measure
+  EXPECT_FALSE(planner.Update(0.2, 1'000'000).has_value());  // too little to measure
   // 50 MB/s wants 50 KB: within 2x of the initial 64 KiB, no change.
   EXPECT_FALSE(planner.Update(1.0, 50'000'000).has_value());
   ASSERT_EQ(planner.Update(2.0, 50'000'000 + 30'000'000), 16384u);  // 30 KB -> 16 KiB

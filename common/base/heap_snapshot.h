@@ -93,6 +93,11 @@ struct DutyCycle {
   double on_fraction = 1;             // share of the window the allocation probes were on
   uint64_t probe_hits = 0;            // every allocator probe hit in the window
   double estimated_cpu_fraction = 0;  // probe_hits * cost / window, as a fraction of a core
+  // Share of the window the free probes watched: 1, unless the target's frees alone cost
+  // most of the budget and the free probes were attached only around sampling windows.
+  // A tracked object freed unseen is then found dead when its address is handed out again
+  // (reused_address_frees), or stays counted live.
+  double free_on_fraction = 1;
 };
 
 inline constexpr size_t kMaxUnsampledCalls = 64;
@@ -114,6 +119,8 @@ struct HeapSnapshot {
   std::string stop_detail;
   uint64_t sampled_allocs = 0;
   uint64_t matched_frees = 0;
+  // Of matched_frees, those found by the allocator handing the address out again.
+  uint64_t reused_address_frees = 0;
   uint64_t dropped_events = 0;   // lost in the ring buffer or over the events/s limit
   uint64_t unwind_failures = 0;  // sampled allocations whose stack could not be unwound
   // Allocator entry points the program calls that this snapshot could not sample, by name

@@ -274,6 +274,7 @@ absl::Status ReadSnapshot(const Reader& r, const Json& root, HeapSnapshot* s) {
     RETURN_IF_ERROR(r.Uint64(*duty, "duty_cycle", "probe_hits", false, &d.probe_hits));
     RETURN_IF_ERROR(
         r.Double(*duty, "duty_cycle", "estimated_cpu_fraction", false, &d.estimated_cpu_fraction));
+    RETURN_IF_ERROR(r.Double(*duty, "duty_cycle", "free_on_fraction", false, &d.free_on_fraction));
   }
 
   const Json* stop;
@@ -288,6 +289,8 @@ absl::Status ReadSnapshot(const Reader& r, const Json& root, HeapSnapshot* s) {
   if (events != nullptr) {
     RETURN_IF_ERROR(r.Uint64(*events, "events", "sampled_allocs", false, &s->sampled_allocs));
     RETURN_IF_ERROR(r.Uint64(*events, "events", "matched_frees", false, &s->matched_frees));
+    RETURN_IF_ERROR(
+        r.Uint64(*events, "events", "reused_address_frees", false, &s->reused_address_frees));
     RETURN_IF_ERROR(r.Uint64(*events, "events", "dropped", false, &s->dropped_events));
     RETURN_IF_ERROR(r.Uint64(*events, "events", "unwind_failures", false, &s->unwind_failures));
     const Json* calls;
@@ -355,10 +358,12 @@ std::string HeapSnapshotToJson(const HeapSnapshot& s) {
                          {"probe_hit_cost_ns", s.duty_cycle.probe_hit_cost_ns},
                          {"on_fraction", s.duty_cycle.on_fraction},
                          {"probe_hits", s.duty_cycle.probe_hits},
-                         {"estimated_cpu_fraction", s.duty_cycle.estimated_cpu_fraction}};
+                         {"estimated_cpu_fraction", s.duty_cycle.estimated_cpu_fraction},
+                         {"free_on_fraction", s.duty_cycle.free_on_fraction}};
   j["stop"] = Json{{"reason", s.stop_reason}, {"detail", s.stop_detail}};
   j["events"] = Json{{"sampled_allocs", s.sampled_allocs},
                      {"matched_frees", s.matched_frees},
+                     {"reused_address_frees", s.reused_address_frees},
                      {"dropped", s.dropped_events},
                      {"unwind_failures", s.unwind_failures}};
   if (!s.unsampled_calls.empty()) j["events"]["unsampled_calls"] = s.unsampled_calls;

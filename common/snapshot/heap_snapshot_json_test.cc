@@ -193,7 +193,9 @@ TEST(HeapSnapshotJsonTest, SyntaxErrorsGiveLineAndColumn) {
 
 TEST(HeapSnapshotJsonTest, EveryTruncationIsAnErrorNotACrash) {
   const std::string text = HeapSnapshotToJson(FullSnapshot());
-  for (size_t n = 0; n < text.size(); n += 7) {
+  // Every cut short of the closing brace (what follows it is only whitespace).
+  const size_t end = text.find_last_not_of(" \n") + 1;
+  for (size_t n = 0; n < end; n += 7) {
     auto parsed = ParseHeapSnapshotJson(std::string_view(text).substr(0, n), "cut.json");
     EXPECT_FALSE(parsed.ok()) << n;
   }

@@ -51,10 +51,12 @@ void HeapSnapshotToProto(const HeapSnapshot& s, drip::v1::HeapSnapshot* out) {
   duty->set_on_fraction(s.duty_cycle.on_fraction);
   duty->set_probe_hits(s.duty_cycle.probe_hits);
   duty->set_estimated_cpu_fraction(s.duty_cycle.estimated_cpu_fraction);
+  duty->set_free_on_fraction(s.duty_cycle.free_on_fraction);
   out->set_stop_reason(s.stop_reason);
   out->set_stop_detail(s.stop_detail);
   out->set_sampled_allocs(s.sampled_allocs);
   out->set_matched_frees(s.matched_frees);
+  out->set_reused_address_frees(s.reused_address_frees);
   out->set_dropped_events(s.dropped_events);
   out->set_unwind_failures(s.unwind_failures);
   for (const std::string& call : s.unsampled_calls) out->add_unsampled_calls(call);
@@ -115,11 +117,15 @@ HeapSnapshot HeapSnapshotFromProto(const drip::v1::HeapSnapshot& p) {
     s.duty_cycle.on_fraction = p.duty_cycle().on_fraction();
     s.duty_cycle.probe_hits = p.duty_cycle().probe_hits();
     s.duty_cycle.estimated_cpu_fraction = p.duty_cycle().estimated_cpu_fraction();
+    if (p.duty_cycle().has_free_on_fraction()) {
+      s.duty_cycle.free_on_fraction = p.duty_cycle().free_on_fraction();
+    }
   }
   s.stop_reason = p.stop_reason();
   s.stop_detail = p.stop_detail();
   s.sampled_allocs = p.sampled_allocs();
   s.matched_frees = p.matched_frees();
+  s.reused_address_frees = p.reused_address_frees();
   s.dropped_events = p.dropped_events();
   s.unwind_failures = p.unwind_failures();
   s.unsampled_calls.assign(p.unsampled_calls().begin(), p.unsampled_calls().end());

@@ -20,11 +20,12 @@ inline HeapSnapshot FullSnapshot() {
   s.end_ms = 1'700'000'160'000;
   s.interval_seconds = 10.5;
   s.sampling_mean_bytes = 524288;
-  s.duty_cycle = {0.05, 5123.25, 0.1 + 0.2, std::numeric_limits<uint64_t>::max(), 1e-7};
+  s.duty_cycle = {0.05, 5123.25, 0.1 + 0.2, std::numeric_limits<uint64_t>::max(), 1e-7, 0.625};
   s.stop_reason = "duration";
   s.stop_detail = "ran for 60 s as asked";
   s.sampled_allocs = 17;
   s.matched_frees = 3;
+  s.reused_address_frees = 2;
   s.dropped_events = 1;
   s.unwind_failures = 2;
   s.unsampled_calls = {"mallocx", "sdallocx"};
@@ -74,10 +75,12 @@ inline void ExpectSnapshotsEqual(const HeapSnapshot& a, const HeapSnapshot& b) {
   EXPECT_EQ(a.duty_cycle.on_fraction, b.duty_cycle.on_fraction);
   EXPECT_EQ(a.duty_cycle.probe_hits, b.duty_cycle.probe_hits);
   EXPECT_EQ(a.duty_cycle.estimated_cpu_fraction, b.duty_cycle.estimated_cpu_fraction);
+  EXPECT_EQ(a.duty_cycle.free_on_fraction, b.duty_cycle.free_on_fraction);
   EXPECT_EQ(a.stop_reason, b.stop_reason);
   EXPECT_EQ(a.stop_detail, b.stop_detail);
   EXPECT_EQ(a.sampled_allocs, b.sampled_allocs);
   EXPECT_EQ(a.matched_frees, b.matched_frees);
+  EXPECT_EQ(a.reused_address_frees, b.reused_address_frees);
   EXPECT_EQ(a.dropped_events, b.dropped_events);
   EXPECT_EQ(a.unwind_failures, b.unwind_failures);
   EXPECT_EQ(a.unsampled_calls, b.unsampled_calls);

@@ -121,10 +121,16 @@ absl::Status ValidateHeapSnapshot(const HeapSnapshot& s, std::string_view source
   RETURN_IF_ERROR(c.FiniteNonNegative("duty_cycle.cpu_budget", s.duty_cycle.cpu_budget));
   RETURN_IF_ERROR(
       c.FiniteNonNegative("duty_cycle.probe_hit_cost_ns", s.duty_cycle.probe_hit_cost_ns));
-  RETURN_IF_ERROR(c.FiniteNonNegative("duty_cycle.on_fraction", s.duty_cycle.on_fraction));
-  if (s.duty_cycle.on_fraction > 1) {
-    return c.Error("duty_cycle.on_fraction",
-                   fmt::format("must be between 0 and 1 (got {})", s.duty_cycle.on_fraction));
+  for (const auto& [field, value] :
+       {std::pair{"duty_cycle.on_fraction", s.duty_cycle.on_fraction},
+        std::pair{"duty_cycle.free_on_fraction", s.duty_cycle.free_on_fraction}}) {
+    RETURN_IF_ERROR(c.FiniteNonNegative(field, value));
+    if (value > 1) return c.Error(field, fmt::format("must be between 0 and 1 (got {})", value));
+  }
+  if (s.reused_address_frees > s.matched_frees) {
+    return c.Error("events.reused_address_frees",
+                   fmt::format("{} is more than the {} matched frees it is part of",
+                               s.reused_address_frees, s.matched_frees));
   }
   RETURN_IF_ERROR(c.FiniteNonNegative("duty_cycle.estimated_cpu_fraction",
                                       s.duty_cycle.estimated_cpu_fraction));

@@ -36,9 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   drip::v1::HeapSnapshot back;
   HeapSnapshotToProto(*snapshot, &back);
   // Unknown fields are not carried over, and an absent duty_cycle (preload mode) reads as
-  // the struct's defaults: all zero but on_fraction 1.
+  // the struct's defaults: all zero but on_fraction 1; an absent free_on_fraction as 1.
   proto.DiscardUnknownFields();
   if (!proto.has_duty_cycle()) proto.mutable_duty_cycle()->set_on_fraction(1);
+  if (!proto.duty_cycle().has_free_on_fraction()) {
+    proto.mutable_duty_cycle()->set_free_on_fraction(1);
+  }
   FUZZ_CHECK(google::protobuf::util::MessageDifferencer::Equals(proto, back),
              "the snapshot changed through the conversion");
 
