@@ -62,8 +62,7 @@ void DutyCycleDriver::Step(double now_s, const std::function<double()>& clock,
       break;
     case DutyCycleController::Action::kDetachFrees:
       tracker_->SetFreesWatched(false, UnixMsAt(now_s));
-      session_->DetachAllocationProbes(std::vector<bool>(plan_->allocs.size(), true),
-                                       /*frees_too=*/true);
+      session_->DetachFrees();
       break;
     case DutyCycleController::Action::kNone:
       break;

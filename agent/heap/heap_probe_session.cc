@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "agent/libbpf_logging.h"
 #include "agent/proc_files.h"
@@ -211,13 +212,9 @@ absl::Status HeapProbeSession::AttachAllocationProbes(const AllocatorProbePlan& 
   return absl::OkStatus();
 }
 
-void HeapProbeSession::DetachAllocationProbes(const std::vector<bool>& keep, bool frees_too) {
+void HeapProbeSession::DetachAllocationProbes(const std::vector<bool>& keep) {
   WaitForDetach();
   std::vector<bpf_link*> doomed;
-  if (frees_too) {
-    doomed.insert(doomed.end(), free_links_.begin(), free_links_.end());
-    free_links_.clear();
-  }
   for (size_t i = 0; i < alloc_links_.size(); ++i) {
     if (i < keep.size() && keep[i]) continue;
     for (bpf_link*& link : alloc_links_[i]) {
@@ -225,6 +222,15 @@ void HeapProbeSession::DetachAllocationProbes(const std::vector<bool>& keep, boo
       link = nullptr;
     }
   }
+  DetachInBackground(std::move(doomed));
+}
+
+void HeapProbeSession::DetachFrees() {
+  WaitForDetach();
+  DetachInBackground(std::exchange(free_links_, {}));
+}
+
+void HeapProbeSession::DetachInBackground(std::vector<bpf_link*> doomed) {
   if (doomed.empty()) return;
   detach_done_ = false;
   detach_thread_ = std::thread([this, doomed = std::move(doomed)]() mutable {

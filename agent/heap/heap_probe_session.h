@@ -59,9 +59,8 @@ class HeapProbeSession {
   // own, called with and without it. Call before attaching to the target.
   absl::StatusOr<double> MeasureProbeHitCost();
 
-  // Attach mode. The free probes stay attached unless DetachAllocationProbes is told to
-  // take them too; attaching them again, after waiting for a detach still running, is a
-  // no-op while they are attached.
+  // Attach mode. The free probes stay attached until DetachFrees; attaching them again,
+  // after waiting for a detach still running, is a no-op while they are attached.
   absl::Status AttachFrees(const AllocatorProbePlan& plan);
   bool frees_attached() const { return !free_links_.empty(); }
   // Attaches the probes of every site of plan.allocs not attached yet (site i's BPF
@@ -70,9 +69,10 @@ class HeapProbeSession {
   absl::Status AttachAllocationProbes(const AllocatorProbePlan& plan);
   // Starts detaching the allocation probes in the background and returns at once; sites
   // with keep[i] true stay attached (called so rarely that they cost less attached than
-  // the detach would); with `frees_too` the free probes go as well. Close the sampling
-  // window first.
-  void DetachAllocationProbes(const std::vector<bool>& keep = {}, bool frees_too = false);
+  // the detach would). Close the sampling window first.
+  void DetachAllocationProbes(const std::vector<bool>& keep = {});
+  // Starts detaching the free probes in the background, as DetachAllocationProbes does.
+  void DetachFrees();
   // True while a background detach has not finished.
   bool detaching() const;
   void WaitForDetach();
@@ -103,6 +103,8 @@ class HeapProbeSession {
  private:
   HeapProbeSession() = default;
   static int OnEvent(void* ctx, void* data, size_t size);
+  // Destroys `doomed` on the helper thread (after the last detach has finished).
+  void DetachInBackground(std::vector<bpf_link*> doomed);
 
   Options options_;
   heap_snapshot_bpf* skel_ = nullptr;
