@@ -23,6 +23,7 @@ CollectorStreamOptions StreamOptions(const AgentConfig& config) {
   if (config.collectors.size() > 1) {
     options.alternates.assign(config.collectors.begin() + 1, config.collectors.end());
   }
+  options.redirect_to = config.redirect_to;
   options.tls = config.tls;
   options.backoff_initial = config.backoff.initial;
   options.backoff_max = config.backoff.max;

@@ -123,6 +123,16 @@ absl::Status ReadAll(ConfigReader& r, AgentConfig* c) {
   } else if (collector != kNotGiven) {
     c->collector = collector;
   }
+  RETURN_IF_ERROR(r.ReadStringList("redirect_to", &c->redirect_to));
+  for (const std::string& pattern : c->redirect_to) {
+    if (TrimWhitespace(pattern).empty()) return r.Error("redirect_to", "an entry is empty");
+    if (pattern.find(':') == std::string::npos) {
+      return r.Error(
+          "redirect_to",
+          fmt::format("'{}' is not a host:port pattern (e.g. '*.collectors.example:7070')",
+                      pattern));
+    }
+  }
   RETURN_IF_ERROR(ReadTlsSettings(r, "tls.", &c->tls));
   RETURN_IF_ERROR(r.ReadDuration("interval", &c->interval, kMinInterval));
   RETURN_IF_ERROR(r.ReadStringMap("labels", &c->labels));

@@ -50,6 +50,10 @@ struct AgentConfig {
   // the first, moves to the next when one cannot be reached, and to whichever a collector
   // names as this host's owner.
   std::vector<std::string> collectors;
+  // `redirect_to:`: glob patterns of the host:port addresses beyond `collectors` that a
+  // collector may send this host to as its owner (a member that joined later). Empty:
+  // only the listed collectors.
+  std::vector<std::string> redirect_to;
   // TLS to the collector (common/rpc/tls_settings.h): mutual, with this host's certificate,
   // whose SAN (or CN) must name `host`; required unless tls.plaintext is true.
   TlsSettings tls;

@@ -317,5 +317,22 @@ TEST(AgentConfigTest, ACollectorsListIsDialledInOrderAndExcludesASingleCollector
       << empty.status();
 }
 
+TEST(AgentConfigTest, RedirectPatternsAreHostPortGlobsAndDefaultToNone) {
+  auto none = ParseWithPlaintext("collectors: [\"c0:7070\"]\n", "agent.yaml");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->redirect_to.empty());
+
+  auto some = ParseWithPlaintext(
+      "collectors: [\"c0:7070\"]\nredirect_to: [\"*.collectors.example:7070\"]\n", "agent.yaml");
+  ASSERT_TRUE(some.ok()) << some.status();
+  EXPECT_EQ(some->redirect_to, (std::vector<std::string>{"*.collectors.example:7070"}));
+
+  auto no_port = ParseWithPlaintext("redirect_to: [\"*\"]\n", "agent.yaml");
+  ASSERT_FALSE(no_port.ok());
+  EXPECT_EQ(no_port.status().message(),
+            "agent.yaml:1: redirect_to: '*' is not a host:port pattern (e.g. "
+            "'*.collectors.example:7070')");
+}
+
 }  // namespace
 }  // namespace drip::agent

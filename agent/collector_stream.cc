@@ -6,8 +6,10 @@
 
 #include "absl/status/status.h"
 #include "agent/backoff.h"
+#include "agent/command_guard.h"
 #include "common/base/duration.h"
 #include "common/base/strings.h"
+#include "common/daemon/listen_address.h"
 #include "common/daemon/logging.h"
 #include "fmt/format.h"
 
@@ -132,8 +134,23 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> CollectorStream::MakeChannel(
   return grpc::CreateCustomChannel(address, *credentials, args);
 }
 
+bool CollectorStream::RedirectAllowed(std::string_view address) const {
+  if (address == options_.address) return true;
+  for (const std::string& listed : options_.alternates) {
+    if (address == listed) return true;
+  }
+  // Only a TCP host:port: never a gRPC target of another kind ("unix:/run/…" would have
+  // this root process dial a local socket of the redirecting collector's choosing).
+  absl::StatusOr<ListenAddress> parsed = ListenAddress::Parse(address);
+  if (!parsed.ok() || parsed->port == 0) return false;
+  for (const std::string& pattern : options_.redirect_to) {
+    if (MatchesGlob(pattern, address)) return true;
+  }
+  return false;
+}
+
 bool CollectorStream::ChooseNextAddress(const Outcome& outcome) {
-  if (outcome.owner_address.has_value()) {
+  if (outcome.owner_address.has_value() && !outcome.redirect_refused) {
     // Straight there, unless the previous stream ended the same way: two collectors that
     // disagree about the members for a moment must not bounce the agent at full speed.
     const bool bounced = redirected_last_;
@@ -143,7 +160,7 @@ bool CollectorStream::ChooseNextAddress(const Outcome& outcome) {
     return bounced;
   }
   redirected_last_ = false;
-  if (!outcome.welcomed) {
+  if (!outcome.welcomed || outcome.redirect_refused) {
     // Unreachable: the next of the configured list. A redirect target that failed (its
     // owner gone) sends the agent back to the listed collector it came from, which knows
     // the new owner once the old one's lease has expired.
@@ -284,6 +301,7 @@ CollectorStream::Outcome CollectorStream::RunStream() {
     if (outcome.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
         owner != trailers.end() && !owner->second.empty()) {
       outcome.owner_address = std::string(owner->second.data(), owner->second.size());
+      outcome.redirect_refused = !RedirectAllowed(*outcome.owner_address);
     }
   }
   {
@@ -419,6 +437,23 @@ void CollectorStream::HandleEnd(const Outcome& outcome) {
   const grpc::Status& status = outcome.status;
   const std::string why =
       fmt::format("{}: {}", CodeName(status.error_code()), status.error_message());
+  if (outcome.redirect_refused) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.refused_redirects;
+    }
+    // Once per address named, not per retry: a collector that keeps naming it would
+    // otherwise fill the journal.
+    if (*outcome.owner_address != refused_redirect_) {
+      refused_redirect_ = *outcome.owner_address;
+      log->warn(
+          "collector at {} says collector {} owns this host, which is neither in collectors: "
+          "nor allowed by redirect_to:; not following it, trying the listed collectors "
+          "(docs/cluster.md)",
+          dialled_, *outcome.owner_address);
+    }
+    return;
+  }
   if (outcome.owner_address.has_value()) {
     {
       std::lock_guard<std::mutex> lock(mu_);

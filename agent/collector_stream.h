@@ -11,7 +11,9 @@
 // collectors, it dials the next one when one cannot be reached; a collector that says
 // another owns this host (kOwnerAddressKey) is left for that one at once, and a second
 // such answer in a row waits out the backoff, so two collectors that disagree for a
-// moment cannot bounce the agent between them. A stream the collector
+// moment cannot bounce the agent between them. Only to a listed collector or an address
+// redirect_to allows, though: a redirect anywhere else is refused and the agent goes on
+// to the next listed collector. A stream the collector
 // ends with INVALID_ARGUMENT, PERMISSION_DENIED or RESOURCE_EXHAUSTED and trailing
 // metadata "drip-rejected-sequence" drops the batch it names, so a batch the collector
 // will never take is not resent forever. Commands go to the command handler when one is
@@ -50,6 +52,11 @@ struct CollectorStreamOptions {
   // The rest of the agent's `collectors:`. A collector that cannot be reached (no
   // Welcome) is followed by the next in [address, alternates...] after the backoff.
   std::vector<std::string> alternates;
+  // Glob patterns ('*', '?') of `host:port` addresses beyond [address, alternates...] that a
+  // collector's redirect may send this host to (`redirect_to:` in agent.yaml). A redirect
+  // anywhere else is refused: whoever can write a member record must not be able to move
+  // the fleet's hosts (docs/security.md, "The cluster's trust model").
+  std::vector<std::string> redirect_to;
   TlsSettings tls;  // read per connection attempt; plaintext only when it says so
   std::chrono::milliseconds backoff_initial = std::chrono::milliseconds(500);
   std::chrono::milliseconds backoff_max = std::chrono::seconds(30);
@@ -79,6 +86,9 @@ class CollectorStream {
     uint64_t deferred_batches = 0;
     uint64_t commands_refused = 0;
     uint64_t redirects = 0;  // streams a collector ended by naming this host's owner
+    // Redirects not followed: the address named was neither listed nor allowed by
+    // redirect_to.
+    uint64_t refused_redirects = 0;
     bool connected = false;  // a stream is welcomed and open right now
     std::string collector;   // the address dialled last
   };
@@ -120,6 +130,9 @@ class CollectorStream {
     grpc::Status status;
     std::optional<uint64_t> rejected_sequence;
     std::optional<std::string> owner_address;  // the collector said this host is its
+    // The owner named is not one this agent may be sent to (redirect_to); set with
+    // owner_address.
+    bool redirect_refused = false;
     // The collector named a batch it cannot take yet: kept, resent after a backoff that
     // a Welcome does not reset (the stream will end the same way until it can).
     bool deferred() const {
@@ -128,6 +141,9 @@ class CollectorStream {
   };
 
   void Run();
+  // True if a collector may send this host to `address`: one of the listed collectors, or
+  // a TCP host:port matching a redirect_to pattern.
+  bool RedirectAllowed(std::string_view address) const;
   Outcome RunStream();
   // Sends queued command results and buffered batches until the stream ends or Stop().
   // Returns true when it stopped because Stop() was called.
@@ -166,6 +182,7 @@ class CollectorStream {
   std::string dialled_;
   size_t list_index_ = 0;               // into [address, alternates...]
   bool dialled_from_redirect_ = false;  // dialled_ came from a collector, not the list
+  std::string refused_redirect_;        // the last owner address not followed, logged once
   bool redirected_last_ = false;        // the last stream ended in a redirect
   // Outage bookkeeping, for logging once per outage.
   bool in_outage_ = false;

@@ -48,11 +48,13 @@ std::vector<uint64_t> Sequences(const std::vector<drip::v1::SampleBatch>& batche
 // A buffer and a stream to `address`, as the agent wires them.
 struct Client {
   explicit Client(const std::string& address, BatchBufferOptions buffer_options = {},
-                  std::vector<std::string> alternates = {})
+                  std::vector<std::string> alternates = {},
+                  std::vector<std::string> redirect_to = {})
       : buffer(buffer_options) {
     CollectorStreamOptions options;
     options.address = address;
     options.alternates = std::move(alternates);
+    options.redirect_to = std::move(redirect_to);
     options.tls.plaintext = true;
     options.backoff_initial = milliseconds(20);
     options.backoff_max = milliseconds(200);
@@ -302,7 +304,7 @@ TEST(CollectorStreamTest, StopReturnsWhileTheCollectorIsUnreachableAndKeepsTheBu
 TEST(CollectorStreamTest, AnAgentToldAnotherCollectorOwnsItsHostMovesThereAndSendsItAll) {
   FakeCollector owner({});
   FakeCollector other({.owner_address = owner.address()});
-  Client client(other.address());
+  Client client(other.address(), {}, {}, {"127.0.0.1:*"});
   client.buffer.Push(BatchOf("1@1"));
   client.buffer.Push(BatchOf("1@1"));
   client.stream->Start();
@@ -324,7 +326,8 @@ TEST(CollectorStreamTest, AnUnreachableCollectorIsFollowedByTheNextOfTheList) {
   }
   auto owner = std::make_unique<FakeCollector>(FakeCollector::Options{});
   FakeCollector listed({.owner_address = owner->address()});
-  Client client("127.0.0.1:" + std::to_string(unused_port), {}, {listed.address()});
+  Client client("127.0.0.1:" + std::to_string(unused_port), {}, {listed.address()},
+                {"127.0.0.1:*"});
   client.buffer.Push(BatchOf("1@1"));
   client.stream->Start();
   ASSERT_TRUE(owner->WaitUntil([&] { return owner->stored_count_locked() == 1; }));
@@ -340,6 +343,40 @@ TEST(CollectorStreamTest, AnUnreachableCollectorIsFollowedByTheNextOfTheList) {
   EXPECT_GE(listed.hellos().size(), 3u);
   client.buffer.Push(BatchOf("1@1"));
   EXPECT_EQ(client.buffer.stats().buffered_batches, 1u);
+}
+
+// Whoever can write a member record can make a collector name any address as the owner:
+// the agent follows only to its listed collectors and the addresses redirect_to allows,
+// never to another kind of gRPC target, and keeps its batches for the listed ones.
+TEST(CollectorStreamTest, ARedirectToAnAddressNeitherListedNorAllowedIsNotFollowed) {
+  FakeCollector rogue({});
+  for (const std::string& named : {rogue.address(), std::string("unix:/run/drip-rogue.sock")}) {
+    FakeCollector listed({.owner_address = named});
+    // 127.0.0.2 is not the rogue's 127.0.0.1; "unix:…" matches no host:port pattern.
+    Client client(listed.address(), {}, {}, {"127.0.0.2:*", "unix:*"});
+    client.buffer.Push(BatchOf("1@1"));
+    client.stream->Start();
+    ASSERT_TRUE(Eventually([&] { return client.stream->stats().refused_redirects >= 2; })) << named;
+    EXPECT_EQ(client.stream->stats().redirects, 0u) << named;
+    EXPECT_EQ(client.stream->stats().collector, listed.address()) << named;
+    EXPECT_GE(listed.hellos().size(), 2u) << named;
+    EXPECT_EQ(client.buffer.stats().buffered_batches, 1u) << named;
+    client.stream->Stop();
+  }
+  EXPECT_TRUE(rogue.hellos().empty());
+  EXPECT_TRUE(rogue.stored_batches().empty());
+}
+
+// A member that joined after the agent's config was written is reached through a pattern.
+TEST(CollectorStreamTest, ARedirectAllowedByAPatternIsFollowed) {
+  FakeCollector owner({});
+  FakeCollector listed({.owner_address = owner.address()});
+  Client client(listed.address(), {}, {}, {"127.0.0.1:" + std::to_string(owner.port())});
+  client.buffer.Push(BatchOf("1@1"));
+  client.stream->Start();
+  ASSERT_TRUE(owner.WaitUntil([&] { return owner.stored_count_locked() == 1; }));
+  EXPECT_EQ(client.stream->stats().redirects, 1u);
+  EXPECT_EQ(client.stream->stats().refused_redirects, 0u);
 }
 
 TEST(CollectorStreamTest, StopWithoutStartDoesNothing) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 
 namespace drip::analyzer {
 
@@ -31,15 +32,18 @@ struct ComponentDrift {
   int64_t longest_warmup_s = 0;
   int32_t hosts_warmed = 0;  // hosts that have finished a warm-up
 
+  // Counts saturate rather than wrap: shares read from other members are sums of counts
+  // each up to 2^31 - 1, and a wrapped sum would read as a negative host count.
   void Merge(const ComponentDrift& other) {
-    for (int i = 0; i < kBands; ++i) hosts_by_band[i] += other.hosts_by_band[i];
-    hosts_climbing += other.hosts_climbing;
-    hosts_seen += other.hosts_seen;
+    for (int i = 0; i < kBands; ++i) AddCount(&hosts_by_band[i], other.hosts_by_band[i]);
+    AddCount(&hosts_climbing, other.hosts_climbing);
+    AddCount(&hosts_seen, other.hosts_seen);
     longest_released_rise_s = std::max(longest_released_rise_s, other.longest_released_rise_s);
-    hosts_releasing += other.hosts_releasing;
+    AddCount(&hosts_releasing, other.hosts_releasing);
     longest_warmup_s = std::max(longest_warmup_s, other.longest_warmup_s);
-    hosts_warmed += other.hosts_warmed;
+    AddCount(&hosts_warmed, other.hosts_warmed);
   }
+
   // The cycle every host of the component is judged over: the longest released rise,
   // once at least a fifth of the hosts (and two) release rises.
   int64_t SharedCycleSeconds() const {
@@ -52,6 +56,12 @@ struct ComponentDrift {
   }
   static int BandOf(int buckets_above_normal_high);
   bool operator==(const ComponentDrift&) const = default;
+
+ private:
+  static void AddCount(int32_t* count, int32_t more) {
+    const int64_t sum = int64_t{*count} + int64_t{more};
+    *count = static_cast<int32_t>(std::clamp<int64_t>(sum, 0, std::numeric_limits<int32_t>::max()));
+  }
 };
 
 }  // namespace drip::analyzer

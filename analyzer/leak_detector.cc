@@ -495,14 +495,17 @@ std::vector<std::pair<std::string, ComponentDrift>> LeakDetector::LocalDrifts(
   return out;
 }
 
-void LeakDetector::SetPeerDrift(std::string_view component, const ComponentDrift& peers) {
+bool LeakDetector::SetPeerDrift(std::string_view component, const ComponentDrift& peers) {
   Impl& d = *impl_;
-  const uint32_t id = d.Intern(d.component_ids, d.components, component);
+  auto it = d.component_ids.find(absl::string_view(component.data(), component.size()));
+  if (it == d.component_ids.end()) return false;
+  const uint32_t id = it->second;
   if (d.local_drift.size() < d.components.size()) {
     d.local_drift.resize(d.components.size());
     d.peer_drift.resize(d.components.size());
   }
   d.peer_drift[id] = peers;
+  return true;
 }
 
 void LeakDetector::ClearPeerDrift() {

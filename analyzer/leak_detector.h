@@ -114,8 +114,10 @@ class LeakDetector {
   std::vector<std::pair<std::string, ComponentDrift>> LocalDrifts(int64_t active_since_s) const;
   // Detectors sharded by host (collectors of a cluster) judge a component by all its
   // hosts: each is told the merged drift of the component's hosts on the other shards,
-  // which its fleet rule adds to its own from then on (until told again or cleared).
-  void SetPeerDrift(std::string_view component, const ComponentDrift& peers);
+  // which its fleet rule adds to its own from then on (until told again or cleared). Only
+  // for a component this detector has a series of (false otherwise, nothing kept): the
+  // fleet rule judges local hosts, and names another shard made up must not grow it.
+  bool SetPeerDrift(std::string_view component, const ComponentDrift& peers);
   void ClearPeerDrift();
   // Local plus peers: what the fleet rule judges `component` by.
   ComponentDrift FleetDrift(std::string_view component) const;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -333,6 +334,33 @@ TEST(LeakDetectorTest, AHostThatStoppedReportingHereIsLeftOutOfWhatTheShardShare
   EXPECT_EQ(shared[0].second.hosts_seen, 1);
   EXPECT_EQ(shared[0].second.hosts_by_band[0], 1);
   EXPECT_TRUE(detector.LocalDrifts(kStart + 3 * kDay).empty());
+}
+
+// Another shard's share names components; only the ones this shard has hosts of are kept,
+// so that names made up by a member (or an attacker who can write to etcd) do not grow it.
+TEST(LeakDetectorTest, PeerDriftIsKeptOnlyForComponentsOfThisShard) {
+  LeakDetector detector{DetectorConfig{}};
+  detector.Observe("host-a", "svc:x.service", kStart, "1@1", 500 * kMiB);
+  ComponentDrift peers;
+  peers.hosts_seen = 3;
+  peers.hosts_by_band[0] = 3;
+  EXPECT_TRUE(detector.SetPeerDrift("svc:x.service", peers));
+  EXPECT_EQ(detector.FleetDrift("svc:x.service").hosts_seen, 4);
+  EXPECT_FALSE(detector.SetPeerDrift("svc:made-up-1.service", peers));
+  EXPECT_EQ(detector.FleetDrift("svc:made-up-1.service").hosts_seen, 0);
+  EXPECT_TRUE(detector.LocalDrifts(kStart - 600).size() == 1u);
+}
+
+TEST(LeakDetectorTest, MergedDriftCountsSaturateInsteadOfWrapping) {
+  ComponentDrift a;
+  a.hosts_seen = std::numeric_limits<int32_t>::max() - 1;
+  a.hosts_by_band[2] = std::numeric_limits<int32_t>::max();
+  ComponentDrift b;
+  b.hosts_seen = 5;
+  b.hosts_by_band[2] = 1;
+  a.Merge(b);
+  EXPECT_EQ(a.hosts_seen, std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(a.hosts_by_band[2], std::numeric_limits<int32_t>::max());
 }
 
 // ---- Messy input.

@@ -11,6 +11,7 @@
 #include "analyzer/format/rollout_format.h"
 #include "analyzer/rollout_correlation.h"
 #include "analyzer/suspect.h"
+#include "cli/terminal_safe_text.h"
 #include "common/base/atomic_file.h"
 #include "common/base/config_reader.h"
 #include "common/base/status_macros.h"
@@ -194,8 +195,7 @@ absl::Status RunAnalyzeCommand(const AnalyzeOptions& options, std::ostream& out,
   nlohmann::ordered_json report = AnalyzeReport(replay, table, options.input);
   // Names come from the CSV as they are; bytes that are not UTF-8 must not abort the
   // report (nlohmann throws on them by default), so they become U+FFFD.
-  std::string text =
-      report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  std::string text = DumpJsonForTerminal(report) + "\n";
 
   if (report_file) return report_file->Commit(text);
   out << text;

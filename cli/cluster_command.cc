@@ -1,6 +1,7 @@
 #include "cli/cluster_command.h"
 
 #include "cli/table_printer.h"
+#include "cli/terminal_safe_text.h"
 #include "common/base/clock.h"
 #include "common/base/duration.h"
 #include "fmt/format.h"
@@ -25,7 +26,7 @@ void RenderCluster(const drip::v1::ListMembersResponse& response, bool json, int
       j["etcd_up"] = response.etcd_up();
       j["etcd_endpoint"] = response.etcd_endpoint();
     }
-    out << j.dump(2) << "\n";
+    out << DumpJsonForTerminal(j) << "\n";
     return;
   }
   if (response.mode() == "standalone") {

@@ -176,7 +176,7 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
     j["snapshot"] = SnapshotJson(snapshot);
     // Symbol names come from the target's binaries: never let a stray byte throw. JSON
     // escapes control bytes itself.
-    out << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    out << DumpJsonForTerminal(j) << "\n";
     return;
   }
   // A snapshot file's names (the target's command, host and component, symbols, files)

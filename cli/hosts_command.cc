@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/table_printer.h"
+#include "cli/terminal_safe_text.h"
 #include "common/base/duration.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -46,7 +47,7 @@ void RenderHosts(const drip::v1::ListHostsResponse& response, bool json, int64_t
                        {"memory_total_bytes", h.memory_total_bytes()},
                        {"collector", h.collector()}});
     }
-    out << nlohmann::json{{"hosts", hosts}}.dump(2) << "\n";
+    out << DumpJsonForTerminal(nlohmann::json{{"hosts", hosts}}) << "\n";
     return;
   }
   // A cluster's answer says which collector holds each host; a standalone one does not.

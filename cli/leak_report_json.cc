@@ -2,6 +2,7 @@
 
 #include "analyzer/format/rollout_format.h"
 #include "cli/stack_printer.h"
+#include "cli/terminal_safe_text.h"
 #include "diagnoser/format/diagnosis_json.h"
 
 namespace drip::cli {
@@ -119,8 +120,6 @@ nlohmann::ordered_json AuditEntryToJson(const drip::v1::AuditEntry& e) {
   return j;
 }
 
-std::string DumpJson(const nlohmann::ordered_json& json) {
-  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
+std::string DumpJson(const nlohmann::ordered_json& json) { return DumpJsonForTerminal(json); }
 
 }  // namespace drip::cli

@@ -41,6 +41,47 @@ constexpr std::string_view kHeaderHint = "timestamp,host,component,instance,byte
 
 constexpr uint32_t kNoTrack = UINT32_MAX;
 
+// True for UTF-8 as RFC 3629 has it (no overlong forms, no surrogates, nothing past
+// U+10FFFF) without a NUL: names become report fields and terminal text.
+bool IsUtf8WithoutNul(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c == 0) return false;
+      ++i;
+      continue;
+    }
+    size_t more = 0;
+    uint32_t code = 0;
+    uint32_t min = 0;
+    if ((c & 0xe0) == 0xc0) {
+      more = 1;
+      code = c & 0x1f;
+      min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+      more = 2;
+      code = c & 0x0f;
+      min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+      more = 3;
+      code = c & 0x07;
+      min = 0x10000;
+    } else {
+      return false;
+    }
+    if (i + more >= text.size()) return false;  // cut short
+    for (size_t k = 1; k <= more; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xc0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3f);
+    }
+    if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return false;
+    i += more + 1;
+  }
+  return true;
+}
+
 // A field of decimal digits: what std::from_chars reads for an unsigned integer, in a
 // loop tight enough for tens of millions of rows.
 struct Decimal {
@@ -71,8 +112,9 @@ Decimal ParseDecimal(std::string_view text) {
   return d;
 }
 
-// A value as an error message shows it: quoted, control characters escaped, long values
-// cut, so that one bad line cannot flood the terminal.
+// A value as an error message shows it: quoted, control characters and every byte past
+// ASCII escaped (a C1 control is an escape to an 8-bit terminal), long values cut, so that
+// one bad line cannot flood or drive the terminal.
 std::string Quote(std::string_view value) {
   constexpr size_t kMaxShown = 60;
   std::string out = "\"";
@@ -81,7 +123,7 @@ std::string Quote(std::string_view value) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c < 0x20 || c >= 0x7f) {
       out += fmt::format("\\x{:02x}", c);
     } else {
       out += static_cast<char>(c);
@@ -341,6 +383,20 @@ bool Parser::Row(std::string_view line) {
   }
   if (host.empty()) return Problem("field 'host' is empty");
   if (component.empty()) return Problem("field 'component' is empty");
+  // Checked when they change from the row before: rows of one track come in runs.
+  if (host != last_host_ || component != last_component_ || instance != last_instance_) {
+    for (const auto& [name, text] : {std::pair{"host", host}, std::pair{"component", component},
+                                     std::pair{"instance", instance}}) {
+      if (!IsUtf8WithoutNul(text)) {
+        return Problem(fmt::format("field '{}': {} is not UTF-8 text (or holds a NUL byte)", name,
+                                   Quote(text)));
+      }
+    }
+  }
+  if (!version.empty() && !IsUtf8WithoutNul(version)) {
+    return Problem(
+        fmt::format("field 'version': {} is not UTF-8 text (or holds a NUL byte)", Quote(version)));
+  }
   const Decimal bytes_field = ParseDecimal(bytes_text);
   if (bytes_field.digits && bytes_field.overflow) {
     return Problem(fmt::format("field 'bytes': {} is too large", Quote(bytes_text)));

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli/analyze_command.h"
@@ -388,6 +389,31 @@ TEST_F(SampleCsvReaderTest, RejectsFractionalTimestamp) {
   EXPECT_NE(std::string(table.status().message()).find("field 'timestamp': \"100.5\""),
             std::string::npos)
       << table.status();
+}
+
+// Names become report fields and terminal text: invalid UTF-8 and NUL bytes are refused,
+// and the error shows their bytes escaped. Valid UTF-8 names are kept.
+TEST_F(SampleCsvReaderTest, RejectsNamesThatAreNotUtf8TextAndKeepsThoseThatAre) {
+  const std::pair<std::string, std::string> bad[] = {
+      {"100,web\xff,c,i,5\n", ":2: field 'host': \"web\\xff\" is not UTF-8 text"},
+      {"100,h,svc:\xc2\x9b[2J,i,5\n", ""},  // U+009B is valid UTF-8: kept, shown escaped
+      {std::string("100,h,c,i\0x,5\n", 14), ":2: field 'instance': \"i\\x00x\" is not UTF-8"},
+      {"100,h,c,\xed\xa0\x80,5\n", ":2: field 'instance'"},  // a surrogate
+      {"100,h,c\xe2\x82,i,5\n", ":2: field 'component'"},    // cut short
+      {"100,h,c,\xc0\xaf,5\n", ":2: field 'instance'"},      // overlong '/'
+  };
+  for (const auto& [row, want] : bad) {
+    auto table = Read(std::string(kHeader) + row);
+    if (want.empty()) {
+      EXPECT_TRUE(table.ok()) << table.status();
+      continue;
+    }
+    ASSERT_FALSE(table.ok()) << row;
+    EXPECT_NE(std::string(table.status().message()).find(path_ + want), std::string::npos)
+        << table.status();
+  }
+  auto utf8 = Read(std::string(kHeader) + "100,h\xc3\xa9te,svc:caf\xc3\xa9,i,5\n");
+  ASSERT_TRUE(utf8.ok()) << utf8.status();
 }
 
 TEST_F(SampleCsvReaderTest, RejectsRowWithTooFewFields) {

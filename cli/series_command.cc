@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/table_printer.h"
+#include "cli/terminal_safe_text.h"
 #include "common/base/duration.h"
 #include "common/rpc/sample_figures.h"
 #include "fmt/format.h"
@@ -44,7 +45,7 @@ void RenderSeries(const drip::v1::GetSeriesResponse& response, bool json, std::o
                       {"samples", g.samples()},
                       {"recorded_ms", g.recorded_ms()}});
     }
-    out << nlohmann::json{{"series", series}, {"gaps", gaps}}.dump(2) << "\n";
+    out << DumpJsonForTerminal(nlohmann::json{{"series", series}, {"gaps", gaps}}) << "\n";
     return;
   }
   // One time line: samples of every instance and the gaps, so that an outage reads as

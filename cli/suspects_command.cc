@@ -6,6 +6,7 @@
 #include "cli/leak_report_format.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
+#include "cli/terminal_safe_text.h"
 #include "common/base/duration.h"
 #include "diagnoser/format/diagnosis_json.h"
 #include "diagnoser/format/diagnosis_proto.h"
@@ -86,7 +87,8 @@ void RenderSuspects(const drip::v1::ListSuspectsResponse& response, bool json, i
                             {"hosts_seen", c.hosts_seen()},
                             {"max_growth_bytes_per_hour", c.max_growth_bytes_per_hour()}});
     }
-    out << nlohmann::json{{"suspects", suspects}, {"components", components}}.dump(2) << "\n";
+    out << DumpJsonForTerminal(nlohmann::json{{"suspects", suspects}, {"components", components}})
+        << "\n";
     return;
   }
   if (response.suspects_size() == 0) {

@@ -22,4 +22,13 @@ std::string TerminalSafe(std::string_view text);
 // included.
 void MakeTerminalSafe(google::protobuf::Message* message);
 
+// dripctl's --json output: indented, every non-ASCII character written as \uXXXX (valid
+// JSON that parses back to the same strings) so that no byte of a C1 control such as
+// U+009B, which an 8-bit terminal reads as an escape, is printed raw; bytes that are not
+// UTF-8 become U+FFFD rather than throwing. JSON escapes C0 controls itself.
+template <typename Json>
+std::string DumpJsonForTerminal(const Json& json) {
+  return json.dump(2, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
+}
+
 }  // namespace drip::cli

@@ -112,6 +112,10 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       cluster_members(Gauge(r, "drip_cluster_members",
                             "Collectors registered in etcd as this one last read them (0 for a "
                             "standalone collector)")),
+      cluster_member_records_ignored(
+          Gauge(r, "drip_cluster_member_records_ignored",
+                "Records under the members prefix in etcd that the last read did not take as "
+                "members: no lease, a name unlike their key's, or a bad address or start time")),
       cluster_etcd_up(Gauge(r, "drip_cluster_etcd_up",
                             "1 while etcd answers this collector (0 for a standalone one)")),
       cluster_etcd_errors(Counter(r, "drip_cluster_etcd_errors_total",
@@ -139,6 +143,10 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       cluster_relays_delivered(Counter(r, "drip_cluster_relays_delivered_total",
                                        "Mitigation commands another member had this one send "
                                        "to a host streaming here")),
+      cluster_relays_refused(Counter(r, "drip_cluster_relays_refused_total",
+                                     "Mitigation commands another member asked this one to "
+                                     "deliver and it refused: not from the component's owner, "
+                                     "or beyond this member's policy or hourly budget")),
       query_fanout_seconds(BuildHistogram()
                                .Name("drip_query_fanout_seconds")
                                .Help("Time to ask the other members of the cluster for their "

@@ -92,10 +92,14 @@ struct CollectorMetrics {
   prometheus::Gauge& healthy;  // drip_collector_healthy
   // With etcd (docs/cluster.md): the live members as last read, whether etcd answers,
   // and the calls to it that failed.
-  prometheus::Gauge& cluster_members;        // drip_cluster_members
-  prometheus::Gauge& cluster_etcd_up;        // drip_cluster_etcd_up
-  prometheus::Counter& cluster_etcd_errors;  // drip_cluster_etcd_errors_total
-  prometheus::Counter& cluster_redirects;    // drip_cluster_redirects_total
+  prometheus::Gauge& cluster_members;  // drip_cluster_members
+  // Records under <prefix>members/ that were not taken as members in the last read (no
+  // lease, a name other than their key's, a bad address or start time): something that
+  // can write to etcd is not a collector, or is not behaving as one.
+  prometheus::Gauge& cluster_member_records_ignored;  // drip_cluster_member_records_ignored
+  prometheus::Gauge& cluster_etcd_up;                 // drip_cluster_etcd_up
+  prometheus::Counter& cluster_etcd_errors;           // drip_cluster_etcd_errors_total
+  prometheus::Counter& cluster_redirects;             // drip_cluster_redirects_total
   // Fleet-wide queries (docs/cluster.md, "One fleet view"): how long asking the other
   // members took, and the members' parts that were missing from an answer.
   // Other members whose detectors' fleet drift this one's adds to its own.
@@ -109,9 +113,12 @@ struct CollectorMetrics {
   // Mitigations of hosts streaming to another member (cluster/member_command_relay.h): the
   // commands this member handed on, those that brought no agent's answer back, and those
   // another member had this one deliver.
-  prometheus::Counter& cluster_relays_sent;         // drip_cluster_relays_sent_total
-  prometheus::Counter& cluster_relays_failed;       // drip_cluster_relays_failed_total
-  prometheus::Counter& cluster_relays_delivered;    // drip_cluster_relays_delivered_total
+  prometheus::Counter& cluster_relays_sent;       // drip_cluster_relays_sent_total
+  prometheus::Counter& cluster_relays_failed;     // drip_cluster_relays_failed_total
+  prometheus::Counter& cluster_relays_delivered;  // drip_cluster_relays_delivered_total
+  // Relayed commands this member refused: not from the component's owner, or beyond its
+  // own policy or hourly budget.
+  prometheus::Counter& cluster_relays_refused;      // drip_cluster_relays_refused_total
   prometheus::Histogram& query_fanout_seconds;      // drip_query_fanout_seconds
   prometheus::Counter& query_fanout_member_errors;  // drip_query_fanout_member_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),

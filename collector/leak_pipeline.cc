@@ -65,7 +65,18 @@ void LeakPipeline::Stop() { loop_.Stop(); }
 
 void LeakPipeline::SetClusterReportView(ClusterReportView view) {
   std::lock_guard<std::mutex> lock(view_mu_);
+  shared_reports_ = view.shared_reports;
   pending_view_ = std::move(view);
+}
+
+absl::StatusOr<drip::v1::LeakReport> LeakPipeline::KnownReport(const std::string& id) const {
+  absl::StatusOr<drip::v1::LeakReport> own = reports_.Get(id);
+  if (own.ok()) return own;
+  std::lock_guard<std::mutex> lock(view_mu_);
+  for (const drip::v1::LeakReport& r : shared_reports_) {
+    if (r.id() == id) return r;
+  }
+  return absl::NotFoundError(fmt::format("leak report {} is not known to this member", id));
 }
 
 void LeakPipeline::RunOnce() {

@@ -124,6 +124,9 @@ class LeakPipeline {
     std::vector<drip::v1::LeakReport> shared_reports;
   };
   void SetClusterReportView(ClusterReportView view);
+  // The report `id` as this member knows it: its own, or the cluster's copy as last read
+  // from etcd (a report another member owns). NOT_FOUND otherwise. Thread-safe.
+  absl::StatusOr<drip::v1::LeakReport> KnownReport(const std::string& id) const;
 
   LeakReportBook& reports() { return reports_; }
   const InstanceVersionBook& versions() const { return versions_; }
@@ -157,6 +160,7 @@ class LeakPipeline {
   // What the cluster threads hand the pipeline thread and back, guarded by view_mu_.
   mutable std::mutex view_mu_;
   std::optional<ClusterReportView> pending_view_;
+  std::vector<drip::v1::LeakReport> shared_reports_;  // the last view's, for KnownReport
   std::optional<std::map<std::string, analyzer::ComponentDrift>> pending_peer_drifts_;
   std::vector<std::pair<std::string, analyzer::ComponentDrift>> local_drifts_;
   // Set once someone reads LocalDrifts (a clustered collector): only then does each pass

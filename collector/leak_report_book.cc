@@ -1,6 +1,7 @@
 #include "collector/leak_report_book.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "analyzer/format/rollout_format.h"
@@ -21,7 +22,10 @@ bool IsResolved(const drip::v1::LeakReport& r) { return r.state() == report_stat
 // the one of the member that wrote the report before it: members order a report's
 // versions by it (LeakReportBook::Adopt).
 void Touch(drip::v1::LeakReport* r, int64_t now_ms) {
-  r->set_updated_ms(std::max(now_ms, r->updated_ms() + 1));
+  const int64_t next = r->updated_ms() < std::numeric_limits<int64_t>::max()
+                           ? r->updated_ms() + 1
+                           : r->updated_ms();  // saturates: never wraps to the past
+  r->set_updated_ms(std::max(now_ms, next));
 }
 
 int SeverityRank(const std::string& severity) {

@@ -311,6 +311,78 @@ absl::StatusOr<std::vector<drip::v1::AuditEntry>> MitigationCoordinator::Request
   return entries;
 }
 
+absl::Status MitigationCoordinator::AdmitRelayed(drip::v1::LeakReport report_copy,
+                                                 const std::string& host,
+                                                 const std::string& command_id,
+                                                 const drip::v1::MitigationCommand& command,
+                                                 int64_t now_ms) {
+  if (command.action() != mitigation_action::kRestartUnit &&
+      command.action() != mitigation_action::kSignalProcess &&
+      command.action() != mitigation_action::kRecommend) {
+    return absl::InvalidArgumentError(fmt::format(
+        "action: '{}' is not restart-unit, signal-process or recommend", command.action()));
+  }
+  drip::v1::LeakReport* report = &report_copy;
+  if (report->id() != command.report_id() || report->component() != command.component()) {
+    return absl::InvalidArgumentError(fmt::format("leak report {} is of {}, not of {}",
+                                                  report->id(), report->component(),
+                                                  command.component()));
+  }
+  // Not FAILED_PRECONDITION, which tells the owner the host streams elsewhere.
+  if (report->state() == report_state::kResolved) {
+    return absl::InvalidArgumentError(
+        fmt::format("leak report {} is resolved: nothing to mitigate", command.report_id()));
+  }
+  if (std::none_of(report->hosts().begin(), report->hosts().end(),
+                   [&](const drip::v1::LeakHost& h) { return h.host() == host; })) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} is not a host of leak report {}", host, command.report_id()));
+  }
+  // The owner recorded this very command before relaying it; that record is not a
+  // previous action on the host.
+  auto* records = report->mutable_mitigations();
+  records->erase(std::remove_if(records->begin(), records->end(),
+                                [&](const drip::v1::MitigationRecord& r) {
+                                  return r.command_id() == command_id;
+                                }),
+                 records->end());
+  const MitigationPolicy& policy = config_.For(report->component());
+  MitigationRequestSpec spec;
+  spec.action = command.action();
+  spec.dry_run = command.dry_run();
+  spec.only_host = host;
+  spec.signal = command.signal() != 0 ? command.signal() : policy.signal;
+  std::lock_guard<std::mutex> lock(mu_);
+  // What this member delivered of the report within the cool-down counts as the owner's
+  // records do: the owner's copy reaches this member late, or (from a member that skips
+  // its checks) not at all.
+  std::vector<drip::v1::MitigationRecord>& delivered = relayed_records_[command.report_id()];
+  std::erase_if(delivered, [&](const drip::v1::MitigationRecord& r) {
+    return now_ms - r.requested_ms() >= std::max<int64_t>(policy.cooldown.count(), kHourMs);
+  });
+  for (const drip::v1::MitigationRecord& r : delivered) *records->Add() = r;
+  const MitigationPlan plan =
+      PlanMitigation(*report, policy, spec, now_ms, FleetBudgetLocked(now_ms));
+  const bool planned = std::any_of(plan.targets.begin(), plan.targets.end(),
+                                   [&](const MitigationTarget& t) { return t.host == host; });
+  if (!planned) {
+    std::string why = "the policy's limits leave it out";
+    for (const SkippedHost& s : plan.skipped) {
+      if (s.host == host) why = s.reason;
+    }
+    return absl::ResourceExhaustedError(fmt::format("not delivered: {}", why));
+  }
+  if (command.action() != mitigation_action::kRecommend) recent_actions_ms_.push_back(now_ms);
+  drip::v1::MitigationRecord& record = delivered.emplace_back();
+  record.set_command_id(command_id);
+  record.set_requested_ms(now_ms);
+  record.set_host(host);
+  record.set_action(command.action());
+  record.set_dry_run(command.dry_run());
+  if (command.action() == mitigation_action::kRecommend) record.set_outcome("recommended");
+  return absl::OkStatus();
+}
+
 bool MitigationCoordinator::OnCommandResult(const std::string& host,
                                             const drip::v1::CommandResult& result, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -57,6 +57,19 @@ class MitigationCoordinator {
   absl::StatusOr<std::vector<drip::v1::AuditEntry>> Request(
       const drip::v1::MitigateRequest& request, const std::string& actor, int64_t now_ms);
 
+  // A mitigation another member (the report's owner) asks this collector to deliver to
+  // `host`, which streams here (QueryService.RelayCommand checks that first). Judged as
+  // this collector would judge its own request, on its copy of the report: a member that
+  // skipped its checks, or a member certificate that is not the owner's, cannot act beyond
+  // this collector's policy and budget. OK spends one action of the hourly budget (none for
+  // recommend). INVALID_ARGUMENT: the command does not match the report (component, host, a
+  // resolved report) or names no action; RESOURCE_EXHAUSTED: the policy's limits or the hourly
+  // budget, with the planner's reason.
+  // `report` is this member's copy (LeakPipeline::KnownReport).
+  absl::Status AdmitRelayed(drip::v1::LeakReport report, const std::string& host,
+                            const std::string& command_id,
+                            const drip::v1::MitigationCommand& command, int64_t now_ms);
+
   // An agent's answer; false when the command is not a pending mitigation.
   bool OnCommandResult(const std::string& host, const drip::v1::CommandResult& result,
                        int64_t now_ms);
@@ -101,6 +114,9 @@ class MitigationCoordinator {
   std::mutex mu_;
   std::map<std::string, Pending> pending_;  // by command id
   std::deque<int64_t> recent_actions_ms_;   // for max_actions_per_hour
+  // The relayed mitigations this member admitted, by report id, within the cool-down (or
+  // the hour): AdmitRelayed adds them to its copy of the report.
+  std::map<std::string, std::vector<drip::v1::MitigationRecord>> relayed_records_;
   uint64_t next_id_ = 1;
   std::vector<Relayed> to_relay_;  // guarded by mu_
   // The relay, where its answers go, and the SendRelayed calls using them now (SetRelay

@@ -313,5 +313,69 @@ TEST_F(MitigationCoordinatorTest, ACommandUnansweredAcrossARestartTimesOut) {
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "timed-out");
 }
 
+// What the audit of issue 32 did: a member certificate relayed 26 real restarts in 2 s,
+// under a recommend-only policy with an hourly budget of 20. The member that delivers
+// judges each as it would judge its own request.
+TEST_F(MitigationCoordinatorTest, ARelayedMitigationIsHeldToThisMembersReportPolicyAndBudget) {
+  config_.max_actions_per_hour = 1;
+  config_.defaults.max_host_fraction = 1;
+  config_.defaults.cooldown = std::chrono::milliseconds(0);
+  Start();
+  drip::v1::MitigationCommand restart;
+  restart.set_report_id("leak-1");
+  restart.set_component("svc:leaky.service");
+  restart.set_action("restart-unit");
+  restart.set_unit("leaky.service");
+  restart.set_dry_run(false);
+
+  auto code = [&](const std::string& host, const std::string& id,
+                  const drip::v1::MitigationCommand& c) {
+    return coordinator_->AdmitRelayed(*book_->Get("leak-1"), host, id, c, kT0Ms + 1000).code();
+  };
+  drip::v1::MitigationCommand unknown = restart;
+  unknown.set_report_id("leak-99");
+  EXPECT_EQ(code("a", "c-0", unknown), absl::StatusCode::kInvalidArgument);
+  drip::v1::MitigationCommand other_component = restart;
+  other_component.set_component("svc:other.service");
+  EXPECT_EQ(code("a", "c-0", other_component), absl::StatusCode::kInvalidArgument);
+  drip::v1::MitigationCommand no_action = restart;
+  no_action.set_action("reboot");
+  EXPECT_EQ(code("a", "c-0", no_action), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code("b", "c-0", restart), absl::StatusCode::kInvalidArgument);
+
+  // The first spends the budget of one an hour; the rest are refused, with the reason.
+  EXPECT_EQ(code("a", "c-1", restart), absl::StatusCode::kOk);
+  absl::Status second =
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-2", restart, kT0Ms + 2000);
+  EXPECT_EQ(second.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(second.message().find("max_actions_per_hour"), std::string::npos) << second;
+  // A recommendation touches nothing and spends nothing.
+  drip::v1::MitigationCommand recommend = restart;
+  recommend.set_action("recommend");
+  EXPECT_EQ(code("a", "c-3", recommend), absl::StatusCode::kOk);
+}
+
+// The owner's record of a relayed restart reaches this member late, or never from a member
+// that skips its checks: what this member delivered keeps the host's cool-down by itself.
+TEST_F(MitigationCoordinatorTest, ARelayedRestartWithinTheCooldownOfOneDeliveredHereIsRefused) {
+  config_.defaults.max_host_fraction = 1;
+  Start();
+  drip::v1::MitigationCommand restart;
+  restart.set_report_id("leak-1");
+  restart.set_component("svc:leaky.service");
+  restart.set_action("restart-unit");
+  restart.set_dry_run(false);
+  EXPECT_TRUE(
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-1", restart, kT0Ms + 1000).ok());
+  absl::Status again =
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-2", restart, kT0Ms + 2000);
+  EXPECT_EQ(again.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(again.message().find("policy cooldown"), std::string::npos) << again;
+  // Past the cool-down (1 h by default) the host may be restarted again.
+  EXPECT_TRUE(
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-3", restart, kT0Ms + 3'700'000)
+          .ok());
+}
+
 }  // namespace
 }  // namespace drip::collector

@@ -12,6 +12,7 @@
 #include "collector/fleet_answer_merge.h"
 #include "collector/peer_credentials.h"
 #include "collector/suspects_proto.h"
+#include "common/daemon/listen_address.h"
 #include "common/daemon/logging.h"
 #include "common/rpc/grpc_conversions.h"
 #include "fmt/format.h"
@@ -19,6 +20,19 @@
 
 namespace drip::collector {
 namespace {
+
+// What a relaying member says of who asked it, for logs and the audit log: a claim, not an
+// identity, so it is kept short and printable (it reaches on-call's terminal).
+std::string ClaimedRequester(std::string_view claim) {
+  constexpr size_t kMaxClaimBytes = 128;
+  if (claim.empty()) return "(nobody named)";
+  std::string out;
+  for (char c : claim.substr(0, kMaxClaimBytes)) {
+    out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  }
+  if (claim.size() > kMaxClaimBytes) out += "...";
+  return out;
+}
 
 bool IsReportState(const std::string& state) {
   return state == report_state::kOpen || state == report_state::kAcknowledged ||
@@ -111,7 +125,6 @@ grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* c
   Scope scope;
   if (cluster_.load() != nullptr && !IsMemberPart(*context)) {
     scope.fleet = true;
-    scope.bearer_token = CallerCredentialsOf(*context).bearer_token;
     scope.deadline = context->deadline();
   }
   // Store reads can be slow (a long series): on a pool, never on gRPC's thread.
@@ -303,13 +316,25 @@ grpc::ServerUnaryReactor* QueryServiceImpl::RelayCommand(
                                "host, command.id and command.mitigation are required: only "
                                "mitigations are relayed"));
   }
-  response->set_member(SelfName());
+  const drip::v1::MitigationCommand& m = command.mitigation();
   const int64_t now_ms = clock_->NowMs();
+  // The delivering member applies its own checks: the caller must be the component's
+  // owner among the live members, and the action within this member's policy and budget.
+  const std::string requested_by = ClaimedRequester(request->requested_by());
+  if (absl::Status admitted = AdmitRelay(*context, *caller, request->host(), command, now_ms);
+      !admitted.ok()) {
+    metrics_->cluster_relays_refused.Increment();
+    Logger("collector")
+        ->warn("relay of {} ({} of report {}) to {} from {} (says it acts for {}) refused: {}",
+               command.id(), m.action(), m.report_id(), request->host(), caller->Describe(),
+               requested_by, std::string(admitted.message()));
+    return refuse(ToGrpcStatus(admitted));
+  }
+  response->set_member(SelfName());
   const auto wait = std::min<std::chrono::system_clock::duration>(
       context->deadline() - std::chrono::system_clock::now(), kMaxRelayWait);
   const int64_t deadline_ms =
       now_ms + std::chrono::duration_cast<std::chrono::milliseconds>(wait).count();
-  const drip::v1::MitigationCommand& m = command.mitigation();
   auto* reactor = new RelayReactor(&pipeline_->relayed(), command.id(), response);
   absl::StatusOr<uint64_t> ticket =
       pipeline_->relayed().Send(request->host(), command, deadline_ms,
@@ -330,15 +355,15 @@ grpc::ServerUnaryReactor* QueryServiceImpl::RelayCommand(
   metrics_->cluster_relays_delivered.Increment();
   const std::string target = m.unit().empty() ? fmt::format("pid {}", m.pid()) : m.unit();
   Logger("collector")
-      ->warn("relayed mitigation {} of report {} to {}: {} {}{} for {}, asked by {}", command.id(),
-             m.report_id(), request->host(), m.action(), target, m.dry_run() ? " (dry-run)" : "",
-             caller->Describe(), request->requested_by());
+      ->warn("relayed mitigation {} of report {} to {}: {} {}{} for {}, which says it acts for {}",
+             command.id(), m.report_id(), request->host(), m.action(), target,
+             m.dry_run() ? " (dry-run)" : "", caller->Describe(), requested_by);
   // The owner's audit log has the mitigation and its outcome; this one says who delivered
   // it, and for whom (an outcome dripctl does not wait on).
   std::vector<drip::v1::AuditEntry> delivered(1);
   drip::v1::AuditEntry& e = delivered[0];
   e.set_time_ms(now_ms);
-  e.set_actor(fmt::format("{}; asked by {}", caller->Describe(), request->requested_by()));
+  e.set_actor(fmt::format("{}; says it acts for {}", caller->Describe(), requested_by));
   e.set_report_id(m.report_id());
   e.set_component(m.component());
   e.set_host(request->host());
@@ -350,6 +375,49 @@ grpc::ServerUnaryReactor* QueryServiceImpl::RelayCommand(
   e.set_command_id(command.id());
   (void)pipeline_->reports().Audit(&delivered);  // a failed write is logged and counted
   return reactor;
+}
+
+absl::Status QueryServiceImpl::AdmitRelay(const grpc::CallbackServerContext& context,
+                                          const Caller& caller, const std::string& host,
+                                          const drip::v1::Command& command, int64_t now_ms) {
+  const ClusterMembership* cluster = cluster_.load();
+  const drip::v1::MitigationCommand& m = command.mitigation();
+  // First, as RelayedCommands::Send says it: the owner asks the next member in the host's
+  // order on this answer, and only on this one (any other refusal ends the mitigation).
+  if (!hosts_->IsConnected(host)) {
+    return absl::FailedPreconditionError(fmt::format("host {} does not stream here", host));
+  }
+  std::vector<std::string> names;
+  std::optional<ClusterMember> owner;
+  const std::vector<ClusterMember> members = cluster->Members();
+  for (const ClusterMember& member : members) names.push_back(member.name);
+  const std::string owner_name = RendezvousOwner(m.component(), names);
+  for (const ClusterMember& member : members) {
+    if (member.name == owner_name) owner = member;
+  }
+  if (!owner.has_value() || owner->name == cluster->member_name()) {
+    return absl::PermissionDeniedError(
+        fmt::format("{} is owned by {} among the live members, not by a member that relays",
+                    m.component(), owner_name.empty() ? "no member" : owner_name));
+  }
+  // Over TLS the caller is known by its certificate: it must be the owner's, whose names
+  // include the host the owner advertises (docs/cluster.md). A plaintext cluster has no
+  // identity to check.
+  const CallerCredentials credentials = CallerCredentialsOf(context);
+  if (caller.method == "certificate") {
+    absl::StatusOr<ListenAddress> address = ListenAddress::Parse(owner->address);
+    const std::string owner_host = address.ok() ? address->host : owner->address;
+    if (std::find(credentials.certificate_names.begin(), credentials.certificate_names.end(),
+                  owner_host) == credentials.certificate_names.end()) {
+      return absl::PermissionDeniedError(fmt::format(
+          "the caller's certificate does not name {}, where {} (the owner of {}) is reached: "
+          "only a report's owner relays its mitigations",
+          owner_host, owner->name, m.component()));
+    }
+  }
+  absl::StatusOr<drip::v1::LeakReport> report = pipeline_->KnownReport(m.report_id());
+  if (!report.ok()) return report.status();
+  return pipeline_->mitigations().AdmitRelayed(std::move(*report), host, command.id(), m, now_ms);
 }
 
 grpc::Status QueryServiceImpl::DoListSuspects(const drip::v1::ListSuspectsRequest& request,
@@ -537,7 +605,7 @@ std::vector<MemberAnswer<Response>> QueryServiceImpl::AskOthers(
   if (others.empty()) return {};
   const auto start = std::chrono::steady_clock::now();
   std::vector<MemberAnswer<Response>> answers =
-      client->AskAll(others, method, request, scope.bearer_token, scope.deadline);
+      client->AskAll(others, method, request, scope.deadline);
   metrics_->query_fanout_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return answers;

@@ -134,10 +134,16 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   // collector alone (standalone, or a member's part of another's fan-out).
   struct Scope {
     bool fleet = false;
-    std::string bearer_token;  // the caller's, passed on to the members
     std::chrono::system_clock::time_point deadline =
         std::chrono::system_clock::time_point::max();  // the caller's
   };
+
+  // RelayCommand's checks on this member's side (docs/security.md, "The cluster's trust
+  // model"): the caller is the component's owner, and the action within this member's own
+  // policy and hourly budget.
+  absl::Status AdmitRelay(const grpc::CallbackServerContext& context, const Caller& caller,
+                          const std::string& host, const drip::v1::Command& command,
+                          int64_t now_ms);
 
   // The caller, when the call's credentials may call `method` with `required`; a refusal
   // is counted and logged.

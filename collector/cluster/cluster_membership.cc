@@ -7,6 +7,7 @@
 
 #include "collector/cluster/rendezvous.h"
 #include "common/base/clock.h"
+#include "common/daemon/listen_address.h"
 #include "common/daemon/logging.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -24,21 +25,60 @@ std::string EncodeMember(const ClusterMember& m) {
   return j.dump();
 }
 
-bool DecodeMember(const EtcdKeyValue& kv, ClusterMember* out) {
-  const nlohmann::json j = nlohmann::json::parse(kv.value, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("name") || !j["name"].is_string() ||
-      !j.contains("address") || !j["address"].is_string()) {
-    return false;
-  }
-  out->name = j["name"].get<std::string>();
-  out->address = j["address"].get<std::string>();
-  out->started_ms = j.value("started_ms", int64_t{0});
-  out->hosts_connected = j.value("hosts_connected", uint64_t{0});
-  out->lease = kv.lease;
-  return true;
-}
+// A member publishes a few hundred bytes; anything much larger is not one.
+constexpr size_t kMaxMemberRecordBytes = 4096;
 
 }  // namespace
+
+absl::StatusOr<ClusterMember> DecodeMemberRecord(std::string_view members_prefix,
+                                                 const EtcdKeyValue& kv, int64_t now_ms) {
+  std::string_view key = kv.key;
+  if (!key.starts_with(members_prefix) || key.size() == members_prefix.size() ||
+      key.substr(members_prefix.size()).find('/') != std::string_view::npos) {
+    return absl::InvalidArgumentError("not a member key");
+  }
+  const std::string name(key.substr(members_prefix.size()));
+  if (kv.lease == 0) {
+    return absl::InvalidArgumentError("no lease: a member's record lives on its lease");
+  }
+  if (kv.value.size() > kMaxMemberRecordBytes) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} bytes, more than the {} a member record may have", kv.value.size(),
+                    kMaxMemberRecordBytes));
+  }
+  const nlohmann::json j = nlohmann::json::parse(kv.value, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError("not a JSON object");
+  auto string_field = [&](const char* field) -> const nlohmann::json* {
+    auto it = j.find(field);
+    return it != j.end() && it->is_string() ? &*it : nullptr;
+  };
+  const nlohmann::json* recorded_name = string_field("name");
+  if (recorded_name == nullptr || recorded_name->get<std::string>() != name) {
+    return absl::InvalidArgumentError("its name is not its key's");
+  }
+  const nlohmann::json* address = string_field("address");
+  if (address == nullptr) return absl::InvalidArgumentError("no address");
+  absl::StatusOr<ListenAddress> parsed = ListenAddress::Parse(address->get<std::string>());
+  if (!parsed.ok() || parsed->port == 0) {
+    return absl::InvalidArgumentError("its address is not a TCP host:port");
+  }
+  auto started = j.find("started_ms");
+  if (started == j.end() || !started->is_number_integer() || started->get<int64_t>() <= 0 ||
+      started->get<int64_t>() > now_ms + kMaxEtcdClockSkewMs) {
+    return absl::InvalidArgumentError("its start time is missing or in the future");
+  }
+  auto hosts = j.find("hosts_connected");
+  if (hosts != j.end() && !hosts->is_number_unsigned()) {
+    return absl::InvalidArgumentError("hosts_connected is not a count");
+  }
+  ClusterMember m;
+  m.name = name;
+  m.address = address->get<std::string>();
+  m.started_ms = started->get<int64_t>();
+  m.hosts_connected = hosts == j.end() ? 0 : hosts->get<uint64_t>();
+  m.lease = kv.lease;
+  return m;
+}
 
 absl::StatusOr<std::unique_ptr<ClusterMembership>> ClusterMembership::Join(
     const ClusterOptions& options, std::function<uint64_t()> hosts_connected,
@@ -148,13 +188,27 @@ absl::Status ClusterMembership::RefreshMembers() {
   absl::StatusOr<std::vector<EtcdKeyValue>> kvs = client_->GetPrefix(options_.prefix + "members/");
   if (!kvs.ok()) return kvs.status();
   std::vector<ClusterMember> members;
+  std::set<std::pair<std::string, int64_t>> ignored;
+  const std::string members_prefix = options_.prefix + "members/";
+  const int64_t now_ms = SystemClock::Get()->NowMs();
   for (const EtcdKeyValue& kv : *kvs) {
-    ClusterMember m;
-    if (DecodeMember(kv, &m)) {
-      members.push_back(std::move(m));
-    } else {
-      Logger("collector")->debug("cluster: ignoring a malformed member record at {}", kv.key);
+    absl::StatusOr<ClusterMember> m = DecodeMemberRecord(members_prefix, kv, now_ms);
+    if (m.ok()) {
+      members.push_back(std::move(*m));
+      continue;
     }
+    // Once per record version, not every round: a record that is not a member's is news
+    // to an operator (only collectors should be able to write there), but not every second.
+    if (!ignored_records_.contains({kv.key, kv.mod_revision})) {
+      Logger("collector")
+          ->warn("cluster: ignoring the record at {} in etcd: {}", kv.key.substr(0, 256),
+                 std::string(m.status().message()));
+    }
+    ignored.emplace(kv.key, kv.mod_revision);
+  }
+  ignored_records_ = std::move(ignored);
+  if (metrics_ != nullptr) {
+    metrics_->cluster_member_records_ignored.Set(static_cast<double>(ignored_records_.size()));
   }
   std::sort(members.begin(), members.end(),
             [](const ClusterMember& a, const ClusterMember& b) { return a.name < b.name; });

@@ -22,7 +22,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,6 +50,17 @@ struct ClusterMember {
   uint64_t hosts_connected = 0;  // agents streaming to it, as it last said
   int64_t lease = 0;
 };
+
+// How far ahead of this collector's clock a time read from etcd may be.
+inline constexpr int64_t kMaxEtcdClockSkewMs = 5 * 60 * 1000;
+
+// The member recorded at `kv` (a key under `members_prefix`), or why it is not taken as
+// one. Nothing in a record is trusted beyond what etcd itself vouches for: the record
+// must be on a lease (a member's record dies with its collector), its name is its key's
+// (the JSON must agree), its address a TCP host:port (never another kind of gRPC target)
+// and its start time in the past (up to kMaxEtcdClockSkewMs of clock skew).
+absl::StatusOr<ClusterMember> DecodeMemberRecord(std::string_view members_prefix,
+                                                 const EtcdKeyValue& kv, int64_t now_ms);
 
 class ClusterMembership {
  public:
@@ -110,6 +124,9 @@ class ClusterMembership {
   const std::unique_ptr<EtcdClient> client_;
   const std::function<uint64_t()> hosts_connected_;
   CollectorMetrics* const metrics_;
+  // (key, mod_revision) of the records the last refresh ignored, to warn once about each.
+  // Membership thread only.
+  std::set<std::pair<std::string, int64_t>> ignored_records_;
   const int64_t started_ms_;
   std::atomic<bool> etcd_up_{false};
   std::atomic<int> etcd_state_{-1};  // -1 before the first round, then 0 down, 1 up

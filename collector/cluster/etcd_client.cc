@@ -47,9 +47,9 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(const EtcdOptions
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-    // A range over the leak reports' prefix may exceed gRPC's 4 MiB default (each report
-    // may be up to 1 MiB): etcd itself sends answers up to 2 GiB.
-    args.SetMaxReceiveMessageSize(256 << 20);
+    // A page of a range over the leak reports' prefix may exceed gRPC's 4 MiB default
+    // (kPrefixPageKeys reports of up to 1 MiB each): etcd itself sends answers up to 2 GiB.
+    args.SetMaxReceiveMessageSize(static_cast<int>(kPrefixPageKeys << 20) + (1 << 20));
     absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
         MakeChannelCredentials(options.tls, &args);
     if (!credentials.ok()) {
@@ -162,19 +162,36 @@ absl::StatusOr<int64_t> EtcdClient::Put(const std::string& key, const std::strin
 }
 
 absl::StatusOr<std::vector<EtcdKeyValue>> EtcdClient::GetPrefix(const std::string& prefix,
-                                                                int64_t* revision) {
+                                                                int64_t* revision,
+                                                                EtcdPrefixLimits limits) {
   etcdserverpb::RangeRequest request;
   request.set_key(prefix);
   request.set_range_end(PrefixEnd(prefix));
-  etcdserverpb::RangeResponse response;
-  absl::Status status = Call("Range", [&](Endpoint& e, grpc::ClientContext* context) {
-    return e.kv->Range(context, request, &response);
-  });
-  if (!status.ok()) return status;
-  if (revision != nullptr) *revision = response.header().revision();
+  request.set_limit(kPrefixPageKeys);
   std::vector<EtcdKeyValue> out;
-  out.reserve(static_cast<size_t>(response.kvs_size()));
-  for (const mvccpb::KeyValue& kv : response.kvs()) out.push_back(FromProto(kv));
+  size_t bytes = 0;
+  while (true) {
+    etcdserverpb::RangeResponse response;
+    absl::Status status = Call("Range", [&](Endpoint& e, grpc::ClientContext* context) {
+      return e.kv->Range(context, request, &response);
+    });
+    if (!status.ok()) return status;
+    // Every page at the first page's revision: one consistent view of the prefix.
+    if (request.revision() == 0) request.set_revision(response.header().revision());
+    for (const mvccpb::KeyValue& kv : response.kvs()) {
+      bytes += kv.key().size() + kv.value().size();
+      if (out.size() >= limits.max_keys || bytes > limits.max_bytes) {
+        return absl::ResourceExhaustedError(
+            fmt::format("more than {} keys or {} bytes under {} in etcd", limits.max_keys,
+                        limits.max_bytes, prefix));
+      }
+      out.push_back(FromProto(kv));
+    }
+    if (!response.more() || response.kvs_size() == 0) break;
+    // The next page starts just after the last key read.
+    request.set_key(response.kvs(response.kvs_size() - 1).key() + std::string(1, '\0'));
+  }
+  if (revision != nullptr) *revision = request.revision();
   return out;
 }
 

@@ -44,6 +44,12 @@ struct EtcdKeyValue {
   int64_t lease = 0;
 };
 
+// What one EtcdClient::GetPrefix may read.
+struct EtcdPrefixLimits {
+  size_t max_keys = 10'000;
+  size_t max_bytes = 64u << 20;
+};
+
 class EtcdClient {
  public:
   // Builds the channels; connects lazily. INVALID_ARGUMENT for no endpoint or TLS files
@@ -58,9 +64,14 @@ class EtcdClient {
 
   // Puts `value` at `key` (attached to `lease` unless 0); the store's revision after it.
   absl::StatusOr<int64_t> Put(const std::string& key, const std::string& value, int64_t lease = 0);
-  // Every key under `prefix`, in key order, and the revision they were read at.
+  // Every key under `prefix`, in key order, and the revision they were read at. Read in
+  // pages of kPrefixPageKeys at one revision, so that no answer is larger than a page of
+  // values; RESOURCE_EXHAUSTED once more than `max_keys` keys or `max_bytes` of keys and
+  // values are found: what is read from etcd is bounded, whoever wrote it.
+  static constexpr int64_t kPrefixPageKeys = 64;
   absl::StatusOr<std::vector<EtcdKeyValue>> GetPrefix(const std::string& prefix,
-                                                      int64_t* revision = nullptr);
+                                                      int64_t* revision = nullptr,
+                                                      EtcdPrefixLimits limits = {});
   // The key, or nullopt when absent.
   absl::StatusOr<std::optional<EtcdKeyValue>> Get(const std::string& key);
   // Puts `value` at `key` only if the key's mod revision is still `expected_mod_revision`

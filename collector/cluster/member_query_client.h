@@ -4,9 +4,11 @@
 // says which members did not answer instead of waiting for them or failing as a whole.
 //
 // Calls carry `drip-query-scope: member`, so that the member answers from what it holds
-// alone (no call fans out twice), and the caller's bearer token when it sent one; over TLS
-// the collector's own certificate is its client certificate, so a member's access policy
-// sees either the caller's token or a collector (docs/security.md).
+// alone (no call fans out twice). They never carry the caller's credentials: over TLS the
+// collector's own certificate is its client certificate, so a member's access policy sees
+// a collector (`role: member`), never the person who asked. A caller's token handed to
+// every address in etcd would reach whoever can write a member record
+// (docs/security.md, "The cluster's trust model").
 //
 // Channels are kept per address and made once. Thread-safe.
 #pragma once
@@ -66,7 +68,7 @@ class MemberQueryClient {
   template <typename Request, typename Response>
   std::vector<MemberAnswer<Response>> AskAll(const std::vector<ClusterMember>& members,
                                              AsyncMethod<Request, Response> method,
-                                             const Request& request, std::string_view bearer_token,
+                                             const Request& request,
                                              std::chrono::system_clock::time_point caller_deadline =
                                                  std::chrono::system_clock::time_point::max());
 
@@ -86,8 +88,7 @@ class MemberQueryClient {
 template <typename Request, typename Response>
 std::vector<MemberAnswer<Response>> MemberQueryClient::AskAll(
     const std::vector<ClusterMember>& members, AsyncMethod<Request, Response> method,
-    const Request& request, std::string_view bearer_token,
-    std::chrono::system_clock::time_point caller_deadline) {
+    const Request& request, std::chrono::system_clock::time_point caller_deadline) {
   std::vector<MemberAnswer<Response>> answers(members.size());
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts(members.size());
   std::mutex done_mu;
@@ -107,9 +108,6 @@ std::vector<MemberAnswer<Response>> MemberQueryClient::AskAll(
     contexts[i] = std::make_unique<grpc::ClientContext>();
     contexts[i]->set_deadline(deadline);
     contexts[i]->AddMetadata(kQueryScopeKey, kQueryScopeMember);
-    if (!bearer_token.empty()) {
-      contexts[i]->AddMetadata("authorization", "Bearer " + std::string(bearer_token));
-    }
     {
       std::lock_guard<std::mutex> lock(done_mu);
       ++pending;

@@ -5,6 +5,7 @@
 
 #include "collector/cluster/rendezvous.h"
 #include "collector/suspects_proto.h"
+#include "common/base/clock.h"
 #include "common/daemon/logging.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
@@ -78,25 +79,47 @@ void ReportOwnership::RunRound() {
 
   // 1. The cluster's reports; with etcd away, the ones last read.
   absl::StatusOr<std::vector<EtcdKeyValue>> stored =
-      cluster_->etcd()->GetPrefix(cluster_->prefix() + "reports/");
+      cluster_->etcd()->GetPrefix(cluster_->prefix() + "reports/", nullptr,
+                                  {.max_keys = kMaxSharedReports, .max_bytes = 256u << 20});
   if (stored.ok()) {
+    // The last good copy of each report stands in for a record that is not one (until its
+    // owner has written over it): the members keep the report meanwhile.
+    std::map<std::string, drip::v1::LeakReport> previous;
+    for (drip::v1::LeakReport& r : shared_) {
+      std::string component = r.component();
+      previous.emplace(std::move(component), std::move(r));
+    }
     stored_.clear();
     shared_.clear();
     size_t unreadable = 0;
+    const std::string reports_prefix = cluster_->prefix() + "reports/";
+    const int64_t now_ms = SystemClock::Get()->NowMs();
     for (const EtcdKeyValue& kv : *stored) {
       drip::v1::LeakReport report;
-      if (!report.ParseFromString(kv.value) || report.id().empty()) {
+      const std::string component = kv.key.substr(reports_prefix.size());
+      // Nothing read from etcd is trusted beyond its key: a report filed under another
+      // component's key, or stamped ahead of the clock (it would win every comparison of
+      // versions and undo an acknowledgement), is not adopted. Its key is taken as free,
+      // so that the component's owner writes its own report over it.
+      if (!report.ParseFromString(kv.value) || report.id().empty() ||
+          report.component() != component || report.updated_ms() > now_ms + kMaxEtcdClockSkewMs) {
         ++unreadable;
+        stored_[component] = {"", std::string(report_state::kResolved), 0, kv.mod_revision};
+        if (auto it = previous.find(component); it != previous.end()) {
+          shared_.push_back(std::move(it->second));
+        }
         continue;
       }
-      stored_[report.component()] = {report.id(), report.state(), report.updated_ms(),
-                                     kv.mod_revision};
+      stored_[component] = {report.id(), report.state(), report.updated_ms(), kv.mod_revision};
       shared_.push_back(std::move(report));
     }
     if (unreadable > 0 && unreadable != unreadable_) {
       Logger("collector")
-          ->warn("cluster: {} leak reports under {}reports/ are not LeakReports; left out",
-                 unreadable, cluster_->prefix());
+          ->warn(
+              "cluster: {} records under {} are not leak reports of the component their key "
+              "names, or are stamped ahead of this collector's clock; the last good copy is "
+              "kept until the component's owner writes over them",
+              unreadable, reports_prefix);
     }
     unreadable_ = unreadable;
     read_once_ = true;
@@ -108,7 +131,7 @@ void ReportOwnership::RunRound() {
   std::map<std::string, FleetSuspects> live_parts;
   const std::vector<MemberAnswer<drip::v1::ListSuspectsResponse>> answers =
       members_->AskAll(others, &drip::v1::QueryService::Stub::async_interface::ListSuspects,
-                       drip::v1::ListSuspectsRequest(), "");
+                       drip::v1::ListSuspectsRequest());
   for (const auto& answer : answers) {
     absl::StatusOr<FleetSuspects> part =
         absl::UnavailableError(std::string(answer.status.error_message()));
@@ -152,16 +175,39 @@ void ReportOwnership::RunRound() {
   };
   LeakPipeline::ClusterReportView view;
   view.owns = owns;
+  // A member speaks only for the hosts placed on it, or on it just before (a host whose
+  // owner joined or came back is judged from the history its previous member holds): a
+  // compromised member must not put the whole fleet's hosts into reports that automatic
+  // policies act on. Nor may it stamp its evidence ahead of the clock to win over another.
+  const int64_t latest_s = SystemClock::Get()->NowMs() / 1000 + kMaxEtcdClockSkewMs / 1000;
+  size_t refused = 0;
   for (const auto& [member, part] : peer_suspects_) {
     FleetSuspects owned;  // only what this member's reports read
     for (const HostSuspect& h : part.hosts) {
-      if (owns(h.suspect.component)) owned.hosts.push_back(h);
+      if (!owns(h.suspect.component)) continue;
+      const std::vector<std::string> ranking = RendezvousRanking(h.suspect.host, names);
+      const auto top =
+          ranking.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(2, ranking.size()));
+      const bool placed = std::find(ranking.begin(), top, member) != top;
+      if (!placed || h.suspect.last_updated > latest_s) {
+        ++refused;
+        continue;
+      }
+      owned.hosts.push_back(h);
     }
     for (const analyzer::ComponentSuspect& c : part.components) {
       if (owns(c.component)) owned.components.push_back(c);
     }
     AddPeerSuspects(owned, &view.peer_suspects);
   }
+  if (refused > 0 && refused != refused_suspects_) {
+    Logger("collector")
+        ->warn(
+            "cluster: {} host suspects from other members left out: their hosts are not "
+            "placed on the member that sent them, or their time is ahead of this clock",
+            refused);
+  }
+  refused_suspects_ = refused;
   view.shared_reports = shared_;
   pipeline_->SetClusterReportView(std::move(view));
 

@@ -45,6 +45,8 @@ class ReportOwnership {
   // least urgent hosts left out: etcd refuses requests over 1.5 MiB, and the next owner
   // gets the active hosts back from the members' suspects anyway.
   static constexpr size_t kMaxStoredReportBytes = 1 << 20;
+  // At most this many reports are read from etcd (one per component with a leak).
+  static constexpr size_t kMaxSharedReports = 50'000;
 
   // Every pointer must outlive the object. `interval` is the pipeline's.
   ReportOwnership(ClusterMembership* cluster, MemberQueryClient* members, LeakPipeline* pipeline,
@@ -78,7 +80,8 @@ class ReportOwnership {
   CollectorMetrics* const metrics_;
   const std::chrono::milliseconds interval_;
   // Round thread only.
-  std::map<std::string, StoredCopy> stored_;            // by component
+  std::map<std::string, StoredCopy> stored_;  // by component
+  size_t refused_suspects_ = 0;  // peers' host suspects left out last round, logged on change
   std::vector<drip::v1::LeakReport> shared_;            // the reports as last read
   std::map<std::string, FleetSuspects> peer_suspects_;  // by member, as last answered
   size_t unreadable_ = 0;                               // stored reports not parsed, last round

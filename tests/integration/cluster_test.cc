@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -212,6 +213,7 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   absl::StatusOr<std::string> component = ComponentOfPid((*sleeper)->pid());
   ASSERT_TRUE(component.ok()) << component.status();
   collectors[1]->SetAgentCollectors({collectors[1]->grpc_address(), collectors[0]->grpc_address()});
+  collectors[1]->SetAgentRedirectTo({"127.0.0.1:*"});  // c2, and c3 which joins later
   ASSERT_TRUE(collectors[1]->StartAgent(host, std::chrono::seconds(1)).ok()) << logs();
   nlohmann::json j = AwaitCluster(
       *collectors[0],
@@ -391,6 +393,99 @@ std::set<std::string> HostsOf(const nlohmann::json& report) {
   return hosts;
 }
 
+// What the audit of issue 32 did with an etcd anyone could write to: member records of its
+// own, pointing at a collector of its own. A record without a lease is no member; one on a
+// lease is listed, but moves no agent that was not told it may go there, and the
+// operator's token sent to a real member never reaches it.
+TEST(ClusterTest, AForgedMemberRecordMovesNoAgentAndReceivesNoToken) {
+  TempDir dir;
+  absl::StatusOr<TestPki> files = TestPki::Create();
+  ASSERT_TRUE(files.ok()) << files.status();
+  constexpr char kToken[] = "oncall-token-of-issue-32";
+  const std::string token_file = files->WriteFile("oncall.token", kToken);
+  const std::string access =
+      files->WriteFile("access.yaml", fmt::format("principals:\n  - name: oncall\n"
+                                                  "    role: operator\n    token_sha256: {}\n",
+                                                  TestPki::TokenSha256(kToken)));
+  const std::string auth = fmt::format("auth:\n  access_file: \"{}\"\n", access);
+  EtcdBackedCollectors cluster;
+  const absl::Status started = StartEtcdBackedCollectors(dir, "", &cluster);
+  ASSERT_TRUE(started.ok()) << started;
+  auto& collectors = cluster.collectors;
+  auto logs = [&] { return cluster.Logs(); };
+  // c0 takes on-call's token; c1 and c2 stay open, so that their parts of c0's fan-out are
+  // answered without credentials.
+  collectors[0]->KillCollector(SIGTERM);
+  ASSERT_TRUE(collectors[0]->StartCollector(cluster.ConfigFor("c0") + auth).ok()) << logs();
+
+  // The attacker's collector, which would accept the operator's token.
+  LocalDrip rogue;
+  ASSERT_TRUE(rogue.StartCollector(auth).ok()) << rogue.Logs();
+
+  collector::EtcdOptions etcd_options;
+  etcd_options.endpoints = cluster.etcd->endpoints();
+  etcd_options.tls.plaintext = true;
+  auto etcd = collector::EtcdClient::Create(etcd_options);
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  auto record = [&](const std::string& name) {
+    return nlohmann::json{{"name", name},
+                          {"address", rogue.grpc_address()},
+                          {"started_ms", SystemClock::Get()->NowMs()},
+                          {"hosts_connected", 0}}
+        .dump();
+  };
+  absl::StatusOr<int64_t> lease = (*etcd)->GrantLease(std::chrono::seconds(300));
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  ASSERT_TRUE((*etcd)->Put("/drip/members/zz2", record("zz2"), *lease).ok());
+  ASSERT_TRUE((*etcd)->Put("/drip/members/zz3", record("zz3")).ok());         // no lease
+  ASSERT_TRUE((*etcd)->Put("/drip/members/zz4", record("c0"), *lease).ok());  // not its name
+
+  // zz2 is listed; zz3 and zz4 are not, and the collectors say they ignore two records.
+  nlohmann::json j = AwaitCluster(
+      *collectors[1], [](const nlohmann::json& c) { return Members(c) == 4; },
+      std::chrono::seconds(20));
+  ASSERT_NE(Member(j, "zz2"), nullptr) << j.dump() << logs();
+  ASSERT_NE(Member(j, "c0"), nullptr) << j.dump() << logs();
+  EXPECT_EQ(Member(j, "zz3"), nullptr) << j.dump();
+  EXPECT_EQ(Member(j, "zz4"), nullptr) << j.dump();
+  EXPECT_EQ(Members(j), 4u) << j.dump();
+  auto metrics = HttpGet(collectors[1]->metrics_address(), "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  auto ignored = MetricValue(*metrics, "drip_cluster_member_records_ignored");
+  EXPECT_TRUE(ignored.ok() && *ignored == 2) << *metrics;
+
+  // A real agent whose host the rendezvous now places on zz2, listing the three real
+  // collectors and nothing else: each names zz2's address, and the agent follows none.
+  std::string host;
+  for (int i = 0; host.empty(); ++i) {
+    const std::string candidate = fmt::format("web-{}", i);
+    if (collector::RendezvousOwner(candidate, {"c0", "c1", "c2", "zz2"}) == "zz2") host = candidate;
+  }
+  collectors[0]->SetAgentCollectors({collectors[0]->grpc_address(), collectors[1]->grpc_address(),
+                                     collectors[2]->grpc_address()});
+  ASSERT_TRUE(collectors[0]->StartAgent(host, std::chrono::seconds(1)).ok()) << logs();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (collectors[0]->Logs().find("not following it") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_NE(collectors[0]->Logs().find("not following it"), std::string::npos) << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  CommandOutput rogue_hosts = rogue.Dripctl({"--token-file", token_file, "hosts", "--json"});
+  ASSERT_EQ(rogue_hosts.exit_code, 0) << rogue_hosts.err;
+  EXPECT_EQ(rogue_hosts.out.find(host), std::string::npos) << rogue_hosts.out;
+
+  // On-call asks a real member for the fleet's hosts with its token: the member asks zz2
+  // for its part too, but with nothing of the caller's, so the rogue refuses it unread.
+  CommandOutput fleet = collectors[0]->Dripctl({"--token-file", token_file, "hosts", "--json"});
+  EXPECT_EQ(fleet.exit_code, 0) << fleet.err;
+  auto rogue_metrics = HttpGet(rogue.metrics_address(), "/metrics");
+  ASSERT_TRUE(rogue_metrics.ok());
+  auto refused = MetricValue(
+      *rogue_metrics, "drip_query_denied_total{code=\"unauthenticated\",method=\"ListHosts\"}");
+  EXPECT_TRUE(refused.ok() && *refused >= 1) << *rogue_metrics;
+}
+
 // A leak of one component on hosts of every collector is one report, kept by the member
 // that owns the component's report, with every host in it whoever streams it; every
 // member answers with that one report. Killed, the owner hands it on through etcd: the
@@ -489,6 +584,32 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   EXPECT_EQ(in_etcd.id(), id);
   EXPECT_EQ(in_etcd.state(), "acknowledged") << "not in etcd 5 s after the ack";
 
+  // Whoever can write to etcd puts the report back as open, stamped as late as a stamp can
+  // be: it is not adopted (it would win every comparison of versions), the owner writes
+  // its own over it, and the acknowledgement stands.
+  drip::v1::LeakReport forged = in_etcd;
+  forged.set_state("open");
+  forged.set_updated_ms(std::numeric_limits<int64_t>::max());
+  ASSERT_TRUE((*etcd_client)->Put("/drip/reports/" + component, forged.SerializeAsString()).ok());
+  drip::v1::LeakReport restored;
+  const auto rewritten = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < rewritten) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    auto kv = (*etcd_client)->Get("/drip/reports/" + component);
+    if (kv.ok() && kv->has_value() && restored.ParseFromString((*kv)->value) &&
+        restored.updated_ms() != forged.updated_ms()) {
+      break;
+    }
+  }
+  EXPECT_EQ(restored.state(), "acknowledged") << "the forged record was not replaced";
+  EXPECT_LT(restored.updated_ms(), forged.updated_ms());
+  for (auto& drip : collectors) {
+    CommandOutput show = drip->Dripctl({"leaks", "show", id, "--json"});
+    nlohmann::json shown = nlohmann::json::parse(show.out, nullptr, false);
+    ASSERT_FALSE(shown.is_discarded()) << show.out << show.err;
+    EXPECT_EQ(shown["state"], "acknowledged") << shown.dump(2);
+  }
+
   // On-call mitigates, on the owner, a host that streams to another member: the owner
   // hands the command to that member, which sends it down the host's stream, and the
   // agent's answer comes back to the owner's audit log. A host streaming nowhere fails
@@ -513,9 +634,20 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
         },
         std::chrono::seconds(60));
   });
-  CommandOutput mitigated =
-      collectors[owner_index]->Dripctl({"mitigate", id, "--action", "restart-unit", "--dry-run",
-                                        "--host", streaming_host, "--json"});
+  // The member holding the stream judges the command by its copy of the report, read from
+  // etcd every 5 s: a host the report gained in the last seconds is not in it yet, and the
+  // mitigation fails saying so (nothing is sent). On-call would try again; so does the test.
+  CommandOutput mitigated;
+  const auto copy_read = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  do {
+    mitigated = collectors[owner_index]->Dripctl({"mitigate", id, "--action", "restart-unit",
+                                                  "--dry-run", "--host", streaming_host, "--json"});
+    if (mitigated.out.find("is not a host of leak report") == std::string::npos &&
+        mitigated.out.find("is not known to this member") == std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  } while (std::chrono::steady_clock::now() < copy_read);
   agent_side.join();
   (void)streaming.Close();
   EXPECT_EQ(mitigated.exit_code, 0) << mitigated.out << mitigated.err << logs();
@@ -525,6 +657,57 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   EXPECT_NE(mitigated.out.find("\"dry-run\""), std::string::npos) << mitigated.out;
   EXPECT_NE(mitigated.out.find("would restart " + component.substr(4)), std::string::npos)
       << mitigated.out;
+
+  // A member that skips its checks (here the test, which a plaintext cluster lets call as a
+  // member) relays to the member holding the stream: a report it never had, then one real
+  // restart after another. The delivering member applies its own policy and its hourly
+  // budget of 20 actions, of which the preview above spent one.
+  {
+    HistoryAgent stream_again(stubs[via].get(), streaming_host);
+    ASSERT_TRUE(stream_again.welcomed()) << logs();
+    auto query = drip::v1::QueryService::NewStub(
+        grpc::CreateChannel(collectors[via]->grpc_address(), grpc::InsecureChannelCredentials()));
+    auto relay = [&](const std::string& report_id, int n) {
+      drip::v1::RelayCommandRequest request;
+      request.set_host(streaming_host);
+      request.set_requested_by("nobody\x1b[31m");
+      drip::v1::Command* c = request.mutable_command();
+      c->set_id(fmt::format("rogue-{}", n));
+      drip::v1::MitigationCommand* m = c->mutable_mitigation();
+      m->set_report_id(report_id);
+      m->set_component(component);
+      m->set_action("restart-unit");
+      m->set_unit(component.substr(4));
+      m->set_dry_run(true);
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+      drip::v1::RelayCommandResponse response;
+      return query->RelayCommand(&context, request, &response).error_code();
+    };
+    EXPECT_EQ(relay("leak-made-up-1", 0), grpc::StatusCode::NOT_FOUND);
+    int admitted = 0;
+    int refused = 0;
+    for (int n = 1; n <= 25; ++n) {
+      const grpc::StatusCode code = relay(id, n);
+      if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        ++refused;
+      } else {
+        ++admitted;  // sent down the stream: the test's agent never answers
+      }
+    }
+    EXPECT_LE(admitted, 19) << logs();
+    EXPECT_GE(refused, 6) << logs();
+    auto via_metrics = HttpGet(collectors[via]->metrics_address(), "/metrics");
+    ASSERT_TRUE(via_metrics.ok());
+    auto counted = MetricValue(*via_metrics, "drip_cluster_relays_refused_total");
+    EXPECT_TRUE(counted.ok() && *counted >= 7) << *via_metrics;
+    // Its claim of who asked is recorded as a claim, without the escape.
+    EXPECT_EQ(collectors[via]->Logs().find("nobody\x1b"), std::string::npos);
+    EXPECT_NE(collectors[via]->Logs().find("says it acts for nobody?[31m"), std::string::npos)
+        << collectors[via]->Logs();
+    (void)stream_again.Close();
+  }
+
   const std::string& silent_host = hosts[elsewhere[1]].first;
   CommandOutput unreachable = collectors[owner_index]->Dripctl(
       {"mitigate", id, "--action", "restart-unit", "--dry-run", "--host", silent_host, "--json"});
@@ -693,14 +876,21 @@ TEST(ClusterTest, KillNineUnderLoadAndAJoinLoseNoAcknowledgedSampleInTheMergedVi
 // deploy/etcd.example.yaml, as an operator installs it, with only what differs from one
 // machine to another changed: the member's name, addresses and data directory, and the
 // certificate files. Everything else (TLS on both ports, client certificates required,
-// compaction, quota) is the shipped file's.
+// compaction, quota) is the shipped file's. etcd has a CA of its own, as
+// `scripts/make-certs.sh --etcd` makes it: the fleet's CA signs every agent's certificate,
+// and anyone who can write to etcd can steer the fleet (docs/security.md).
 TEST(ClusterTest, TheShippedEtcdConfigServesCollectorsOverMutualTlsAndRefusesOthers) {
   TempDir dir;
-  absl::StatusOr<TestPki> pki = TestPki::Create();
+  absl::StatusOr<TestPki> pki = TestPki::Create("drip-etcd-ca");
+  absl::StatusOr<TestPki> fleet_pki = TestPki::Create("drip-fleet-ca");
   ASSERT_TRUE(pki.ok()) << pki.status();
+  ASSERT_TRUE(fleet_pki.ok()) << fleet_pki.status();
   absl::StatusOr<TestCertificate> server = pki->Issue("etcd-1", {"IP:127.0.0.1"});
-  absl::StatusOr<TestCertificate> client = pki->Issue("drip-collector");
-  ASSERT_TRUE(server.ok() && client.ok());
+  absl::StatusOr<TestCertificate> client =
+      pki->Issue("drip-collector", {}, CertificateUse::kClientOnly);
+  absl::StatusOr<TestCertificate> agent =
+      fleet_pki->Issue("web-1", {"DNS:web-1"}, CertificateUse::kClientOnly);
+  ASSERT_TRUE(server.ok() && client.ok() && agent.ok());
   absl::StatusOr<int> client_port = FreeLoopbackPort();
   absl::StatusOr<int> peer_port = FreeLoopbackPort();
   ASSERT_TRUE(client_port.ok() && peer_port.ok());
@@ -744,21 +934,31 @@ TEST(ClusterTest, TheShippedEtcdConfigServesCollectorsOverMutualTlsAndRefusesOth
   EXPECT_EQ(j.value("etcd_up", false), true) << j.dump() << trusted.Logs() << (*etcd)->Log();
   ASSERT_NE(Member(j, "c0"), nullptr) << j.dump();
 
-  // The CA alone is not enough: etcd wants a certificate it signed.
-  LocalDrip stranger;
-  ASSERT_TRUE(stranger
-                  .StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
-                                              "  member_name: c1\n  lease_ttl: 3s\n"
-                                              "  tls:\n    ca_file: \"{}\"\n",
-                                              endpoints, pki->ca_file()))
-                  .ok())
-      << stranger.Logs();
+  // The CA alone is not enough: etcd wants a certificate it signed. A host's certificate,
+  // signed by the fleet's CA, is refused like no certificate at all.
+  std::vector<std::unique_ptr<LocalDrip>> strangers;
+  for (const std::string& credentials :
+       {std::string(), fmt::format("    cert_file: \"{}\"\n    key_file: \"{}\"\n",
+                                   agent->cert_file, agent->key_file)}) {
+    auto& stranger = strangers.emplace_back(std::make_unique<LocalDrip>());
+    ASSERT_TRUE(
+        stranger
+            ->StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n"
+                                         "  member_name: c{}\n  lease_ttl: 3s\n"
+                                         "  tls:\n    ca_file: \"{}\"\n{}",
+                                         endpoints, strangers.size(), pki->ca_file(), credentials))
+            .ok())
+        << stranger->Logs();
+  }
   std::this_thread::sleep_for(std::chrono::seconds(4));  // more than a membership round
-  j = Cluster(stranger);
-  EXPECT_EQ(j.value("etcd_up", true), false) << j.dump() << stranger.Logs();
+  for (const auto& stranger : strangers) {
+    j = Cluster(*stranger);
+    EXPECT_EQ(j.value("etcd_up", true), false) << j.dump() << stranger->Logs();
+  }
   j = Cluster(trusted);
   EXPECT_EQ(Members(j), 1u) << j.dump();
   EXPECT_EQ(Member(j, "c1"), nullptr) << j.dump();
+  EXPECT_EQ(Member(j, "c2"), nullptr) << j.dump();
 }
 
 // Without etcd a collector is alone, and says so.

@@ -94,6 +94,9 @@ absl::Status LocalDrip::StartAgent(const std::string& host, std::chrono::millise
   if (!agent_collectors_.empty()) {
     collector = fmt::format("collectors: [\"{}\"]", fmt::join(agent_collectors_, "\", \""));
   }
+  if (!agent_redirect_to_.empty()) {
+    collector += fmt::format("\nredirect_to: [\"{}\"]", fmt::join(agent_redirect_to_, "\", \""));
+  }
   WriteFile(dir_.File("agent.yaml"),
             fmt::format(R"(host: "{}"
 {}

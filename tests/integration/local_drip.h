@@ -86,6 +86,10 @@ class LocalDrip {
   void SetAgentCollectors(std::vector<std::string> addresses) {
     agent_collectors_ = std::move(addresses);
   }
+  // Where else a collector may send the agent (`redirect_to:` patterns); none by default.
+  void SetAgentRedirectTo(std::vector<std::string> patterns) {
+    agent_redirect_to_ = std::move(patterns);
+  }
 
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }
@@ -122,6 +126,7 @@ class LocalDrip {
   std::optional<LocalDripTls> tls_;
   std::vector<std::string> allowed_components_ = {"*"};
   std::vector<std::string> agent_collectors_;
+  std::vector<std::string> agent_redirect_to_;
 };
 
 // `dripctl suspects --json`'s entry for (host, component), polled once a second until it

@@ -23,13 +23,6 @@ using std::chrono::seconds;
 constexpr const char* kViewerToken = "grafana-read-only-8b1f";
 constexpr const char* kOperatorToken = "oncall-operator-2c7d";
 
-// `printf %s TOKEN | sha256sum`, as an operator makes the access file.
-std::string Sha256(const std::string& text) {
-  CommandOutput out =
-      RunCommand({"/bin/sh", "-c", fmt::format("printf %s '{}' | sha256sum", text)});
-  return out.out.substr(0, 64);
-}
-
 class SecurityTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -38,7 +31,7 @@ class SecurityTest : public ::testing::Test {
     pki_.emplace(std::move(*pki));
     host_ = fmt::format("it-secure-{}", getpid());
     auto collector = pki_->Issue("collector", {"DNS:localhost", "IP:127.0.0.1"});
-    auto agent = pki_->Issue(host_, {"DNS:" + host_});
+    auto agent = pki_->Issue(host_, {"DNS:" + host_}, CertificateUse::kClientOnly);
     ASSERT_TRUE(collector.ok() && agent.ok());
     viewer_token_ = pki_->WriteFile("viewer.token", std::string(kViewerToken) + "\n");
     operator_token_ = pki_->WriteFile("operator.token", kOperatorToken);
@@ -56,7 +49,8 @@ class SecurityTest : public ::testing::Test {
     role: operator
     token_sha256: {}
 )",
-                                                   Sha256(kViewerToken), Sha256(kOperatorToken)));
+                                                   TestPki::TokenSha256(kViewerToken),
+                                                   TestPki::TokenSha256(kOperatorToken)));
     tls_.dripctl_flags = {"--ca", pki_->ca_file(), "--token-file", operator_token_};
     drip_.UseTls(tls_);
   }
@@ -153,6 +147,24 @@ metrics:
   CommandOutput hosts = drip_.Dripctl({"hosts", "--json"});
   EXPECT_EQ(hosts.out.find("web-2"), std::string::npos) << hosts.out;
   EXPECT_NE(hosts.out.find(host_), std::string::npos) << hosts.out;
+
+  // A host's certificate is a client's only (clientAuth): a collector serving with one,
+  // which a forged member record could otherwise send agents to, is not trusted, though
+  // it chains to the fleet's CA.
+  // (Issued for the names dripctl dials, so that only its use is wrong.)
+  auto client_only =
+      pki_->Issue("localhost", {"DNS:localhost", "IP:127.0.0.1"}, CertificateUse::kClientOnly);
+  ASSERT_TRUE(client_only.ok()) << client_only.status();
+  LocalDrip impostor;
+  LocalDripTls stolen = tls_;
+  stolen.collector_cert = client_only->cert_file;
+  stolen.collector_key = client_only->key_file;
+  impostor.UseTls(stolen);
+  ASSERT_TRUE(impostor.StartCollector().ok()) << impostor.Logs();
+  CommandOutput posing =
+      RunCommand({DripctlBinary(), "--collector", impostor.grpc_address(), "--ca", pki_->ca_file(),
+                  "--token-file", operator_token_, "hosts"});
+  EXPECT_EQ(posing.exit_code, 3) << posing.out << posing.err;
 }
 
 // A leaking child becomes a leak report; the agent refuses the collector's snapshot of it

@@ -15,6 +15,8 @@ SyntheticAgent::SyntheticAgent(std::string host, std::string address, bool leaki
   agent::CollectorStreamOptions options;
   options.address = std::move(address);
   options.alternates = std::move(alternates);
+  // The tests' collectors all serve on loopback, some joining after the agents started.
+  options.redirect_to = {"127.0.0.1:*"};
   options.tls.plaintext = true;
   options.backoff_initial = milliseconds(50);
   options.backoff_max = milliseconds(400);

@@ -22,7 +22,7 @@ namespace drip::testing {
 class SyntheticAgent {
  public:
   // Streams to `address`, then to the `alternates` in turn when it cannot be reached (the
-  // agent's `collectors:` list).
+  // agent's `collectors:` list); follows redirects to any collector on 127.0.0.1.
   SyntheticAgent(std::string host, std::string address, bool leaking,
                  std::vector<std::string> alternates = {});
   ~SyntheticAgent();  // Stop()

@@ -58,13 +58,16 @@ absl::Status TestPki::Run(const std::string& command) const {
 }
 
 absl::StatusOr<TestCertificate> TestPki::Issue(const std::string& common_name,
-                                               const std::vector<std::string>& san) {
+                                               const std::vector<std::string>& san,
+                                               CertificateUse use) {
   const std::string base = fmt::format("{}/leaf{}", dir_, ++issued_);
   TestCertificate cert{base + ".crt", base + ".key"};
   std::string extensions =
       "basicConstraints=CA:FALSE\n"
       "keyUsage=digitalSignature,keyEncipherment\n"
-      "extendedKeyUsage=serverAuth,clientAuth\n";
+      "extendedKeyUsage=" +
+      std::string(use == CertificateUse::kClientOnly ? "clientAuth" : "serverAuth,clientAuth") +
+      "\n";
   if (!san.empty()) extensions += fmt::format("subjectAltName={}\n", fmt::join(san, ","));
   WriteFile(fmt::format("leaf{}.ext", issued_), extensions);
   absl::Status made = Run(fmt::format("openssl req {} -subj /CN={} -keyout {} -out {}.csr",
@@ -77,6 +80,15 @@ absl::StatusOr<TestCertificate> TestPki::Issue(const std::string& common_name,
   }
   if (!made.ok()) return made;
   return cert;
+}
+
+std::string TestPki::TokenSha256(const std::string& token) {
+  FILE* pipe = popen(fmt::format("printf %s '{}' | sha256sum", token).c_str(), "r");
+  if (pipe == nullptr) return "";
+  char hex[65] = {};
+  const size_t read = std::fread(hex, 1, 64, pipe);
+  pclose(pipe);
+  return std::string(hex, read);
 }
 
 std::string TestPki::WriteFile(const std::string& name, const std::string& text) const {

@@ -1,7 +1,8 @@
 // TestPki: a throwaway certificate authority for tests, made with the openssl command
 // line (as an operator would make one): a CA, and leaf certificates signed by it whose
-// subject alternative names the test chooses, usable as server and client
-// certificates. A second TestPki is a CA the first one's peers do not trust.
+// subject alternative names the test chooses, usable as server and client certificates,
+// or as client certificates only (as an agent's or a user's should be). A second TestPki is
+// a CA the first one's peers do not trust.
 //
 // Files live in a temp dir removed with the object. Not thread-safe.
 #pragma once
@@ -18,6 +19,9 @@ struct TestCertificate {
   std::string key_file;
 };
 
+// What a leaf certificate may be used for (its extendedKeyUsage).
+enum class CertificateUse { kServerAndClient, kClientOnly };
+
 class TestPki {
  public:
   // Creates the CA (fails when openssl is missing or refuses).
@@ -30,7 +34,11 @@ class TestPki {
   // A certificate for `common_name` with these SAN entries ("DNS:web-1",
   // "IP:127.0.0.1"); none gives a certificate with only a CN.
   absl::StatusOr<TestCertificate> Issue(const std::string& common_name,
-                                        const std::vector<std::string>& san = {});
+                                        const std::vector<std::string>& san = {},
+                                        CertificateUse use = CertificateUse::kServerAndClient);
+
+  // `printf %s TOKEN | sha256sum`, as an operator writes a token into an access file.
+  static std::string TokenSha256(const std::string& token);
 
   // Writes `text` to a file in the PKI's dir and returns its path (tokens, access files).
   std::string WriteFile(const std::string& name, const std::string& text) const;
