@@ -138,7 +138,7 @@ if not want:
     leaks = [s for s in stacks if s.get("verdict") == "leak"]
     print(f"**false alarm**: `{fn(leaks[0])}` ({window})" if leaks
           else f"right: {d.get('outcome', '?')} ({window})")
-elif stacks and stacks[0].get("verdict") == "leak" and fn(stacks[0]).startswith(want):
+elif stacks and stacks[0].get("verdict") == "leak" and want in fn(stacks[0]):
     print(f"right: leak ({stacks[0].get('sampled_allocs', 0)} samples, {window})")
 else:
     top = f"`{fn(stacks[0])}` {stacks[0].get('verdict')}" if stacks else "nothing"

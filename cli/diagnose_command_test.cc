@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -124,6 +125,25 @@ TEST(DiagnoseCommandTest, ControlBytesFromTheSnapshotNeverReachTheTerminal) {
   EXPECT_NE(text.find("app?]0;owned?"), std::string::npos) << text;
   EXPECT_NE(text.find("web-1??FAKE LINE"), std::string::npos) << text;
   EXPECT_NE(text.find("Session::?[2JRemember"), std::string::npos) << text;
+}
+
+// The JSON form too: a C1 control (U+009B, CSI to an 8-bit terminal) in a symbol is written
+// as an escape, and reads back as the same string.
+TEST(DiagnoseCommandTest, JsonWritesNonAsciiAsEscapesSoNoControlByteIsPrinted) {
+  HeapSnapshot snapshot = LeakySnapshot();
+  for (auto& stack : snapshot.stacks) {
+    for (auto& frame : stack.frames) {
+      if (frame.function.starts_with("Session::")) frame.function = "Session::\xc2\x9b[2JRemember";
+    }
+  }
+  const std::string text = Render(snapshot, /*json=*/true);
+  EXPECT_EQ(std::count_if(text.begin(), text.end(),
+                          [](char c) { return static_cast<unsigned char>(c) >= 0x80; }),
+            0)
+      << text;
+  EXPECT_NE(text.find("\\u009b[2JRemember"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["stacks"][0]["frames"][0]["function"], "Session::\xc2\x9b[2JRemember") << text;
 }
 
 TEST(DiagnoseCommandTest, JsonFollowsTheContractMostLikelyLeakFirst) {

@@ -42,6 +42,30 @@ std::string StoredForm(drip::v1::LeakReport report) {
 
 }  // namespace
 
+FleetSuspects SuspectsAMemberSpeaksFor(const std::string& member,
+                                       const std::vector<std::string>& members,
+                                       const FleetSuspects& part,
+                                       const std::function<bool(const std::string&)>& owns,
+                                       int64_t now_s, size_t* refused) {
+  const int64_t latest_s = now_s + kMaxEtcdClockSkewMs / 1000;
+  FleetSuspects kept;
+  for (const HostSuspect& h : part.hosts) {
+    if (!owns(h.suspect.component)) continue;
+    const std::vector<std::string> ranking = RendezvousRanking(h.suspect.host, members);
+    const auto top =
+        ranking.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(2, ranking.size()));
+    if (std::find(ranking.begin(), top, member) == top || h.suspect.last_updated > latest_s) {
+      ++*refused;
+      continue;
+    }
+    kept.hosts.push_back(h);
+  }
+  for (const analyzer::ComponentSuspect& c : part.components) {
+    if (owns(c.component)) kept.components.push_back(c);
+  }
+  return kept;
+}
+
 ReportOwnership::ReportOwnership(ClusterMembership* cluster, MemberQueryClient* members,
                                  LeakPipeline* pipeline, CollectorMetrics* metrics,
                                  std::chrono::milliseconds interval)
@@ -175,30 +199,11 @@ void ReportOwnership::RunRound() {
   };
   LeakPipeline::ClusterReportView view;
   view.owns = owns;
-  // A member speaks only for the hosts placed on it, or on it just before (a host whose
-  // owner joined or came back is judged from the history its previous member holds): a
-  // compromised member must not put the whole fleet's hosts into reports that automatic
-  // policies act on. Nor may it stamp its evidence ahead of the clock to win over another.
-  const int64_t latest_s = SystemClock::Get()->NowMs() / 1000 + kMaxEtcdClockSkewMs / 1000;
+  const int64_t now_s = SystemClock::Get()->NowMs() / 1000;
   size_t refused = 0;
   for (const auto& [member, part] : peer_suspects_) {
-    FleetSuspects owned;  // only what this member's reports read
-    for (const HostSuspect& h : part.hosts) {
-      if (!owns(h.suspect.component)) continue;
-      const std::vector<std::string> ranking = RendezvousRanking(h.suspect.host, names);
-      const auto top =
-          ranking.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(2, ranking.size()));
-      const bool placed = std::find(ranking.begin(), top, member) != top;
-      if (!placed || h.suspect.last_updated > latest_s) {
-        ++refused;
-        continue;
-      }
-      owned.hosts.push_back(h);
-    }
-    for (const analyzer::ComponentSuspect& c : part.components) {
-      if (owns(c.component)) owned.components.push_back(c);
-    }
-    AddPeerSuspects(owned, &view.peer_suspects);
+    AddPeerSuspects(SuspectsAMemberSpeaksFor(member, names, part, owns, now_s, &refused),
+                    &view.peer_suspects);
   }
   if (refused > 0 && refused != refused_suspects_) {
     Logger("collector")

@@ -39,6 +39,20 @@
 
 namespace drip::collector {
 
+// What of `member`'s suspects (`part`, its answer to ListSuspects) the reports of this
+// member read: the components it owns (`owns`), and only hosts placed on `member` among the
+// live `members`, or on it just before (second in the host's rendezvous order: a host
+// whose owner joined or came back is judged from the history its previous member holds),
+// with no time ahead of `now_s` by more than the allowed clock skew. A compromised member
+// must not put the whole fleet's hosts into reports that automatic policies act on, nor
+// stamp its evidence ahead of the clock to win over another's. Hosts left out are added
+// to `refused`.
+FleetSuspects SuspectsAMemberSpeaksFor(const std::string& member,
+                                       const std::vector<std::string>& members,
+                                       const FleetSuspects& part,
+                                       const std::function<bool(const std::string&)>& owns,
+                                       int64_t now_s, size_t* refused);
+
 class ReportOwnership {
  public:
   // A copy larger than this (a leak over tens of thousands of hosts) is written with its

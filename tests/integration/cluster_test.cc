@@ -961,6 +961,36 @@ TEST(ClusterTest, TheShippedEtcdConfigServesCollectorsOverMutualTlsAndRefusesOth
   EXPECT_EQ(Member(j, "c2"), nullptr) << j.dump();
 }
 
+// What a member reads from etcd is paged and bounded: whoever writes many keys under a
+// prefix makes no answer larger than a page, and no read without end.
+TEST(ClusterTest, PrefixReadsFromEtcdArePagedAndBounded) {
+  TempDir dir;
+  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(1, dir.path());
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  collector::EtcdOptions options;
+  options.endpoints = (*etcd)->endpoints();
+  options.tls.plaintext = true;
+  auto client = collector::EtcdClient::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const int keys = 3 * static_cast<int>(collector::EtcdClient::kPrefixPageKeys) + 5;
+  for (int i = 0; i < keys; ++i) {
+    ASSERT_TRUE((*client)->Put(fmt::format("/t/k{:04d}", i), std::string(100, 'x')).ok());
+  }
+  ASSERT_TRUE((*client)->Put("/u/after", "x").ok());
+
+  int64_t revision = 0;
+  absl::StatusOr<std::vector<collector::EtcdKeyValue>> all = (*client)->GetPrefix("/t/", &revision);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), static_cast<size_t>(keys));
+  for (int i = 0; i < keys; ++i) EXPECT_EQ((*all)[i].key, fmt::format("/t/k{:04d}", i));
+  EXPECT_GT(revision, 0);
+
+  auto too_many = (*client)->GetPrefix("/t/", nullptr, {.max_keys = 100});
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kResourceExhausted) << too_many.status();
+  auto too_large = (*client)->GetPrefix("/t/", nullptr, {.max_keys = 10'000, .max_bytes = 1000});
+  EXPECT_EQ(too_large.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
 // Without etcd a collector is alone, and says so.
 TEST(ClusterTest, AStandaloneCollectorListsItselfAlone) {
   LocalDrip drip;
