@@ -33,9 +33,12 @@ TEST(ReportOwnershipTest, AMemberSpeaksOnlyForHostsPlacedOnItAndNotFromTheFuture
   for (int i = 0; i < 200; ++i) {
     const std::string host = fmt::format("web-{}", i);
     const std::vector<std::string> ranking = RendezvousRanking(host, members);
-    if (ranking[0] == "c1") first.push_back(host);
-    else if (ranking[1] == "c1") second.push_back(host);
-    else elsewhere.push_back(host);
+    if (ranking[0] == "c1")
+      first.push_back(host);
+    else if (ranking[1] == "c1")
+      second.push_back(host);
+    else
+      elsewhere.push_back(host);
     part.hosts.push_back(Suspect(host));
   }
   ASSERT_FALSE(first.empty());
