@@ -667,9 +667,10 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
     ASSERT_TRUE(stream_again.welcomed()) << logs();
     auto query = drip::v1::QueryService::NewStub(
         grpc::CreateChannel(collectors[via]->grpc_address(), grpc::InsecureChannelCredentials()));
+    const std::string relay_host = streaming_host;  // a lambda cannot capture a binding
     auto relay = [&](const std::string& report_id, int n) {
       drip::v1::RelayCommandRequest request;
-      request.set_host(streaming_host);
+      request.set_host(relay_host);
       request.set_requested_by("nobody\x1b[31m");
       drip::v1::Command* c = request.mutable_command();
       c->set_id(fmt::format("rogue-{}", n));
