@@ -66,10 +66,10 @@
 #include "bench/fleet_batch_encoder.h"
 #include "bench/fleet_run_stats.h"
 #include "bench/fleet_scheduler.h"
-#include "collector/cluster/member_query_client.h"
 #include "collector/cluster/rendezvous.h"
 #include "common/base/duration.h"
 #include "common/rpc/tls_settings.h"
+#include "drip/v1/member.grpc.pb.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -226,8 +226,10 @@ std::pair<int, int> CountLogProblems(const std::string& path) {
   return {warnings, errors};
 }
 
-std::shared_ptr<grpc::Channel> MakeChannel(const Options& opt, bool tls, const std::string& address,
-                                           const std::string& host) {
+// A channel to `address` that presents `certs/<cert_base>.crt` over TLS.
+std::shared_ptr<grpc::Channel> MakeChannelAs(const Options& opt, bool tls,
+                                             const std::string& address,
+                                             const std::string& cert_base) {
   grpc::ChannelArguments args;
   // Channels with equal arguments share connections through gRPC's global subchannel
   // pool; a local pool gives every simulated agent its own TCP connection, as hosts have.
@@ -236,18 +238,24 @@ std::shared_ptr<grpc::Channel> MakeChannel(const Options& opt, bool tls, const s
   if (tls) {
     TlsSettings settings;
     settings.ca_file = Certs(opt) + "/ca.crt";
-    settings.cert_file = fmt::format("{}/agent-{}.crt", Certs(opt), host);
-    settings.key_file = fmt::format("{}/agent-{}.key", Certs(opt), host);
+    settings.cert_file = fmt::format("{}/{}.crt", Certs(opt), cert_base);
+    settings.key_file = fmt::format("{}/{}.key", Certs(opt), cert_base);
     absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> made =
         MakeChannelCredentials(settings, &args);
     if (!made.ok()) {
-      std::fprintf(stderr, "TLS credentials for %s: %s\n", host.c_str(),
+      std::fprintf(stderr, "TLS credentials %s: %s\n", cert_base.c_str(),
                    std::string(made.status().message()).c_str());
       return nullptr;
     }
     creds = *made;
   }
   return grpc::CreateCustomChannel(address, creds, args);
+}
+
+// The channel of `host`'s agent.
+std::shared_ptr<grpc::Channel> MakeChannel(const Options& opt, bool tls, const std::string& address,
+                                           const std::string& host) {
+  return MakeChannelAs(opt, tls, address, "agent-" + host);
 }
 
 // The self-check: the collector's own account of every host against the generator's.
@@ -348,23 +356,26 @@ ProcFigures SumFigures(const std::vector<CollectorChild>& collectors) {
   return sum;
 }
 
-// `count` pairs of ListHosts calls on `address`, each timed (ms): a fleet-wide one, then one
-// answered by that collector alone (as a member's part of a fan-out is), interleaved so
-// that both meet the same state of the machine.
+// `count` pairs of ListHosts calls on `address`, each timed (ms): a fleet-wide one, then
+// that collector's own part, asked as another member asks it (MemberService, over TLS with
+// the collectors' certificate), interleaved so that both meet the same state of the machine.
 std::pair<Percentiles, Percentiles> TimeListHosts(const Options& opt, bool tls,
                                                   const std::string& address,
                                                   const std::string& any_host, int count) {
-  auto stub = drip::v1::QueryService::NewStub(MakeChannel(opt, tls, address, any_host));
+  auto query = drip::v1::QueryService::NewStub(MakeChannel(opt, tls, address, any_host));
+  auto member = drip::v1::MemberService::NewStub(MakeChannelAs(opt, tls, address, "collector"));
   std::vector<float> fleet_ms, member_ms;
   for (int i = 0; i < 2 * count; ++i) {
-    const bool member_scope = i % 2 == 1;
+    const bool member_part = i % 2 == 1;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
-    if (member_scope) ctx.AddMetadata(collector::kQueryScopeKey, collector::kQueryScopeMember);
     drip::v1::ListHostsResponse response;
     const auto start = std::chrono::steady_clock::now();
-    if (!stub->ListHosts(&ctx, drip::v1::ListHostsRequest(), &response).ok()) continue;
-    (member_scope ? member_ms : fleet_ms)
+    const grpc::Status status =
+        member_part ? member->ListHosts(&ctx, drip::v1::ListHostsRequest(), &response)
+                    : query->ListHosts(&ctx, drip::v1::ListHostsRequest(), &response);
+    if (!status.ok()) continue;
+    (member_part ? member_ms : fleet_ms)
         .push_back(static_cast<float>(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                 .count()));

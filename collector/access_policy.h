@@ -45,6 +45,10 @@ struct CallerCredentials {
   std::vector<std::string> certificate_names;  // verified SAN entries, else the CN
   std::string bearer_token;                    // empty when none was sent
   std::string peer;                            // gRPC's peer address, for the audit log
+  // Whether the certificate may serve as well as call (extendedKeyUsage serverAuth, or
+  // none at all): a collector's, never an agent's or a user's (docs/security.md, "Key
+  // usage"), which is how the member API tells a collector from an agent on its host.
+  bool certificate_serves = false;
 };
 
 // A caller the policy let in.

@@ -65,8 +65,8 @@ TEST(AccessPolicyTest, AMemberCollectorReadsAndRelaysButCannotOperate) {
   absl::StatusOr<Caller> write = policy.Authorize(member, Role::kOperator);
   EXPECT_EQ(write.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(std::string(write.status().message()), HasSubstr("collector-b is a member"));
-  // A viewer is below a member; an operator above (the query service still keeps
-  // RelayCommand to members alone).
+  // A viewer is below a member; an operator above (the member API still admits members
+  // alone: member_admission_test.cc).
   EXPECT_EQ(policy.Authorize(Token("s3cret"), Role::kMember).status().code(),
             absl::StatusCode::kPermissionDenied);
   EXPECT_TRUE(policy.Authorize(Certificate({"alice.oncall"}), Role::kMember).ok());

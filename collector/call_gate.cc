@@ -13,6 +13,7 @@ namespace drip::collector {
 namespace {
 
 constexpr std::string_view kQueryServicePrefix = "/drip.v1.QueryService/";
+constexpr std::string_view kMemberServicePrefix = "/drip.v1.MemberService/";
 constexpr std::string_view kAgentServicePrefix = "/drip.v1.AgentService/";
 
 std::optional<std::string_view> Find(const grpc::AuthMetadataProcessor::InputMetadata& metadata,
@@ -47,11 +48,16 @@ void CallGate::CountRefusal(std::string_view path) {
     metrics_->Rejected(reject_reason::kUnauthenticated).Increment();
     return;
   }
-  std::string_view method = kOtherMethod;
+  std::string method(kOtherMethod);
   if (path.substr(0, kQueryServicePrefix.size()) == kQueryServicePrefix) {
     const std::string_view named = path.substr(kQueryServicePrefix.size());
     for (std::string_view known : kQueryMethods) {
       if (named == known) method = known;
+    }
+  } else if (path.substr(0, kMemberServicePrefix.size()) == kMemberServicePrefix) {
+    const std::string_view named = path.substr(kMemberServicePrefix.size());
+    for (std::string_view known : kMemberMethods) {
+      if (named == known) method = std::string(kMemberMethodPrefix) + std::string(known);
     }
   }
   metrics_->QueryDenied(method, absl::StatusCode::kUnauthenticated).Increment();

@@ -7,9 +7,9 @@
 // (AccessPolicy::Authorize) and the agent stream (CheckAgentIdentity).
 //
 // Refusals are counted as the methods' own would be: drip_query_denied_total{method,
-// code="unauthenticated"} for the query API (method "other" for a path it does not
-// know, so that a caller cannot invent label values), drip_ingest_rejected_total
-// {reason="unauthenticated"} for agent streams.
+// code="unauthenticated"} for the query API and the member API ("member.<method>";
+// method "other" for a path neither knows, so that a caller cannot invent label values),
+// drip_ingest_rejected_total {reason="unauthenticated"} for agent streams.
 //
 // Thread-safe: gRPC calls Process from its own threads; it never blocks.
 #pragma once

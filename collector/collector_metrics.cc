@@ -250,6 +250,11 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
     QueryDenied(method, absl::StatusCode::kUnauthenticated);
     QueryDenied(method, absl::StatusCode::kPermissionDenied);
   }
+  for (std::string_view method : kMemberMethods) {
+    const std::string label = std::string(kMemberMethodPrefix) + std::string(method);
+    QueryDenied(label, absl::StatusCode::kUnauthenticated);
+    QueryDenied(label, absl::StatusCode::kPermissionDenied);
+  }
   QueryDenied(kOtherMethod, absl::StatusCode::kUnauthenticated);
   healthy.Set(1);
 }

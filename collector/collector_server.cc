@@ -160,6 +160,8 @@ void CollectorServer::BuildServices() {
   ingest_ = std::make_unique<IngestService>(ingest, session, &hosts_, &metrics_);
   query_ = std::make_unique<QueryServiceImpl>(access_.get(), store_.get(), &hosts_, pipeline_.get(),
                                               &metrics_, clock_, config_.grpc.max_message_bytes);
+  member_service_ = std::make_unique<MemberServiceImpl>(access_.get(), query_.get(), &hosts_,
+                                                        pipeline_.get(), &metrics_, clock_);
 }
 
 absl::Status CollectorServer::ServeMetrics(ServingAddresses* bound) {
@@ -209,6 +211,7 @@ absl::Status CollectorServer::ServeGrpc(const std::shared_ptr<grpc::ServerCreden
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(ingest_.get());
   builder.RegisterService(query_.get());
+  builder.RegisterService(member_service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port == 0) {
     return absl::UnavailableError(
@@ -243,6 +246,7 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
   cluster_ = std::move(*cluster);
   member_queries_ = std::make_unique<MemberQueryClient>(config_.tls);
   query_->set_cluster(cluster_.get(), member_queries_.get());
+  member_service_->set_cluster(cluster_.get());
   // Mitigations of a report's hosts that stream to other members go through them.
   command_relay_ =
       std::make_unique<MemberCommandRelay>(cluster_.get(), member_queries_.get(), &metrics_);
@@ -277,8 +281,9 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
         drift_unreadable_ = unreadable.size();
       });
   // Each component's leak report has one owner among the members (report_ownership.h).
-  report_ownership_ = std::make_unique<ReportOwnership>(
-      cluster_.get(), member_queries_.get(), pipeline_.get(), &metrics_, pipeline_->interval());
+  report_ownership_ =
+      std::make_unique<ReportOwnership>(cluster_.get(), member_queries_.get(), pipeline_.get(),
+                                        &hosts_, &metrics_, pipeline_->interval());
   pipeline_->reports().SetOnChangeBetweenPasses([this] { report_ownership_->Wake(); });
   Logger("collector")
       ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
@@ -332,6 +337,7 @@ absl::Status CollectorServer::LoadAccessPolicy() {
 void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
   // First, so that the other collectors see this one leave at once, not a lease later.
   if (query_ != nullptr) query_->set_cluster(nullptr, nullptr);
+  if (member_service_ != nullptr) member_service_->set_cluster(nullptr);
   if (cluster_ != nullptr) cluster_->Leave();
   if (server_ != nullptr) {
     Logger("collector")
@@ -353,6 +359,7 @@ void CollectorServer::TearDown() {
   if (pipeline_) pipeline_->Stop();
   exposer_.reset();
   if (query_ != nullptr) query_->set_cluster(nullptr, nullptr);
+  if (member_service_ != nullptr) member_service_->set_cluster(nullptr);
   cluster_for_sessions_.store(nullptr);
   if (pipeline_) pipeline_->reports().SetOnChangeBetweenPasses(nullptr);
   report_ownership_.reset();

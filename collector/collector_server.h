@@ -7,9 +7,11 @@
 //        │    └──── LeakPipeline                    (detect → snapshot → report → mitigate;
 //        │              ▲      ▲                     own thread)
 //   IngestService ──────┘      └──── QueryServiceImpl   (dripctl)
-//   (agent streams: reactor + session)
+//   (agent streams: reactor + session)   ▲
+//                                        └── MemberServiceImpl (the other collectors of a
+//                                                               cluster: their parts, relays)
 //
-// Both services share one gRPC port with health checking; /metrics is served from the
+// The services share one gRPC port with health checking; /metrics is served from the
 // registry every part counts into. Tests run the server in-process on port 0 with a
 // temp store; main.cc runs it until a signal.
 //
@@ -30,6 +32,7 @@
 #include "collector/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
 #include "collector/cluster/member_command_relay.h"
+#include "collector/cluster/member_service.h"
 #include "collector/cluster/report_ownership.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
@@ -127,6 +130,9 @@ class CollectorServer {
   std::unique_ptr<LeakPipeline> pipeline_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryServiceImpl> query_;
+  // The other members' way in (their parts of fan-outs, relayed mitigations); answers
+  // through query_, so it goes first.
+  std::unique_ptr<MemberServiceImpl> member_service_;
   std::unique_ptr<StorageMaintenance> maintenance_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;

@@ -72,8 +72,12 @@ void LeakPipeline::SetClusterReportView(ClusterReportView view) {
 absl::StatusOr<drip::v1::LeakReport> LeakPipeline::KnownReport(const std::string& id) const {
   absl::StatusOr<drip::v1::LeakReport> own = reports_.Get(id);
   if (own.ok()) return own;
-  std::lock_guard<std::mutex> lock(view_mu_);
-  for (const drip::v1::LeakReport& r : shared_reports_) {
+  std::shared_ptr<const std::vector<drip::v1::LeakReport>> shared;
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    shared = shared_reports_;
+  }
+  for (const drip::v1::LeakReport& r : *shared) {
     if (r.id() == id) return r;
   }
   return absl::NotFoundError(fmt::format("leak report {} is not known to this member", id));
@@ -108,7 +112,7 @@ void LeakPipeline::RunOnce() {
   if (peer_drifts) detector_.SetPeerDrifts(*peer_drifts);
   if (view) {
     reports_.SetOwnership(std::move(view->owns));
-    reports_.Adopt(view->shared_reports, now_ms);
+    reports_.Adopt(*view->shared_reports, now_ms);
     peer_suspects_ = std::move(view->peer_suspects);
   }
   FleetSuspects suspects = detector_.Suspects();

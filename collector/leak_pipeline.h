@@ -121,7 +121,9 @@ class LeakPipeline {
   struct ClusterReportView {
     std::function<bool(const std::string& component)> owns;
     FleetSuspects peer_suspects;
-    std::vector<drip::v1::LeakReport> shared_reports;
+    // One copy, shared with ReportOwnership and KnownReport: read every 5 s, never copied.
+    std::shared_ptr<const std::vector<drip::v1::LeakReport>> shared_reports =
+        std::make_shared<const std::vector<drip::v1::LeakReport>>();
   };
   void SetClusterReportView(ClusterReportView view);
   // The report `id` as this member knows it: its own, or the cluster's copy as last read
@@ -160,7 +162,9 @@ class LeakPipeline {
   // What the cluster threads hand the pipeline thread and back, guarded by view_mu_.
   mutable std::mutex view_mu_;
   std::optional<ClusterReportView> pending_view_;
-  std::vector<drip::v1::LeakReport> shared_reports_;  // the last view's, for KnownReport
+  // The last view's, for KnownReport.
+  std::shared_ptr<const std::vector<drip::v1::LeakReport>> shared_reports_ =
+      std::make_shared<const std::vector<drip::v1::LeakReport>>();
   std::optional<std::map<std::string, analyzer::ComponentDrift>> pending_peer_drifts_;
   std::vector<std::pair<std::string, analyzer::ComponentDrift>> local_drifts_;
   // Set once someone reads LocalDrifts (a clustered collector): only then does each pass

@@ -58,7 +58,7 @@ class MitigationCoordinator {
       const drip::v1::MitigateRequest& request, const std::string& actor, int64_t now_ms);
 
   // A mitigation another member (the report's owner) asks this collector to deliver to
-  // `host`, which streams here (QueryService.RelayCommand checks that first). Judged as
+  // `host`, which streams here (MemberService.RelayCommand checks that first). Judged as
   // this collector would judge its own request, on its copy of the report: a member that
   // skipped its checks, or a member certificate that is not the owner's, cannot act beyond
   // this collector's policy and budget. OK spends one action of the hourly budget (none for

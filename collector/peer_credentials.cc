@@ -1,5 +1,11 @@
 #include "collector/peer_credentials.h"
 
+#include <grpc/grpc_security_constants.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -9,6 +15,18 @@ namespace {
 constexpr std::string_view kBearerPrefix = "Bearer ";
 // Longer than any token an operator would make; a multi-megabyte header is an attack.
 constexpr size_t kMaxTokenBytes = 4096;
+
+// Whether the peer's verified certificate (PEM, as gRPC keeps it) allows serverAuth. A
+// certificate without the extension allows every use (RFC 5280, 4.2.1.12).
+bool CertificateServes(std::string_view pem) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+  if (bio == nullptr) return false;
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), &X509_free);
+  if (cert == nullptr) return false;
+  return (X509_get_extended_key_usage(cert.get()) & XKU_SSL_SERVER) != 0;
+}
 
 }  // namespace
 
@@ -22,6 +40,9 @@ CallerCredentials CallerCredentialsOf(const grpc::AuthContext* auth,
   if (auth != nullptr && auth->IsPeerAuthenticated()) {
     for (const grpc::string_ref& name : auth->GetPeerIdentity()) {
       credentials.certificate_names.emplace_back(name.data(), name.size());
+    }
+    for (const grpc::string_ref& pem : auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
+      credentials.certificate_serves = CertificateServes(std::string_view(pem.data(), pem.size()));
     }
   }
   if (authorization) {

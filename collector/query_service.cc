@@ -12,7 +12,7 @@
 #include "collector/fleet_answer_merge.h"
 #include "collector/peer_credentials.h"
 #include "collector/suspects_proto.h"
-#include "common/daemon/listen_address.h"
+#include "collector/unary_on_pool.h"
 #include "common/daemon/logging.h"
 #include "common/rpc/grpc_conversions.h"
 #include "fmt/format.h"
@@ -20,19 +20,6 @@
 
 namespace drip::collector {
 namespace {
-
-// What a relaying member says of who asked it, for logs and the audit log: a claim, not an
-// identity, so it is kept short and printable (it reaches on-call's terminal).
-std::string ClaimedRequester(std::string_view claim) {
-  constexpr size_t kMaxClaimBytes = 128;
-  if (claim.empty()) return "(nobody named)";
-  std::string out;
-  for (char c : claim.substr(0, kMaxClaimBytes)) {
-    out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
-  }
-  if (claim.size() > kMaxClaimBytes) out += "...";
-  return out;
-}
 
 bool IsReportState(const std::string& state) {
   return state == report_state::kOpen || state == report_state::kAcknowledged ||
@@ -49,14 +36,6 @@ std::string ActorOf(const Caller& caller, const std::string& claimed) {
   }
   if (says.empty() || says == caller.name) return caller.Describe();
   return fmt::format("{}; client says {}", caller.Describe(), says);
-}
-
-// Whether the call is a member's part of another collector's fleet-wide query.
-bool IsMemberPart(const grpc::CallbackServerContext& context) {
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find(kQueryScopeKey);
-  return it != metadata.end() &&
-         std::string_view(it->second.data(), it->second.size()) == kQueryScopeMember;
 }
 
 // Each missing part named in the answer and counted.
@@ -79,7 +58,7 @@ std::vector<Response> AnswersOf(std::vector<MemberPart<Response>> parts) {
   return out;
 }
 
-using AsyncQuery = drip::v1::QueryService::Stub::async_interface;
+using AsyncMember = drip::v1::MemberService::Stub::async_interface;
 
 }  // namespace
 
@@ -123,26 +102,12 @@ grpc::ServerUnaryReactor* QueryServiceImpl::Serve(grpc::CallbackServerContext* c
     return reactor;
   }
   Scope scope;
-  if (cluster_.load() != nullptr && !IsMemberPart(*context)) {
+  if (cluster_.load() != nullptr) {
     scope.fleet = true;
     scope.deadline = context->deadline();
   }
-  // Store reads can be slow (a long series): on a pool, never on gRPC's thread.
-  WorkerPool& pool = scope.fleet ? fanout_ : readers_;
-  if (!pool.Submit([reactor, work, c = std::move(*caller), s = std::move(scope)] {
-        reactor->Finish(work(c, s));
-      })) {
-    if (pool.stopping()) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "collector is shutting down"));
-    } else {
-      // Shed rather than queue without bound: each queued call holds its request and,
-      // once read, its answer.
-      metrics_->queries_shed.Increment();
-      reactor->Finish(grpc::Status(
-          grpc::StatusCode::RESOURCE_EXHAUSTED,
-          fmt::format("the collector has {} queries waiting; retry shortly", kMaxQueuedQueries)));
-    }
-  }
+  FinishOnPool(scope.fleet ? fanout_ : readers_, reactor, metrics_->queries_shed,
+               [work, c = std::move(*caller), s = std::move(scope)] { return work(c, s); });
   return reactor;
 }
 
@@ -152,7 +117,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListHosts(grpc::CallbackServerContex
   return Serve(context, Role::kViewer, "ListHosts",
                [this, response](const Caller&, const Scope& scope) {
                  return AnswerForFleet(
-                     scope, &AsyncQuery::ListHosts, drip::v1::ListHostsRequest(),
+                     scope, &AsyncMember::ListHosts, drip::v1::ListHostsRequest(),
                      [this](drip::v1::ListHostsResponse* r) { return DoListHosts(r); },
                      [](auto parts) { return MergeHosts(std::move(parts)); }, response);
                });
@@ -173,7 +138,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListSuspects(
   return Serve(context, Role::kViewer, "ListSuspects",
                [this, request, response](const Caller&, const Scope& scope) {
                  return AnswerForFleet(
-                     scope, &AsyncQuery::ListSuspects, *request,
+                     scope, &AsyncMember::ListSuspects, *request,
                      [&](drip::v1::ListSuspectsResponse* r) { return DoListSuspects(*request, r); },
                      [](auto parts) { return MergeSuspects(AnswersOf(std::move(parts))); },
                      response);
@@ -186,7 +151,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListLeaks(grpc::CallbackServerContex
   return Serve(context, Role::kViewer, "ListLeaks",
                [this, request, response](const Caller&, const Scope& scope) {
                  return AnswerForFleet(
-                     scope, &AsyncQuery::ListLeaks, *request,
+                     scope, &AsyncMember::ListLeaks, *request,
                      [&](drip::v1::ListLeaksResponse* r) { return DoListLeaks(*request, r); },
                      [](auto parts) { return MergeLeaks(AnswersOf(std::move(parts))); }, response);
                });
@@ -231,193 +196,11 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContex
                  const size_t limit =
                      request->limit() == 0 ? 100 : std::min<size_t>(request->limit(), 10000);
                  return AnswerForFleet(
-                     scope, &AsyncQuery::ListAudit, *request,
+                     scope, &AsyncMember::ListAudit, *request,
                      [&](drip::v1::ListAuditResponse* r) { return DoListAudit(*request, r); },
                      [limit](auto parts) { return MergeAudit(AnswersOf(std::move(parts)), limit); },
                      response);
                });
-}
-
-namespace {
-
-// A RelayCommand call whose command waits for its agent, finished once: by the agent's
-// answer (through RelayedCommands, which Expire ends too), or by the caller giving up
-// first, which takes the command back with the ticket only this call holds.
-class RelayReactor final : public grpc::ServerUnaryReactor {
- public:
-  RelayReactor(RelayedCommands* relayed, std::string command_id,
-               drip::v1::RelayCommandResponse* response)
-      : relayed_(relayed), command_id_(std::move(command_id)), response_(response) {}
-
-  void Answer(absl::StatusOr<drip::v1::CommandResult> result) {
-    if (!result.ok()) {
-      Finish(ToGrpcStatus(result.status()));
-      return;
-    }
-    *response_->mutable_result() = std::move(*result);
-    Finish(grpc::Status::OK);
-  }
-
-  // The command is waiting under `ticket`; the caller's cancel may take it back from now.
-  void Waiting(uint64_t ticket) { ticket_.store(ticket); }
-
-  // Takes the waiting command back; true (and the call finished) when the answer had not
-  // come first.
-  bool TakeBack() {
-    const uint64_t ticket = ticket_.load();
-    if (ticket == 0 || !relayed_->Cancel(command_id_, ticket)) return false;
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the relaying call was cancelled"));
-    return true;
-  }
-
-  void OnCancel() override { (void)TakeBack(); }
-  void OnDone() override { delete this; }
-
- private:
-  RelayedCommands* relayed_;
-  const std::string command_id_;
-  drip::v1::RelayCommandResponse* response_;
-  std::atomic<uint64_t> ticket_{0};
-};
-
-}  // namespace
-
-grpc::ServerUnaryReactor* QueryServiceImpl::RelayCommand(
-    grpc::CallbackServerContext* context, const drip::v1::RelayCommandRequest* request,
-    drip::v1::RelayCommandResponse* response) {
-  auto refuse = [context](grpc::Status status) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(std::move(status));
-    return reactor;
-  };
-  absl::StatusOr<Caller> caller = Admit(*context, Role::kMember, "RelayCommand");
-  if (!caller.ok()) return refuse(ToGrpcStatus(caller.status()));
-  // A relayed command skips the planner's limits, which its owner applied: people
-  // mitigate through Mitigate, however high their role (only an open policy, where
-  // anyone may do anything, lets everybody in).
-  if (caller->role != Role::kMember && caller->method != "unauthenticated") {
-    metrics_->QueryDenied("RelayCommand", absl::StatusCode::kPermissionDenied).Increment();
-    Logger("collector")
-        ->warn("query RelayCommand from {} refused: {} is not a member", context->peer(),
-               caller->Describe());
-    return refuse(grpc::Status(
-        grpc::StatusCode::PERMISSION_DENIED,
-        fmt::format("{} is a {}; RelayCommand is for the collectors of a cluster (role member): "
-                    "mitigate with Mitigate (dripctl mitigate)",
-                    caller->name, RoleName(caller->role))));
-  }
-  if (cluster_.load() == nullptr) {
-    return refuse(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                               "this collector is not a member of a cluster"));
-  }
-  const drip::v1::Command& command = request->command();
-  if (request->host().empty() || command.id().empty() || !command.has_mitigation()) {
-    return refuse(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                               "host, command.id and command.mitigation are required: only "
-                               "mitigations are relayed"));
-  }
-  const drip::v1::MitigationCommand& m = command.mitigation();
-  const int64_t now_ms = clock_->NowMs();
-  // The delivering member applies its own checks: the caller must be the component's
-  // owner among the live members, and the action within this member's policy and budget.
-  const std::string requested_by = ClaimedRequester(request->requested_by());
-  if (absl::Status admitted = AdmitRelay(*context, *caller, request->host(), command, now_ms);
-      !admitted.ok()) {
-    metrics_->cluster_relays_refused.Increment();
-    Logger("collector")
-        ->warn("relay of {} ({} of report {}) to {} from {} (says it acts for {}) refused: {}",
-               command.id(), m.action(), m.report_id(), request->host(), caller->Describe(),
-               requested_by, std::string(admitted.message()));
-    return refuse(ToGrpcStatus(admitted));
-  }
-  response->set_member(SelfName());
-  const auto wait = std::min<std::chrono::system_clock::duration>(
-      context->deadline() - std::chrono::system_clock::now(), kMaxRelayWait);
-  const int64_t deadline_ms =
-      now_ms + std::chrono::duration_cast<std::chrono::milliseconds>(wait).count();
-  auto* reactor = new RelayReactor(&pipeline_->relayed(), command.id(), response);
-  absl::StatusOr<uint64_t> ticket =
-      pipeline_->relayed().Send(request->host(), command, deadline_ms,
-                                [reactor](absl::StatusOr<drip::v1::CommandResult> result) {
-                                  reactor->Answer(std::move(result));
-                                });
-  if (!ticket.ok()) {
-    Logger("collector")
-        ->warn("relay of {} ({} of report {}) to {} for {} refused: {}", command.id(), m.action(),
-               m.report_id(), request->host(), caller->Describe(),
-               std::string(ticket.status().message()));
-    reactor->Finish(ToGrpcStatus(ticket.status()));
-    return reactor;
-  }
-  reactor->Waiting(*ticket);
-  // A cancel that came before the command was waiting found nothing to take back.
-  if (context->IsCancelled() && reactor->TakeBack()) return reactor;
-  metrics_->cluster_relays_delivered.Increment();
-  const std::string target = m.unit().empty() ? fmt::format("pid {}", m.pid()) : m.unit();
-  Logger("collector")
-      ->warn("relayed mitigation {} of report {} to {}: {} {}{} for {}, which says it acts for {}",
-             command.id(), m.report_id(), request->host(), m.action(), target,
-             m.dry_run() ? " (dry-run)" : "", caller->Describe(), requested_by);
-  // The owner's audit log has the mitigation and its outcome; this one says who delivered
-  // it, and for whom (an outcome dripctl does not wait on).
-  std::vector<drip::v1::AuditEntry> delivered(1);
-  drip::v1::AuditEntry& e = delivered[0];
-  e.set_time_ms(now_ms);
-  e.set_actor(fmt::format("{}; says it acts for {}", caller->Describe(), requested_by));
-  e.set_report_id(m.report_id());
-  e.set_component(m.component());
-  e.set_host(request->host());
-  e.set_action(m.action());
-  e.set_target(target);
-  e.set_dry_run(m.dry_run());
-  e.set_outcome("delivered");
-  e.set_detail("relayed to the host's stream here for the report's owner");
-  e.set_command_id(command.id());
-  (void)pipeline_->reports().Audit(&delivered);  // a failed write is logged and counted
-  return reactor;
-}
-
-absl::Status QueryServiceImpl::AdmitRelay(const grpc::CallbackServerContext& context,
-                                          const Caller& caller, const std::string& host,
-                                          const drip::v1::Command& command, int64_t now_ms) {
-  const ClusterMembership* cluster = cluster_.load();
-  const drip::v1::MitigationCommand& m = command.mitigation();
-  // First, as RelayedCommands::Send says it: the owner asks the next member in the host's
-  // order on this answer, and only on this one (any other refusal ends the mitigation).
-  if (!hosts_->IsConnected(host)) {
-    return absl::FailedPreconditionError(fmt::format("host {} does not stream here", host));
-  }
-  std::vector<std::string> names;
-  std::optional<ClusterMember> owner;
-  const std::vector<ClusterMember> members = cluster->Members();
-  for (const ClusterMember& member : members) names.push_back(member.name);
-  const std::string owner_name = RendezvousOwner(m.component(), names);
-  for (const ClusterMember& member : members) {
-    if (member.name == owner_name) owner = member;
-  }
-  if (!owner.has_value() || owner->name == cluster->member_name()) {
-    return absl::PermissionDeniedError(
-        fmt::format("{} is owned by {} among the live members, not by a member that relays",
-                    m.component(), owner_name.empty() ? "no member" : owner_name));
-  }
-  // Over TLS the caller is known by its certificate: it must be the owner's, whose names
-  // include the host the owner advertises (docs/cluster.md). A plaintext cluster has no
-  // identity to check.
-  const CallerCredentials credentials = CallerCredentialsOf(context);
-  if (caller.method == "certificate") {
-    absl::StatusOr<ListenAddress> address = ListenAddress::Parse(owner->address);
-    const std::string owner_host = address.ok() ? address->host : owner->address;
-    if (std::find(credentials.certificate_names.begin(), credentials.certificate_names.end(),
-                  owner_host) == credentials.certificate_names.end()) {
-      return absl::PermissionDeniedError(fmt::format(
-          "the caller's certificate does not name {}, where {} (the owner of {}) is reached: "
-          "only a report's owner relays its mitigations",
-          owner_host, owner->name, m.component()));
-    }
-  }
-  absl::StatusOr<drip::v1::LeakReport> report = pipeline_->KnownReport(m.report_id());
-  if (!report.ok()) return report.status();
-  return pipeline_->mitigations().AdmitRelayed(std::move(*report), host, command.id(), m, now_ms);
 }
 
 grpc::Status QueryServiceImpl::DoListSuspects(const drip::v1::ListSuspectsRequest& request,
@@ -648,7 +431,7 @@ grpc::Status QueryServiceImpl::FleetGetSeries(const Scope& scope,
   if (!local.ok() && local.error_code() != grpc::StatusCode::NOT_FOUND) return local;
   if (!local.ok()) parts.clear();
   google::protobuf::RepeatedPtrField<drip::v1::MemberError> unanswered;
-  for (auto& a : AskOthers(scope, &AsyncQuery::GetSeries, request)) {
+  for (auto& a : AskOthers(scope, &AsyncMember::GetSeries, request)) {
     if (a.status.ok()) {
       parts.push_back(std::move(a.response));
     } else if (a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
@@ -690,7 +473,7 @@ grpc::Status QueryServiceImpl::FindLeakElsewhere(const Scope& scope, const std::
   drip::v1::GetLeakRequest request;
   request.set_id(id);
   std::vector<std::string> silent;
-  for (auto& a : AskOthers(scope, &AsyncQuery::GetLeak, request)) {
+  for (auto& a : AskOthers(scope, &AsyncMember::GetLeak, request)) {
     if (a.status.ok()) {
       *found = std::move(a);
       return grpc::Status::OK;

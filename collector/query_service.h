@@ -12,27 +12,24 @@
 //   ListLeaks, GetLeak, UpdateLeakState: the LeakReportBook; NOT_FOUND for an unknown id.
 //   Mitigate:  the MitigationCoordinator; answers once the commands are sent.
 //   ListAudit: the audit log, newest first.
-//   RelayCommand: a mitigation another member (the report's owner) decided on, sent down
-//              the stream of a host streaming here (RelayedCommands); answers with the
-//              agent's result. Needs the member role itself: an operator mitigates
-//              through Mitigate, within the policy's limits.
 // In a cluster every read answers for the fleet (docs/cluster.md, "One fleet view"): the
-// collector asks the other live members for their part (MemberQueryClient) and merges it
-// with its own (fleet_answer_merge.h), naming in `unanswered` the members whose part is
-// missing. A call that is itself a member's part answers from this collector alone.
+// collector asks the other live members for their part (MemberQueryClient, which calls
+// their MemberService: cluster/member_service.h) and merges it with its own
+// (fleet_answer_merge.h), naming in `unanswered` the members whose part is missing.
 // GetLeak finds a report another member holds; UpdateLeakState and Mitigate of such a
 // report are refused with FAILED_PRECONDITION naming the member to ask, which holds the
 // report, its hosts' streams and its audit log. Fleet calls wait on the members on
-// threads of their own, so that the readers, which answer the members' parts, never wait
-// on another collector (two members asking each other cannot block each other).
+// threads of their own; the members answer their parts on the member API's readers, so
+// two members asking each other cannot block each other.
 // Every call is authorized by the AccessPolicy first: reads need the viewer role,
-// RelayCommand exactly the member role, UpdateLeakState and Mitigate the operator role; a refusal
-// is UNAUTHENTICATED or PERMISSION_DENIED, counted in drip_query_denied_total and logged. Mutating
-// calls record who asked in the audit log: the authenticated principal and the peer's address, then
-// the request's self-declared actor.
+// UpdateLeakState and Mitigate the operator role; a refusal is UNAUTHENTICATED or
+// PERMISSION_DENIED, counted in drip_query_denied_total and logged. Mutating calls record
+// who asked in the audit log: the authenticated principal and the peer's address, then the
+// request's self-declared actor.
 //
 // The work behind each RPC is a Do* method that needs no gRPC call, so that the message
-// fuzzer runs exactly what an RPC runs once its caller is authorized.
+// fuzzer runs exactly what an RPC runs once its caller is authorized, and a member's part
+// of another's fan-out (MemberService) is exactly this collector's answer alone.
 //
 // Thread-safe. Must outlive the grpc::Server it is registered with.
 #pragma once
@@ -94,14 +91,6 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::ServerUnaryReactor* ListMembers(grpc::CallbackServerContext* context,
                                         const drip::v1::ListMembersRequest* request,
                                         drip::v1::ListMembersResponse* response) override;
-  // Answers when the host's agent does (or the call's deadline passes, at most
-  // kMaxRelayWait): the call is held, not a reader.
-  grpc::ServerUnaryReactor* RelayCommand(grpc::CallbackServerContext* context,
-                                         const drip::v1::RelayCommandRequest* request,
-                                         drip::v1::RelayCommandResponse* response) override;
-
-  // The longest a relayed command waits for its agent, whatever the caller's deadline.
-  static constexpr std::chrono::minutes kMaxRelayWait{10};
 
   // The collector's membership in a cluster once it has joined, and the client that asks
   // the other members (both null: standalone, or leaving). Both must outlive the calls
@@ -130,20 +119,13 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::Status DoListMembers(drip::v1::ListMembersResponse* response);
 
  private:
-  // Whom a call answers for: the fleet (a clustered collector asked by dripctl), or this
-  // collector alone (standalone, or a member's part of another's fan-out).
+  // Whom a call answers for: the fleet (a clustered collector), or this collector alone
+  // (standalone).
   struct Scope {
     bool fleet = false;
     std::chrono::system_clock::time_point deadline =
         std::chrono::system_clock::time_point::max();  // the caller's
   };
-
-  // RelayCommand's checks on this member's side (docs/security.md, "The cluster's trust
-  // model"): the caller is the component's owner, and the action within this member's own
-  // policy and hourly budget.
-  absl::Status AdmitRelay(const grpc::CallbackServerContext& context, const Caller& caller,
-                          const std::string& host, const drip::v1::Command& command,
-                          int64_t now_ms);
 
   // The caller, when the call's credentials may call `method` with `required`; a refusal
   // is counted and logged.

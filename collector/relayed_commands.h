@@ -1,5 +1,5 @@
 // RelayedCommands: the commands another member of the cluster had this collector deliver
-// to hosts streaming here (QueryService.RelayCommand, docs/cluster.md, "Mitigation through
+// to hosts streaming here (MemberService.RelayCommand, docs/cluster.md, "Mitigation through
 // the member that streams the host"). The report's owner decides and audits the
 // mitigation; this collector only sends it down the host's stream and hands the agent's
 // answer back to the waiting call.

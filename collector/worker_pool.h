@@ -34,6 +34,9 @@ class WorkerPool {
 
   bool stopping() const;
 
+  // Tasks waiting for a thread, at most (0: no bound).
+  size_t max_queued() const { return max_queued_; }
+
   // Refuses new tasks, runs every task already queued, and joins the threads.
   // Idempotent. Must not be called from a worker thread.
   void Stop();

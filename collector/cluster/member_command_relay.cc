@@ -74,7 +74,7 @@ void MemberCommandRelay::TryNext(std::shared_ptr<Relaying> relaying) {
   while (relaying->next < relaying->candidates.size()) {
     const ClusterMember member = relaying->candidates[relaying->next++];
     grpc::Status no_stub;
-    std::shared_ptr<drip::v1::QueryService::Stub> stub =
+    std::shared_ptr<drip::v1::MemberService::Stub> stub =
         members_->StubFor(member.address, &no_stub);
     if (stub == nullptr) {
       // Nothing was sent: the next member may hold the stream.

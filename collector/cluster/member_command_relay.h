@@ -1,14 +1,14 @@
 // MemberCommandRelay: the cluster's CommandRelay (command_relay.h). A command for a host
 // that does not stream to this member goes to the member rendezvous placement puts the
 // host on (the one its agent streams to once placement has settled), as that member's
-// RelayCommand, which sends it down the host's stream and answers with the agent's
+// MemberService.RelayCommand, which sends it down the host's stream and answers with the agent's
 // result. A member that answers that the host does not stream there (FAILED_PRECONDITION:
 // it sent nothing) hands the command to the next member in the host's order of
 // preference: in the seconds after a join or a leave the agent is still with the member
 // it is leaving, or already with the one it goes to next. Any other failure ends the
 // command, as the command may have reached the agent: a mitigation is never sent twice.
-// Over TLS this collector's certificate is the client certificate, so the other
-// members' access files must give it the member role (docs/security.md).
+// Over TLS this collector's certificate is the client certificate: the other members
+// admit it as a member (cluster/member_admission.h, docs/security.md).
 //
 // Destruction cancels the calls still waiting and waits for their `done`: destroy this
 // before whatever `done` calls into. Thread-safe.

@@ -9,8 +9,8 @@ namespace drip::collector {
 MemberQueryClient::MemberQueryClient(TlsSettings tls, std::chrono::milliseconds deadline)
     : tls_(std::move(tls)), deadline_(deadline) {}
 
-std::shared_ptr<drip::v1::QueryService::Stub> MemberQueryClient::StubFor(const std::string& address,
-                                                                         grpc::Status* error) {
+std::shared_ptr<drip::v1::MemberService::Stub> MemberQueryClient::StubFor(
+    const std::string& address, grpc::Status* error) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = stubs_.find(address);
   if (it != stubs_.end()) return it->second;
@@ -25,8 +25,8 @@ std::shared_ptr<drip::v1::QueryService::Stub> MemberQueryClient::StubFor(const s
                                       std::string(credentials.status().message())));
     return nullptr;
   }
-  auto stub = std::shared_ptr<drip::v1::QueryService::Stub>(
-      drip::v1::QueryService::NewStub(grpc::CreateCustomChannel(address, *credentials, args)));
+  auto stub = std::shared_ptr<drip::v1::MemberService::Stub>(
+      drip::v1::MemberService::NewStub(grpc::CreateCustomChannel(address, *credentials, args)));
   stubs_.emplace(address, stub);
   return stub;
 }

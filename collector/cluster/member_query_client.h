@@ -3,12 +3,12 @@
 // its stores: every member at once, each call with the same deadline, and an answer that
 // says which members did not answer instead of waiting for them or failing as a whole.
 //
-// Calls carry `drip-query-scope: member`, so that the member answers from what it holds
-// alone (no call fans out twice). They never carry the caller's credentials: over TLS the
-// collector's own certificate is its client certificate, so a member's access policy sees
-// a collector (`role: member`), never the person who asked. A caller's token handed to
-// every address in etcd would reach whoever can write a member record
-// (docs/security.md, "The cluster's trust model").
+// Calls go to the members' own API (drip.v1.MemberService, cluster/member_service.h), whose
+// answer is the member's alone (no call fans out twice), and which admits members only.
+// They never carry the caller's credentials: over TLS the collector's own certificate is
+// its client certificate, so a member sees a collector, never the person who asked. A
+// caller's token handed to every address in etcd would reach whoever can write a member
+// record (docs/security.md, "The cluster's trust model").
 //
 // Channels are kept per address and made once. Thread-safe.
 #pragma once
@@ -26,14 +26,10 @@
 
 #include "collector/cluster/cluster_membership.h"
 #include "common/rpc/tls_settings.h"
-#include "drip/v1/query.grpc.pb.h"
+#include "drip/v1/member.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
 namespace drip::collector {
-
-// The metadata a member's part of a fan-out carries, and its one value.
-inline constexpr char kQueryScopeKey[] = "drip-query-scope";
-inline constexpr char kQueryScopeMember[] = "member";
 
 // One member's answer to a fan-out call.
 template <typename Response>
@@ -55,9 +51,9 @@ class MemberQueryClient {
                              std::chrono::milliseconds deadline = kDefaultDeadline);
 
   // One method of the async stub, e.g.
-  //   &drip::v1::QueryService::Stub::async_interface::ListHosts
+  //   &drip::v1::MemberService::Stub::async_interface::ListHosts
   template <typename Request, typename Response>
-  using AsyncMethod = void (drip::v1::QueryService::Stub::async_interface::*)(
+  using AsyncMethod = void (drip::v1::MemberService::Stub::async_interface::*)(
       grpc::ClientContext*, const Request*, Response*, std::function<void(grpc::Status)>);
 
   // Sends `request` to every one of `members` at once and returns when all have answered
@@ -75,14 +71,14 @@ class MemberQueryClient {
   // The stub for `address`, made on first use; null with `error` set when the
   // credentials cannot be built (a certificate file gone). For calls that are not a
   // fan-out part (a relayed command, cluster/member_command_relay.h).
-  std::shared_ptr<drip::v1::QueryService::Stub> StubFor(const std::string& address,
-                                                        grpc::Status* error);
+  std::shared_ptr<drip::v1::MemberService::Stub> StubFor(const std::string& address,
+                                                         grpc::Status* error);
 
  private:
   const TlsSettings tls_;
   const std::chrono::milliseconds deadline_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<drip::v1::QueryService::Stub>> stubs_;  // by address
+  std::map<std::string, std::shared_ptr<drip::v1::MemberService::Stub>> stubs_;  // by address
 };
 
 template <typename Request, typename Response>
@@ -102,12 +98,11 @@ std::vector<MemberAnswer<Response>> MemberQueryClient::AskAll(
   for (size_t i = 0; i < members.size(); ++i) {
     answers[i].member = members[i].name;
     answers[i].address = members[i].address;
-    std::shared_ptr<drip::v1::QueryService::Stub> stub =
+    std::shared_ptr<drip::v1::MemberService::Stub> stub =
         StubFor(members[i].address, &answers[i].status);
     if (stub == nullptr) continue;
     contexts[i] = std::make_unique<grpc::ClientContext>();
     contexts[i]->set_deadline(deadline);
-    contexts[i]->AddMetadata(kQueryScopeKey, kQueryScopeMember);
     {
       std::lock_guard<std::mutex> lock(done_mu);
       ++pending;

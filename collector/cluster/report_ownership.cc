@@ -46,6 +46,7 @@ FleetSuspects SuspectsAMemberSpeaksFor(const std::string& member,
                                        const std::vector<std::string>& members,
                                        const FleetSuspects& part,
                                        const std::function<bool(const std::string&)>& owns,
+                                       const std::function<bool(const std::string&)>& streams_here,
                                        int64_t now_s, size_t* refused) {
   const int64_t latest_s = now_s + kMaxEtcdClockSkewMs / 1000;
   FleetSuspects kept;
@@ -54,7 +55,8 @@ FleetSuspects SuspectsAMemberSpeaksFor(const std::string& member,
     const std::vector<std::string> ranking = RendezvousRanking(h.suspect.host, members);
     const auto top =
         ranking.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(2, ranking.size()));
-    if (std::find(ranking.begin(), top, member) == top || h.suspect.last_updated > latest_s) {
+    if (std::find(ranking.begin(), top, member) == top || h.suspect.last_updated > latest_s ||
+        streams_here(h.suspect.host)) {
       ++*refused;
       continue;
     }
@@ -67,11 +69,12 @@ FleetSuspects SuspectsAMemberSpeaksFor(const std::string& member,
 }
 
 ReportOwnership::ReportOwnership(ClusterMembership* cluster, MemberQueryClient* members,
-                                 LeakPipeline* pipeline, CollectorMetrics* metrics,
-                                 std::chrono::milliseconds interval)
+                                 LeakPipeline* pipeline, const ConnectedHosts* hosts,
+                                 CollectorMetrics* metrics, std::chrono::milliseconds interval)
     : cluster_(cluster),
       members_(members),
       pipeline_(pipeline),
+      hosts_(hosts),
       metrics_(metrics),
       interval_(interval),
       loop_("drip-reports", [this] {
@@ -108,13 +111,10 @@ void ReportOwnership::RunRound() {
   if (stored.ok()) {
     // The last good copy of each report stands in for a record that is not one (until its
     // owner has written over it): the members keep the report meanwhile.
-    std::map<std::string, drip::v1::LeakReport> previous;
-    for (drip::v1::LeakReport& r : shared_) {
-      std::string component = r.component();
-      previous.emplace(std::move(component), std::move(r));
-    }
+    std::map<std::string, const drip::v1::LeakReport*> previous;  // into *shared_
+    for (const drip::v1::LeakReport& r : *shared_) previous.emplace(r.component(), &r);
+    auto fresh = std::make_shared<std::vector<drip::v1::LeakReport>>();
     stored_.clear();
-    shared_.clear();
     size_t unreadable = 0;
     const std::string reports_prefix = cluster_->prefix() + "reports/";
     const int64_t now_ms = SystemClock::Get()->NowMs();
@@ -130,13 +130,14 @@ void ReportOwnership::RunRound() {
         ++unreadable;
         stored_[component] = {"", std::string(report_state::kResolved), 0, kv.mod_revision};
         if (auto it = previous.find(component); it != previous.end()) {
-          shared_.push_back(std::move(it->second));
+          fresh->push_back(*it->second);
         }
         continue;
       }
       stored_[component] = {report.id(), report.state(), report.updated_ms(), kv.mod_revision};
-      shared_.push_back(std::move(report));
+      fresh->push_back(std::move(report));
     }
+    shared_ = std::move(fresh);
     if (unreadable > 0 && unreadable != unreadable_) {
       Logger("collector")
           ->warn(
@@ -154,7 +155,7 @@ void ReportOwnership::RunRound() {
   // 2. The other members' suspects; a member that does not answer keeps its last part.
   std::map<std::string, FleetSuspects> live_parts;
   const std::vector<MemberAnswer<drip::v1::ListSuspectsResponse>> answers =
-      members_->AskAll(others, &drip::v1::QueryService::Stub::async_interface::ListSuspects,
+      members_->AskAll(others, &drip::v1::MemberService::Stub::async_interface::ListSuspects,
                        drip::v1::ListSuspectsRequest());
   for (const auto& answer : answers) {
     absl::StatusOr<FleetSuspects> part =
@@ -201,15 +202,18 @@ void ReportOwnership::RunRound() {
   view.owns = owns;
   const int64_t now_s = SystemClock::Get()->NowMs() / 1000;
   size_t refused = 0;
+  auto streams_here = [this](const std::string& host) { return hosts_->IsConnected(host); };
   for (const auto& [member, part] : peer_suspects_) {
-    AddPeerSuspects(SuspectsAMemberSpeaksFor(member, names, part, owns, now_s, &refused),
-                    &view.peer_suspects);
+    AddPeerSuspects(
+        SuspectsAMemberSpeaksFor(member, names, part, owns, streams_here, now_s, &refused),
+        &view.peer_suspects);
   }
   if (refused > 0 && refused != refused_suspects_) {
     Logger("collector")
         ->warn(
             "cluster: {} host suspects from other members left out: their hosts are not "
-            "placed on the member that sent them, or their time is ahead of this clock",
+            "placed on the member that sent them or stream here, or their time is ahead of "
+            "this clock",
             refused);
   }
   refused_suspects_ = refused;

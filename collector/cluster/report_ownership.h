@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "collector/cluster/cluster_membership.h"
 #include "collector/cluster/member_query_client.h"
 #include "collector/collector_metrics.h"
+#include "collector/connected_hosts.h"
 #include "collector/fleet_suspects.h"
 #include "collector/leak_pipeline.h"
 #include "collector/loop_thread.h"
@@ -43,7 +45,9 @@ namespace drip::collector {
 // member read: the components it owns (`owns`), and only hosts placed on `member` among the
 // live `members`, or on it just before (second in the host's rendezvous order: a host
 // whose owner joined or came back is judged from the history its previous member holds),
-// with no time ahead of `now_s` by more than the allowed clock skew. A compromised member
+// never a host that streams to this member now (`streams_here`: then it streams to no
+// other, and this member's own evidence is the fresh one), and with no time ahead of
+// `now_s` by more than the allowed clock skew. A compromised member
 // must not put the whole fleet's hosts into reports that automatic policies act on, nor
 // stamp its evidence ahead of the clock to win over another's. Hosts left out are added
 // to `refused`.
@@ -51,6 +55,7 @@ FleetSuspects SuspectsAMemberSpeaksFor(const std::string& member,
                                        const std::vector<std::string>& members,
                                        const FleetSuspects& part,
                                        const std::function<bool(const std::string&)>& owns,
+                                       const std::function<bool(const std::string&)>& streams_here,
                                        int64_t now_s, size_t* refused);
 
 class ReportOwnership {
@@ -64,7 +69,8 @@ class ReportOwnership {
 
   // Every pointer must outlive the object. `interval` is the pipeline's.
   ReportOwnership(ClusterMembership* cluster, MemberQueryClient* members, LeakPipeline* pipeline,
-                  CollectorMetrics* metrics, std::chrono::milliseconds interval);
+                  const ConnectedHosts* hosts, CollectorMetrics* metrics,
+                  std::chrono::milliseconds interval);
   ~ReportOwnership();  // Stop()
 
   void Start();
@@ -91,12 +97,15 @@ class ReportOwnership {
   ClusterMembership* const cluster_;
   MemberQueryClient* const members_;
   LeakPipeline* const pipeline_;
+  const ConnectedHosts* const hosts_;
   CollectorMetrics* const metrics_;
   const std::chrono::milliseconds interval_;
   // Round thread only.
   std::map<std::string, StoredCopy> stored_;  // by component
   size_t refused_suspects_ = 0;  // peers' host suspects left out last round, logged on change
-  std::vector<drip::v1::LeakReport> shared_;            // the reports as last read
+  // The reports as last read, shared with the pipeline's view, never changed once made.
+  std::shared_ptr<const std::vector<drip::v1::LeakReport>> shared_ =
+      std::make_shared<const std::vector<drip::v1::LeakReport>>();
   std::map<std::string, FleetSuspects> peer_suspects_;  // by member, as last answered
   size_t unreadable_ = 0;                               // stored reports not parsed, last round
   std::set<std::string> silent_;                        // members whose suspects failed

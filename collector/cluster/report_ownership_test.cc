@@ -23,8 +23,8 @@ HostSuspect Suspect(const std::string& host, int64_t last_updated = kNowS - 60) 
 }
 
 // By reading, issue 32: any member's suspects were merged for any host, a newer time
-// winning. A member speaks for the hosts placed on it, or on it just before, and no later
-// than the clock allows.
+// winning. A member speaks for the hosts placed on it, or on it just before unless they
+// stream here now, and no later than the clock allows.
 TEST(ReportOwnershipTest, AMemberSpeaksOnlyForHostsPlacedOnItAndNotFromTheFuture) {
   const std::vector<std::string> members = {"c0", "c1", "c2", "c3"};
   auto owns = [](const std::string& component) { return component == "svc:api.service"; };
@@ -49,18 +49,25 @@ TEST(ReportOwnershipTest, AMemberSpeaksOnlyForHostsPlacedOnItAndNotFromTheFuture
   other_component.suspect.component = "svc:other.service";
   part.hosts.push_back(other_component);
 
+  // A host this member streams now is judged by this member's own evidence: it was c1's
+  // second in order, but streams to no other member.
+  const std::string here = second.front();
+  auto streams_here = [here](const std::string& host) { return host == here; };
+
   size_t refused = 0;
-  const FleetSuspects kept = SuspectsAMemberSpeaksFor("c1", members, part, owns, kNowS, &refused);
-  EXPECT_EQ(kept.hosts.size(), first.size() + second.size());
+  const FleetSuspects kept =
+      SuspectsAMemberSpeaksFor("c1", members, part, owns, streams_here, kNowS, &refused);
+  EXPECT_EQ(kept.hosts.size(), first.size() + second.size() - 1);
   for (const HostSuspect& h : kept.hosts) {
     EXPECT_LE(h.suspect.last_updated, kNowS);
     EXPECT_EQ(h.suspect.component, "svc:api.service");
     EXPECT_EQ(std::find(elsewhere.begin(), elsewhere.end(), h.suspect.host), elsewhere.end())
         << h.suspect.host;
+    EXPECT_NE(h.suspect.host, here);
   }
-  // Another member's hosts and the one from the future; a component this member does not
-  // own is not read at all.
-  EXPECT_EQ(refused, elsewhere.size() + 1);
+  // Another member's hosts, the one from the future and the one streaming here; a component
+  // this member does not own is not read at all.
+  EXPECT_EQ(refused, elsewhere.size() + 2);
 }
 
 }  // namespace

@@ -32,7 +32,9 @@
 #include "collector/cluster/member_query_client.h"
 #include "collector/cluster/rendezvous.h"
 #include "common/base/clock.h"
+#include "common/rpc/tls_settings.h"
 #include "drip/v1/agent.grpc.pb.h"
+#include "drip/v1/member.grpc.pb.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -74,11 +76,10 @@ nlohmann::json AwaitCluster(LocalDrip& drip, const std::function<bool(const nloh
 // fleet-wide answer, asked for as another member asks it.
 std::vector<int64_t> OwnTimestamps(LocalDrip& drip, const std::string& host,
                                    const std::string& component, const std::string& instance) {
-  auto stub = drip::v1::QueryService::NewStub(
+  auto stub = drip::v1::MemberService::NewStub(
       grpc::CreateChannel(drip.grpc_address(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  context.AddMetadata(collector::kQueryScopeKey, collector::kQueryScopeMember);
   drip::v1::GetSeriesRequest request;
   request.set_host(host);
   request.set_component(component);
@@ -481,8 +482,9 @@ TEST(ClusterTest, AForgedMemberRecordMovesNoAgentAndReceivesNoToken) {
   EXPECT_EQ(fleet.exit_code, 0) << fleet.err;
   auto rogue_metrics = HttpGet(rogue.metrics_address(), "/metrics");
   ASSERT_TRUE(rogue_metrics.ok());
-  auto refused = MetricValue(
-      *rogue_metrics, "drip_query_denied_total{code=\"unauthenticated\",method=\"ListHosts\"}");
+  auto refused =
+      MetricValue(*rogue_metrics,
+                  "drip_query_denied_total{code=\"unauthenticated\",method=\"member.ListHosts\"}");
   EXPECT_TRUE(refused.ok() && *refused >= 1) << *rogue_metrics;
 }
 
@@ -665,7 +667,7 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   {
     HistoryAgent stream_again(stubs[via].get(), streaming_host);
     ASSERT_TRUE(stream_again.welcomed()) << logs();
-    auto query = drip::v1::QueryService::NewStub(
+    auto member = drip::v1::MemberService::NewStub(
         grpc::CreateChannel(collectors[via]->grpc_address(), grpc::InsecureChannelCredentials()));
     const std::string relay_host = streaming_host;  // a lambda cannot capture a binding
     auto relay = [&](const std::string& report_id, int n) {
@@ -683,7 +685,7 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
       drip::v1::RelayCommandResponse response;
-      return query->RelayCommand(&context, request, &response).error_code();
+      return member->RelayCommand(&context, request, &response).error_code();
     };
     EXPECT_EQ(relay("leak-made-up-1", 0), grpc::StatusCode::NOT_FOUND);
     int admitted = 0;
@@ -990,6 +992,90 @@ TEST(ClusterTest, PrefixReadsFromEtcdArePagedAndBounded) {
   EXPECT_EQ(too_many.status().code(), absl::StatusCode::kResourceExhausted) << too_many.status();
   auto too_large = (*client)->GetPrefix("/t/", nullptr, {.max_keys = 10'000, .max_bytes = 1000});
   EXPECT_EQ(too_large.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+// Members call each other through an API of their own, over mutual TLS here and without an
+// access file: a collector's certificate naming the host a live member advertises is that
+// member, so fleet answers come whole; the agent on the same host (the same name, clientAuth
+// only) and a person's certificate are refused there and counted, whatever they may read
+// through the query API.
+TEST(ClusterTest, OnlyMembersCallTheMemberApi) {
+  TempDir dir;
+  absl::StatusOr<TestPki> pki = TestPki::Create();
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  auto collector = pki->Issue("collector", {"DNS:localhost", "IP:127.0.0.1"});
+  auto agent = pki->Issue("127.0.0.1", {"IP:127.0.0.1"}, CertificateUse::kClientOnly);
+  auto user = pki->Issue("alice", {"DNS:alice"}, CertificateUse::kClientOnly);
+  ASSERT_TRUE(collector.ok() && agent.ok() && user.ok());
+  absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(1, dir.path());
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  LocalDripTls tls;
+  tls.ca_file = pki->ca_file();
+  tls.collector_cert = collector->cert_file;
+  tls.collector_key = collector->key_file;
+  tls.agent_cert = agent->cert_file;
+  tls.agent_key = agent->key_file;
+  tls.dripctl_flags = {"--ca", pki->ca_file(), "--cert", user->cert_file, "--key", user->key_file};
+  std::vector<std::unique_ptr<LocalDrip>> members;
+  std::string logs;
+  for (int i = 0; i < 2; ++i) {
+    auto& drip = members.emplace_back(std::make_unique<LocalDrip>());
+    drip->UseTls(tls);
+    ASSERT_TRUE(drip->StartCollector(fmt::format("cluster:\n  etcd_endpoints: {}\n  "
+                                                 "member_name: m{}\n  lease_ttl: 3s\n",
+                                                 (*etcd)->EndpointsYaml(), i))
+                    .ok())
+        << drip->Logs() << (*etcd)->Logs();
+  }
+  for (auto& drip : members) {
+    nlohmann::json j = AwaitCluster(
+        *drip, [](const nlohmann::json& c) { return Members(c) == 2; }, std::chrono::seconds(20));
+    ASSERT_EQ(Members(j), 2u) << j.dump() << members[0]->Logs() << members[1]->Logs();
+  }
+  auto channel = [&](const TestCertificate& cert, const std::string& address) {
+    TlsSettings settings;
+    settings.ca_file = pki->ca_file();
+    settings.cert_file = cert.cert_file;
+    settings.key_file = cert.key_file;
+    grpc::ChannelArguments args;
+    auto credentials = MakeChannelCredentials(settings, &args);
+    EXPECT_TRUE(credentials.ok()) << credentials.status();
+    return grpc::CreateCustomChannel(address, *credentials, args);
+  };
+  auto member_part = [&](const TestCertificate& cert) {
+    auto stub = drip::v1::MemberService::NewStub(channel(cert, members[1]->grpc_address()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    drip::v1::ListHostsResponse response;
+    return stub->ListHosts(&context, drip::v1::ListHostsRequest(), &response);
+  };
+
+  // A person reads the fleet through the query API: m1's part, asked with m0's certificate,
+  // is in the answer.
+  {
+    auto query = drip::v1::QueryService::NewStub(channel(*user, members[0]->grpc_address()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    drip::v1::ListHostsResponse response;
+    grpc::Status status = query->ListHosts(&context, drip::v1::ListHostsRequest(), &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.unanswered_size(), 0) << response.DebugString() << members[1]->Logs();
+  }
+  // The member API itself: the collectors' certificate is a member's; the agent's of the
+  // same host and the person's are not.
+  grpc::Status as_member = member_part(*collector);
+  EXPECT_TRUE(as_member.ok()) << as_member.error_message();
+  grpc::Status as_agent = member_part(*agent);
+  EXPECT_EQ(as_agent.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(as_agent.error_message().find("clientAuth only"), std::string::npos)
+      << as_agent.error_message();
+  grpc::Status as_user = member_part(*user);
+  EXPECT_EQ(as_user.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  auto metrics = HttpGet(members[1]->metrics_address(), "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  auto denied = MetricValue(
+      *metrics, R"(drip_query_denied_total{code="permission_denied",method="member.ListHosts"})");
+  EXPECT_TRUE(denied.ok() && *denied == 2) << *metrics;
 }
 
 // Without etcd a collector is alone, and says so.
