@@ -17,9 +17,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "analyzer/detector_config.h"
-#include "collector/leak_report_book.h"
-#include "collector/mitigation_policy.h"
-#include "collector/snapshot_scheduler.h"
+#include "collector/pipeline/leak_report_book.h"
+#include "collector/pipeline/mitigation_policy.h"
+#include "collector/pipeline/snapshot_scheduler.h"
 #include "common/rpc/tls_settings.h"
 #include "diagnoser/diagnoser_config.h"
 

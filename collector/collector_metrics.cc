@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "collector/sample_validator.h"
+#include "collector/ingest/sample_validator.h"
 #include "common/base/mitigation_action.h"
 
 namespace drip::collector {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "collector/access_policy.h"
+#include "collector/access/access_policy.h"
 #include "collector/collector_server.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "drip/v1/query.grpc.pb.h"

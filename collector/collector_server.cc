@@ -5,7 +5,7 @@
 #include <exception>
 #include <utility>
 
-#include "collector/call_gate.h"
+#include "collector/access/call_gate.h"
 #include "collector/cluster/fleet_drift_share.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "collector/agent_stream_reactor.h"
+#include "collector/ingest/agent_stream_reactor.h"
 #include "collector/storage/rocksdb_series_store.h"
 #include "common/base/clock.h"
 #include "drip/v1/agent.grpc.pb.h"

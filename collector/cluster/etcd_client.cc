@@ -61,23 +61,12 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(const EtcdOptions
     endpoint.channel = grpc::CreateCustomChannel(address, *credentials, args);
     endpoint.kv = etcdserverpb::KV::NewStub(endpoint.channel);
     endpoint.lease = etcdserverpb::Lease::NewStub(endpoint.channel);
-    endpoint.watch = etcdserverpb::Watch::NewStub(endpoint.channel);
   }
   return client;
 }
 
 std::string EtcdClient::current_endpoint() const {
   return endpoints_[current_.load() % endpoints_.size()].address;
-}
-
-EtcdClient::Stubs EtcdClient::CurrentStubs() const {
-  const Endpoint& e = endpoints_[current_.load() % endpoints_.size()];
-  return Stubs{e.address, e.watch, e.lease};
-}
-
-void EtcdClient::Failover(size_t from) {
-  size_t expected = from;
-  current_.compare_exchange_strong(expected, (from + 1) % endpoints_.size());
 }
 
 absl::Status EtcdClient::Call(
@@ -97,7 +86,10 @@ absl::Status EtcdClient::Call(
     }
     if (!errors.empty()) errors += "; ";
     errors += fmt::format("{}: {}", endpoint.address, status.error_message());
-    Failover(index);
+    // The next call starts where this one found an answer (unless another call moved on
+    // first): a dead member costs one timeout, not one per call.
+    size_t expected = index;
+    current_.compare_exchange_strong(expected, (index + 1) % endpoints_.size());
   }
   return absl::UnavailableError(fmt::format("etcd {}: no endpoint answered ({})", what, errors));
 }

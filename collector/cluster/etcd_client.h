@@ -1,7 +1,9 @@
-// EtcdClient: the collectors' way to etcd's v3 API (KV, Lease, Watch), over gRPC with the
+// EtcdClient: the collectors' way to etcd's v3 API (KV and Lease), over gRPC with the
 // client generated at build time from etcd's own protos (proto/etcd/). Several
-// collectors share a fleet through etcd (docs/cluster.md): each registers under a lease,
-// and placement is one versioned value swapped by transaction.
+// collectors share a fleet through etcd (docs/cluster.md): each registers under a lease
+// that it refreshes (ClusterMembership), members read each other's records by prefix, and
+// a component's leak report is written by compare-and-swap (ReportOwnership). Nothing is
+// watched: every reader polls on its own round, which bounds what etcd must push.
 //
 // Endpoints are tried in order; a call that finds one unreachable (UNAVAILABLE, or past
 // its deadline) moves on to the next and stays there, so a dead etcd member costs one
@@ -9,8 +11,7 @@
 // absl::Status with the endpoint and the etcd call named; UNAVAILABLE means no endpoint
 // answered.
 //
-// Thread-safe: calls may come from any thread. Watches and keep-alives run on threads of
-// their own (EtcdWatch, EtcdLeaseKeeper) over this client's channels.
+// Thread-safe: calls may come from any thread.
 #pragma once
 
 #include <atomic>
@@ -75,25 +76,14 @@ class EtcdClient {
   // The key, or nullopt when absent.
   absl::StatusOr<std::optional<EtcdKeyValue>> Get(const std::string& key);
   // Puts `value` at `key` only if the key's mod revision is still `expected_mod_revision`
-  // (0: the key must not exist). Returns whether it did: a compare-and-swap, the way one
-  // versioned value is changed by several writers.
+  // (0: the key must not exist). Returns whether it did: a compare-and-swap, so that two
+  // members writing one report cannot overwrite each other unseen.
   absl::StatusOr<bool> CompareAndPut(const std::string& key, int64_t expected_mod_revision,
                                      const std::string& value, int64_t lease = 0);
   absl::Status Delete(const std::string& key);
 
   // The endpoint calls currently go to.
   std::string current_endpoint() const;
-
-  // The stubs of the endpoint in use, for the long-lived streams (watch, keep-alive).
-  struct Stubs {
-    std::string endpoint;
-    std::shared_ptr<etcdserverpb::Watch::Stub> watch;
-    std::shared_ptr<etcdserverpb::Lease::Stub> lease;
-  };
-  Stubs CurrentStubs() const;
-  // Moves to the next endpoint (a stream found this one gone).
-  void Failover(size_t from);
-  size_t current_index() const { return current_.load(); }
 
   std::chrono::milliseconds timeout() const { return options_.timeout; }
 
@@ -102,8 +92,7 @@ class EtcdClient {
     std::string address;
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<etcdserverpb::KV::Stub> kv;
-    std::shared_ptr<etcdserverpb::Lease::Stub> lease;
-    std::shared_ptr<etcdserverpb::Watch::Stub> watch;
+    std::unique_ptr<etcdserverpb::Lease::Stub> lease;
   };
 
   explicit EtcdClient(EtcdOptions options) : options_(std::move(options)) {}

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "collector/access_policy.h"
+#include "collector/access/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
 
 namespace drip::collector {

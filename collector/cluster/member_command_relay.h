@@ -25,7 +25,7 @@
 #include "collector/cluster/cluster_membership.h"
 #include "collector/cluster/member_query_client.h"
 #include "collector/collector_metrics.h"
-#include "collector/command_relay.h"
+#include "collector/pipeline/command_relay.h"
 
 namespace drip::collector {
 

@@ -4,10 +4,11 @@
 #include <optional>
 #include <vector>
 
+#include "collector/access/peer_credentials.h"
 #include "collector/cluster/member_admission.h"
 #include "collector/cluster/rendezvous.h"
-#include "collector/peer_credentials.h"
-#include "collector/unary_on_pool.h"
+#include "collector/query/unary_on_pool.h"
+#include "common/base/status_macros.h"
 #include "common/daemon/listen_address.h"
 #include "common/daemon/logging.h"
 #include "common/rpc/grpc_conversions.h"
@@ -231,7 +232,7 @@ grpc::ServerUnaryReactor* MemberServiceImpl::RelayCommand(
   e.set_outcome("delivered");
   e.set_detail("relayed to the host's stream here for the report's owner");
   e.set_command_id(command.id());
-  (void)pipeline_->reports().Audit(&delivered);  // a failed write is logged and counted
+  IgnoreError(pipeline_->reports().Audit(&delivered));  // a failed write is logged and counted
   return reactor;
 }
 

@@ -27,12 +27,12 @@
 #include <string>
 #include <string_view>
 
-#include "collector/access_policy.h"
+#include "collector/access/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
 #include "collector/collector_metrics.h"
-#include "collector/connected_hosts.h"
-#include "collector/leak_pipeline.h"
-#include "collector/query_service.h"
+#include "collector/ingest/connected_hosts.h"
+#include "collector/pipeline/leak_pipeline.h"
+#include "collector/query/query_service.h"
 #include "collector/worker_pool.h"
 #include "common/base/clock.h"
 #include "drip/v1/member.grpc.pb.h"

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "collector/cluster/rendezvous.h"
-#include "collector/suspects_proto.h"
+#include "collector/query/suspects_proto.h"
 #include "common/base/clock.h"
 #include "common/daemon/logging.h"
 #include "drip/v1/query.grpc.pb.h"

@@ -34,10 +34,10 @@
 #include "collector/cluster/cluster_membership.h"
 #include "collector/cluster/member_query_client.h"
 #include "collector/collector_metrics.h"
-#include "collector/connected_hosts.h"
-#include "collector/fleet_suspects.h"
-#include "collector/leak_pipeline.h"
+#include "collector/ingest/connected_hosts.h"
 #include "collector/loop_thread.h"
+#include "collector/pipeline/fleet_suspects.h"
+#include "collector/pipeline/leak_pipeline.h"
 
 namespace drip::collector {
 

@@ -93,12 +93,12 @@ class RocksDbSeriesStore final : public SeriesStore {
                                                            const std::string& component,
                                                            int64_t since_ms, int64_t until_ms,
                                                            size_t max_samples) override;
+  absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override;
   // Folds what is staged, then runs a full compaction of `series` (which drops expired
   // chunks), but only once the cutoff has moved by an eighth of the retention since the
   // last one: each full pass rewrites the whole store, and in between ordinary
   // compactions drop expired chunks in whatever files they touch. Returns the chunks
   // dropped by any compaction since the previous call.
-  absl::StatusOr<std::vector<std::string>> ListComponents(const std::string& host) override;
   absl::StatusOr<uint64_t> EnforceRetention() override;
   uint64_t ApproximateSizeBytes() override;
   uint64_t CorruptRecordsSkipped() override { return corrupt_skipped_.load(); }

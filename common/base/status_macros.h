@@ -27,8 +27,11 @@
   lhs = std::move(tmp).value()
 
 namespace drip {
-// A deliberately ignored status, spelled out so that every such place can be found.
-inline void IgnoreError(const absl::Status&) {}
+// A deliberately ignored status (absl::Status or StatusOr, grpc::Status, rocksdb::Status):
+// the one spelling, so that every such place can be found. Say beside it why nothing is
+// lost (the callee logged and counted it, a retry follows, it cannot matter here).
+template <typename Status>
+void IgnoreError(const Status&) {}
 
 // `status` with `context` in front of its message ("context: message"), its code kept:
 // how an error gains the where as it crosses a boundary.

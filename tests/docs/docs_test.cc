@@ -1,10 +1,12 @@
 // The documentation that can drift from the code, checked against it: the architecture
-// diagram of docs/design.md must be the one the build's targets make, and no tracked file
-// may point outside the repository (the project stands alone).
+// diagram of docs/design.md must be the one the build's targets make, every folder of
+// source code has its line in docs/design.md, and no tracked file may point outside the
+// repository (the project stands alone).
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,6 +58,31 @@ TEST(DocsTest, DesignDocShowsTheArchitectureTheBuildHas) {
       << "docs/design.md's architecture diagram differs from the build's targets; paste this "
          "in its ```mermaid block after <!-- architecture -->:\n"
       << built;
+}
+
+// A newcomer finds the room for a change from docs/design.md and the folder names alone, so
+// a folder of code the map does not name (`folder/`, in backquotes) is a hole in it.
+TEST(DocsTest, EverySourceFolderHasItsLineInTheDesignDoc) {
+  const std::vector<std::string> files = TrackedFiles();
+  if (files.empty()) GTEST_SKIP() << "not a git checkout: nothing to check";
+  std::set<std::string> folders;
+  for (const std::string& file : files) {
+    const size_t slash = file.rfind('/');
+    if (slash == std::string::npos) continue;
+    for (const char* ext : {".cc", ".h", ".c", ".proto"}) {
+      const std::string e(ext);
+      if (file.size() > e.size() && file.compare(file.size() - e.size(), e.size(), e) == 0) {
+        folders.insert(file.substr(0, slash));
+      }
+    }
+  }
+  ASSERT_FALSE(folders.empty());
+  const std::string design = ReadFile(std::string(DRIP_SOURCE_DIR) + "/docs/design.md");
+  for (const std::string& folder : folders) {
+    EXPECT_NE(design.find("`" + folder + "/"), std::string::npos)
+        << folder << "/ holds code but docs/design.md never names it (`" << folder
+        << "/`): add it to \"Where things live\" or the collector's rooms";
+  }
 }
 
 TEST(DocsTest, NoTrackedFileNamesAPathOutsideTheRepository) {

@@ -32,6 +32,7 @@
 #include "collector/cluster/member_query_client.h"
 #include "collector/cluster/rendezvous.h"
 #include "common/base/clock.h"
+#include "common/base/status_macros.h"
 #include "common/rpc/tls_settings.h"
 #include "drip/v1/agent.grpc.pb.h"
 #include "drip/v1/member.grpc.pb.h"
@@ -538,7 +539,7 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
       ASSERT_TRUE(agents[h]->SendAcked(std::move(batch))) << hosts[h].first << logs();
     }
   }
-  for (auto& agent : agents) (void)agent->Close();
+  for (auto& agent : agents) IgnoreError(agent->Close());
 
   // One report, at the component's owner, with all six hosts, whichever member is asked.
   const std::string owner = collector::RendezvousOwner(component, names);
@@ -651,7 +652,7 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
     std::this_thread::sleep_for(std::chrono::seconds(1));
   } while (std::chrono::steady_clock::now() < copy_read);
   agent_side.join();
-  (void)streaming.Close();
+  IgnoreError(streaming.Close());
   EXPECT_EQ(mitigated.exit_code, 0) << mitigated.out << mitigated.err << logs();
   ASSERT_TRUE(delivered.has_value()) << "the command never reached " << streaming_host << logs();
   EXPECT_EQ(delivered->mitigation().report_id(), id);
@@ -708,7 +709,7 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
     EXPECT_EQ(collectors[via]->Logs().find("nobody\x1b"), std::string::npos);
     EXPECT_NE(collectors[via]->Logs().find("says it acts for nobody?[31m"), std::string::npos)
         << collectors[via]->Logs();
-    (void)stream_again.Close();
+    IgnoreError(stream_again.Close());
   }
 
   const std::string& silent_host = hosts[elsewhere[1]].first;

@@ -1,0 +1,178 @@
+// LeakPipeline: the collector's judgement, from samples to mitigation (docs/design.md,
+// "The leak pipeline"). Four stages, each its own class, run in this order on the
+// pipeline's own thread every `interval`:
+//
+//   OnlineDetector ──FleetSuspects──► SnapshotScheduler ──(attempts attached)──►
+//   LeakReportBook ──reports──► MitigationCoordinator
+//
+// The detector is fed by agent sessions as batches become durable; the scheduler and
+// the coordinator take the agents' command results, and so do the commands this member
+// delivers for another one's leak report (RelayedCommands, in a cluster). Its thread is not storage
+// maintenance's: a slow retention pass never delays detection, and a stalled pass of
+// either shows in its own last_run().
+//
+// Open() rebuilds the detector from the store's recent history and loads the stored
+// reports, so suspects and reports survive a restart. Tests and the fuzzer call
+// RunOnce() themselves instead of Start().
+//
+// Thread-safe: sessions and queries call in from any thread; Start/Stop from the owner.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "analyzer/detector_config.h"
+#include "collector/collector_metrics.h"
+#include "collector/ingest/connected_hosts.h"
+#include "collector/loop_thread.h"
+#include "collector/pipeline/command_relay.h"
+#include "collector/pipeline/fleet_suspects.h"
+#include "collector/pipeline/leak_report_book.h"
+#include "collector/pipeline/leak_report_metrics.h"
+#include "collector/pipeline/mitigation_coordinator.h"
+#include "collector/pipeline/mitigation_policy.h"
+#include "collector/pipeline/online_detector.h"
+#include "collector/pipeline/relayed_commands.h"
+#include "collector/pipeline/snapshot_scheduler.h"
+#include "collector/storage/series_store.h"
+#include "common/base/clock.h"
+#include "diagnoser/diagnoser_config.h"
+#include "drip/v1/agent.pb.h"
+
+namespace drip::collector {
+
+struct LeakPipelineOptions {
+  analyzer::DetectorConfig detector;
+  // How much stored history Open() replays into the detector.
+  std::chrono::milliseconds rebuild_window = std::chrono::hours(72);
+  SnapshotPolicy snapshots;
+  diagnoser::DiagnoserConfig diagnoser;
+  ReportPolicy reports;
+  MitigationConfig mitigation;
+  // How often the pipeline runs a pass.
+  std::chrono::milliseconds interval = std::chrono::seconds(5);
+};
+
+class LeakPipeline {
+ public:
+  // `store`, `hosts`, `metrics` and `clock` must outlive the pipeline. The error names
+  // what could not be read.
+  static absl::StatusOr<std::unique_ptr<LeakPipeline>> Open(const LeakPipelineOptions& options,
+                                                            SeriesStore* store,
+                                                            ConnectedHosts* hosts,
+                                                            CollectorMetrics* metrics,
+                                                            const Clock* clock);
+  ~LeakPipeline();  // Stop()
+
+  LeakPipeline(const LeakPipeline&) = delete;
+  LeakPipeline& operator=(const LeakPipeline&) = delete;
+
+  // Runs RunOnce() every `interval` on the thread "drip-pipeline" until Stop().
+  void Start();
+  // Idempotent; a pass in progress completes first.
+  void Stop();
+
+  // One pass at the clock's now: the detector judges what ended, snapshots are started
+  // and timed out, the reports and then the mitigations follow, and the metrics with
+  // them.
+  void RunOnce();
+
+  std::chrono::milliseconds interval() const { return options_.interval; }
+
+  // When a pass last completed (Start() counts as one): the collector's watchdog.
+  std::chrono::steady_clock::time_point last_run() const { return loop_.last_round(); }
+
+  // ---- From agent sessions ----
+  // The components of `batch` past `host`'s quota of `max_components`
+  // (OnlineDetector::ComponentsOverQuota).
+  std::set<std::string> ComponentsOverQuota(const std::string& host,
+                                            const drip::v1::SampleBatch& batch,
+                                            size_t max_components) const;
+  // A batch of `host` that is durable in the store.
+  void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch);
+  // The host's total memory, as its hello said.
+  void SetHostMemory(const std::string& host, uint64_t bytes);
+  // A command's result; false when no stage sent that command to `host` (or it expired).
+  bool OnCommandResult(const std::string& host, const drip::v1::CommandResult& result);
+
+  // ---- For the query API ----
+  // The detector's suspects now, with their snapshot attempts; only those of
+  // `component` unless it is empty.
+  FleetSuspects Suspects(const std::string& component) const;
+  // The detector's fleet drift over this collector's hosts, and that of the other members
+  // of a cluster (OnlineDetector::SetPeerDrifts). The membership thread calls both: they
+  // never wait on the detector (whose pass may take seconds, longer than a keep-alive may
+  // wait). LocalDrifts is as of the latest pass; SetPeerDrifts applies at the next one.
+  std::vector<std::pair<std::string, analyzer::ComponentDrift>> LocalDrifts() const;
+  void SetPeerDrifts(std::map<std::string, analyzer::ComponentDrift> peers);
+  // In a cluster (ReportOwnership, each round): which components' reports this member
+  // owns, the other members' suspects, and the reports as etcd holds them. Applied at the
+  // start of the next pass, so that a pass never sees ownership without the cluster's
+  // reports of what it owns: a new owner adopts before it could open a second report.
+  struct ClusterReportView {
+    std::function<bool(const std::string& component)> owns;
+    FleetSuspects peer_suspects;
+    // One copy, shared with ReportOwnership and KnownReport: read every 5 s, never copied.
+    std::shared_ptr<const std::vector<drip::v1::LeakReport>> shared_reports =
+        std::make_shared<const std::vector<drip::v1::LeakReport>>();
+  };
+  void SetClusterReportView(ClusterReportView view);
+  // The report `id` as this member knows it: its own, or the cluster's copy as last read
+  // from etcd (a report another member owns). NOT_FOUND otherwise. Thread-safe.
+  absl::StatusOr<drip::v1::LeakReport> KnownReport(const std::string& id) const;
+
+  LeakReportBook& reports() { return reports_; }
+  const InstanceVersionBook& versions() const { return versions_; }
+  MitigationCoordinator& mitigations() { return mitigations_; }
+  // Commands other members had this one send to hosts streaming here.
+  RelayedCommands& relayed() { return relayed_; }
+
+  // In a cluster: how the coordinator reaches hosts streaming to other members; null
+  // (before the relay is destroyed) stops it. See MitigationCoordinator::SetRelay.
+  void SetCommandRelay(CommandRelay* relay);
+
+ private:
+  LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store, ConnectedHosts* hosts,
+               CollectorMetrics* metrics, const Clock* clock);
+  // Detector figures and the snapshot counters as of this pass.
+  void RefreshMetrics(const FleetSuspects& suspects);
+
+  const LeakPipelineOptions options_;
+  CollectorMetrics* metrics_;
+  const Clock* clock_;
+  OnlineDetector detector_;
+  InstanceVersionBook versions_;  // before reports_, which reads it
+  SnapshotScheduler snapshots_;
+  LeakReportBook reports_;
+  MitigationCoordinator mitigations_;
+  RelayedCommands relayed_;
+  LeakReportMetrics report_metrics_;
+  SnapshotScheduler::Counts snapshot_counts_;  // as of the last pass; pipeline thread only
+  int64_t next_forget_ms_ = 0;                 // pipeline thread only
+  FleetSuspects peer_suspects_;                // pipeline thread only
+  // What the cluster threads hand the pipeline thread and back, guarded by view_mu_.
+  mutable std::mutex view_mu_;
+  std::optional<ClusterReportView> pending_view_;
+  // The last view's, for KnownReport.
+  std::shared_ptr<const std::vector<drip::v1::LeakReport>> shared_reports_ =
+      std::make_shared<const std::vector<drip::v1::LeakReport>>();
+  std::optional<std::map<std::string, analyzer::ComponentDrift>> pending_peer_drifts_;
+  std::vector<std::pair<std::string, analyzer::ComponentDrift>> local_drifts_;
+  // Set once someone reads LocalDrifts (a clustered collector): only then does each pass
+  // compute them.
+  mutable std::atomic<bool> sharing_drift_{false};
+  LoopThread loop_;
+};
+
+}  // namespace drip::collector
