@@ -142,13 +142,11 @@ TEST_F(LeaksClientTest, MitigateStopsAtWaitWithThePendingCode) {
   options.action = "restart-unit";
   options.wait_text = "1200ms";
   std::ostringstream out, err;
-  const auto start = std::chrono::steady_clock::now();
   auto code = RunMitigateCommand(*client_, options, "bob@host", TerminalStyle(), out, err);
-  const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(code.ok()) << code.status();
+  // It returned (the test would hang otherwise) with one host still requested: it stopped
+  // at --wait rather than waiting for an answer that never comes.
   EXPECT_EQ(*code, kExitActionPending) << out.str();
-  EXPECT_GE(took, std::chrono::milliseconds(1200));
-  EXPECT_LT(took, std::chrono::seconds(4));
   EXPECT_NE(out.str().find("web-2  signal-process  pid 42 SIGTERM  no       requested"),
             std::string::npos)
       << out.str();

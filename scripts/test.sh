@@ -51,13 +51,33 @@ print_stages() {
 }
 trap print_stages EXIT
 
+# A BPF test may skip only where the kernel refuses BPF (docs/testing.md). Counts the
+# skipped tests of the last ctest run in DIR, says how many skipped for BPF, and fails
+# when this kernel does load Drip's BPF programs (the agent's sampler runs on BPF here).
+check_skips() {
+  local dir=$1 log="$1/Testing/Temporary/LastTest.log" skipped bpf
+  skipped=$(grep -cE '^\[  SKIPPED \] [^ ]+ \([0-9]+ ms\)$' "$log" || true)
+  bpf=$(grep -cE 'the kernel refused BPF|needs root for (uprobes and )?BPF' "$log" || true)
+  echo "skipped: $skipped test(s), $bpf of them for BPF"
+  if [ "$bpf" -gt 0 ] && "$dir/agent/drip-agent" sample --once --json 2>/dev/null |
+    grep -q '"sampler":"bpf"'; then
+    echo "test.sh: $bpf BPF test(s) skipped on a kernel that loads Drip's BPF programs:" >&2
+    grep -E -B3 'the kernel refused BPF|needs root for (uprobes and )?BPF' "$log" | head -40 >&2
+    return 1
+  fi
+}
+
 # Unit tests in parallel; integration tests several at a time too, since they mostly wait
 # on the daemons (tests that must not overlap hold a CTest RESOURCE_LOCK).
-unit_tests() { (cd "$1" && ctest --output-on-failure -LE integration -j "$(nproc)"); }
+unit_tests() {
+  (cd "$1" && ctest --output-on-failure -LE integration -j "$(nproc)")
+  check_skips "$1"
+}
 integration_tests() {
   local dir=$1
   shift
   (cd "$dir" && ctest --output-on-failure -L integration -j 4 "$@")
+  check_skips "$dir"
 }
 
 begin "install packages"

@@ -1,5 +1,5 @@
 // Tests of libdrip_sampler.so. The shim cannot run inside this (possibly sanitized) test
-// binary, so each test runs shim_probe_program with the shim in LD_PRELOAD and checks
+// binary, so each test runs shim_allocation_driver with the shim in LD_PRELOAD and checks
 // what it printed; the ELF tests read the built .so itself: its USDT notes (the contract
 // with the agent's BPF side), its exported symbols, its dependencies and its unwind
 // tables.
@@ -33,7 +33,7 @@ namespace drip::sampler_shim {
 namespace {
 
 constexpr char kShim[] = DRIP_SAMPLER_SO;
-constexpr char kProgram[] = DRIP_SHIM_PROBE_PROGRAM;
+constexpr char kProgram[] = DRIP_SHIM_ALLOCATION_DRIVER;
 
 struct ProbeRun {
   int exit_code = -1;
@@ -43,14 +43,14 @@ struct ProbeRun {
   double Number(const std::string& key) const {
     auto it = values.find(key);
     if (it == values.end()) {
-      ADD_FAILURE() << "shim_probe_program printed no " << key << "; output:\n" << output;
+      ADD_FAILURE() << "shim_allocation_driver printed no " << key << "; output:\n" << output;
       return NAN;
     }
     return std::stod(it->second);
   }
 };
 
-// Runs shim_probe_program with the shim preloaded and DRIP_SAMPLE_BYTES set to
+// Runs shim_allocation_driver with the shim preloaded and DRIP_SAMPLE_BYTES set to
 // `sample_bytes` (unset when nullopt). `after_shim`: a library preloaded after the shim,
 // as a program's own allocator comes after LD_PRELOAD in the lookup order.
 ProbeRun RunProbe(const std::string& args, std::optional<std::string> sample_bytes,

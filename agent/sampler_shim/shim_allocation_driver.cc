@@ -1,9 +1,9 @@
-// shim_probe_program: the program sampler_shim_test runs with libdrip_sampler.so in
+// shim_allocation_driver: the program sampler_shim_test runs with libdrip_sampler.so in
 // LD_PRELOAD. Each mode allocates known amounts through the malloc family and prints
 // what the shim counted, as `key=value` lines (checks of the allocators' standard
 // behaviour print `check.<name>=ok` or `check.<name>=FAIL: why`). The shim's counters
 // are read through dlsym of its C API, so the program also runs (and says so) without
-// the shim. Usage: shim_probe_program MODE  (modes: see main).
+// the shim. Usage: shim_allocation_driver MODE  (modes: see main).
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
@@ -515,7 +515,7 @@ int main(int argc, char** argv) {
   static char stdout_buffer[1 << 16];
   setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
   if (!LoadShimApi()) {
-    std::fprintf(stderr, "shim_probe_program: libdrip_sampler.so is not loaded\n");
+    std::fprintf(stderr, "shim_allocation_driver: libdrip_sampler.so is not loaded\n");
     return 2;
   }
   const std::string_view mode = argc > 1 ? argv[1] : "";
@@ -536,7 +536,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") return Fork();
   if (mode == "foreign") return Foreign();
   std::fprintf(stderr,
-               "usage: shim_probe_program counters|sampling uniform|sampling mixed|bignew|"
+               "usage: shim_allocation_driver counters|sampling uniform|sampling mixed|bignew|"
                "standards|storm THREADS OPS|fill COUNT|fork|foreign\n");
   return 2;
 }
