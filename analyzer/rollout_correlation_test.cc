@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/testing/series_feed.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -11,8 +12,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kDay = 86400;
-constexpr int64_t kHour = 3600;
+using analyzer::testing::kDay;
+using analyzer::testing::kHour;
 
 // A host that ran `before` from t=0 and, when `changed_at` > 0, `after` from then on.
 HostVersions Host(const std::string& name, const std::string& before, const std::string& after,

@@ -12,8 +12,6 @@
 namespace drip::cli {
 namespace {
 
-std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
-
 std::string NoEntriesLine(const AuditOptions& options) {
   std::string line = "no audit entries";
   if (!options.report_id.empty()) line += " for report " + options.report_id;

@@ -20,8 +20,6 @@ std::string When(int64_t unix_ms, int64_t now_ms) {
   return fmt::format("{} UTC ({})", FormatTimestamp(unix_ms), FormatAgo(unix_ms, now_ms));
 }
 
-std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
-
 void Field(const char* name, const std::string& value, std::ostream& out) {
   out << fmt::format("{:<14}{}\n", name, value);
 }

@@ -20,8 +20,6 @@
 namespace drip::cli {
 namespace {
 
-std::string OrDash(const std::string& s) { return s.empty() ? "-" : s; }
-
 bool IsGoodOutcome(const std::string& outcome) {
   return outcome == "succeeded" || outcome == "dry-run" || outcome == "recommended";
 }

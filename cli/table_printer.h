@@ -32,6 +32,9 @@ class TablePrinter {
   std::set<std::pair<size_t, size_t>> alerts_;  // (row, column)
 };
 
+// `text`, or "-" when it is empty: an empty cell a reader can see.
+inline std::string OrDash(const std::string& text) { return text.empty() ? "-" : text; }
+
 // "3s ago", "5m ago", "2h ago", "4d ago"; "never" for 0.
 std::string FormatAgo(int64_t then_ms, int64_t now_ms);
 // "2026-11-22 20:55:48" in UTC.

@@ -26,7 +26,7 @@ using drip::testing::TestCertificate;
 using drip::testing::TestPki;
 using ::testing::HasSubstr;
 
-constexpr auto kRpcDeadline = std::chrono::seconds(20);
+constexpr auto kSecurityRpcDeadline = std::chrono::seconds(20);
 constexpr const char* kViewerToken = "viewer-token-7f3a";
 constexpr const char* kOperatorToken = "operator-token-91c2";
 
@@ -107,7 +107,7 @@ class CollectorSecurityTest : public ::testing::Test {
 
   std::unique_ptr<grpc::ClientContext> Context(const ClientCredentials& c) {
     auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() + kRpcDeadline);
+    context->set_deadline(std::chrono::system_clock::now() + kSecurityRpcDeadline);
     if (!c.token.empty()) context->AddMetadata("authorization", "Bearer " + c.token);
     return context;
   }

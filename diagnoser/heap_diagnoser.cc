@@ -19,7 +19,6 @@ namespace drip::diagnoser {
 namespace {
 
 constexpr size_t kMaxGridPoints = 1024;
-constexpr double kMsPerHour = 3.6e6;
 
 std::string Bytes(double bytes) {
   return FormatBytes(static_cast<uint64_t>(std::llround(std::max(bytes, 0.0))));

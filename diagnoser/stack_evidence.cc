@@ -9,7 +9,6 @@
 namespace drip::diagnoser {
 namespace {
 
-constexpr double kMsPerHour = 3.6e6;
 constexpr double kMaxRatio = 10;
 
 // The p of an object whose sampled weight s/p is `w`: solves x / (1 - e^-x) = w/T for

@@ -10,6 +10,9 @@
 
 namespace drip::diagnoser {
 
+// Series are fitted in bytes per hour over times in milliseconds.
+inline constexpr double kMsPerHour = 3.6e6;
+
 struct LineFit {
   double slope = 0;  // units of y per unit of t
   double intercept = 0;

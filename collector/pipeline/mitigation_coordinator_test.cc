@@ -9,7 +9,7 @@
 namespace drip::collector {
 namespace {
 
-constexpr int64_t kT0Ms = 1'700'000'000'000;
+constexpr int64_t kPassMs = 1'700'000'000'000;  // the first pipeline pass
 
 class MitigationCoordinatorTest : public ::testing::Test {
  protected:
@@ -28,11 +28,11 @@ class MitigationCoordinatorTest : public ::testing::Test {
     s.host = "a";
     s.component = "svc:leaky.service";
     s.instance = "4242@100";
-    s.first_flagged = kT0Ms / 1000;
-    s.last_updated = kT0Ms / 1000;
+    s.first_flagged = kPassMs / 1000;
+    s.last_updated = kPassMs / 1000;
     s.growth_bytes_per_hour = 1e9;
     s.eta_to_oom_seconds = 600;
-    book_->Update(kT0Ms, pass);
+    book_->Update(kPassMs, pass);
   }
   void TearDown() override {
     if (coordinator_) hosts_.Unregister("a", &stream_);
@@ -79,7 +79,7 @@ TEST_F(MitigationCoordinatorTest, AnAutomaticPolicySignalsTheLeakingProcessAndRe
   policy.max_host_fraction = 1;
   config_.components["svc:leaky.service"] = policy;
   Start();
-  coordinator_->Tick(kT0Ms + 1000);
+  coordinator_->Tick(kPassMs + 1000);
   ASSERT_EQ(stream_.sent.size(), 1u);
   const drip::v1::MitigationCommand& m = stream_.sent[0].mitigation();
   EXPECT_EQ(m.action(), "signal-process");
@@ -89,11 +89,11 @@ TEST_F(MitigationCoordinatorTest, AnAutomaticPolicySignalsTheLeakingProcessAndRe
   EXPECT_FALSE(m.dry_run());
   EXPECT_EQ(m.report_id(), "leak-1");
   // The cool-down keeps the next pass from signalling again.
-  coordinator_->Tick(kT0Ms + 2000);
+  coordinator_->Tick(kPassMs + 2000);
   EXPECT_EQ(stream_.sent.size(), 1u);
 
   EXPECT_TRUE(coordinator_->OnCommandResult(
-      "a", Ok(stream_.sent[0].id(), "sent SIGTERM to pid 4242 (leaky)"), kT0Ms + 3000));
+      "a", Ok(stream_.sent[0].id(), "sent SIGTERM to pid 4242 (leaky)"), kPassMs + 3000));
   auto report = book_->Get("leak-1");
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->state(), "mitigated");
@@ -116,12 +116,12 @@ TEST_F(MitigationCoordinatorTest, AutomaticActionsAreDryRunsUnlessThePolicySaysO
   config_.defaults.action = "restart-unit";
   config_.defaults.max_host_fraction = 1;
   Start();
-  coordinator_->Tick(kT0Ms + 1000);
+  coordinator_->Tick(kPassMs + 1000);
   ASSERT_EQ(stream_.sent.size(), 1u);
   EXPECT_TRUE(stream_.sent[0].mitigation().dry_run());
   EXPECT_EQ(stream_.sent[0].mitigation().unit(), "leaky.service");
   coordinator_->OnCommandResult("a", Ok(stream_.sent[0].id(), "would restart leaky.service"),
-                                kT0Ms + 2000);
+                                kPassMs + 2000);
   auto report = book_->Get("leak-1");
   EXPECT_EQ(report->state(), "open");
   EXPECT_EQ(report->mitigations(0).outcome(), "dry-run");
@@ -133,15 +133,15 @@ TEST_F(MitigationCoordinatorTest, AnUnansweredCommandTimesOut) {
   drip::v1::MitigateRequest request;
   request.set_id("leak-1");
   request.set_action("signal-process");
-  auto entries = coordinator_->Request(request, "alice", kT0Ms);
+  auto entries = coordinator_->Request(request, "alice", kPassMs);
   ASSERT_TRUE(entries.ok()) << entries.status();
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_EQ((*entries)[0].outcome(), "requested");
   EXPECT_EQ((*entries)[0].actor(), "alice");
-  coordinator_->Tick(kT0Ms + 31'000);
+  coordinator_->Tick(kPassMs + 31'000);
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "timed-out");
   // A late answer is not taken for a live command.
-  EXPECT_FALSE(coordinator_->OnCommandResult("a", Ok(stream_.sent[0].id(), ""), kT0Ms + 40'000));
+  EXPECT_FALSE(coordinator_->OnCommandResult("a", Ok(stream_.sent[0].id(), ""), kPassMs + 40'000));
 }
 
 TEST_F(MitigationCoordinatorTest, RefusedResultsAndBadRequestsAreReported) {
@@ -149,19 +149,19 @@ TEST_F(MitigationCoordinatorTest, RefusedResultsAndBadRequestsAreReported) {
   drip::v1::MitigateRequest request;
   request.set_id("leak-1");
   request.set_action("reboot");
-  EXPECT_EQ(coordinator_->Request(request, "x", kT0Ms).status().code(),
+  EXPECT_EQ(coordinator_->Request(request, "x", kPassMs).status().code(),
             absl::StatusCode::kInvalidArgument);
   request.set_id("leak-7");
   request.set_action("signal-process");
-  EXPECT_EQ(coordinator_->Request(request, "x", kT0Ms).status().code(),
+  EXPECT_EQ(coordinator_->Request(request, "x", kPassMs).status().code(),
             absl::StatusCode::kNotFound);
   request.set_id("leak-1");
-  ASSERT_TRUE(coordinator_->Request(request, "x", kT0Ms).ok());
+  ASSERT_TRUE(coordinator_->Request(request, "x", kPassMs).ok());
   drip::v1::CommandResult refused;
   refused.set_command_id(stream_.sent[0].id());
   refused.set_refused(true);
   refused.set_error("action signal-process is not allowed by this agent's config");
-  EXPECT_TRUE(coordinator_->OnCommandResult("a", refused, kT0Ms + 100));
+  EXPECT_TRUE(coordinator_->OnCommandResult("a", refused, kPassMs + 100));
   auto report = book_->Get("leak-1");
   EXPECT_EQ(report->mitigations(0).outcome(), "refused");
   EXPECT_EQ(report->state(), "open");
@@ -172,7 +172,7 @@ TEST_F(MitigationCoordinatorTest, RecommendSendsNothingToTheHost) {
   drip::v1::MitigateRequest request;
   request.set_id("leak-1");
   request.set_action("recommend");
-  auto entries = coordinator_->Request(request, "x", kT0Ms);
+  auto entries = coordinator_->Request(request, "x", kPassMs);
   ASSERT_TRUE(entries.ok());
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_EQ((*entries)[0].outcome(), "recommended");
@@ -186,9 +186,9 @@ TEST_F(MitigationCoordinatorTest, TheFleetWideHourlyLimitHolds) {
   request.set_id("leak-1");
   request.set_action("signal-process");
   request.set_dry_run(true);
-  ASSERT_TRUE(coordinator_->Request(request, "x", kT0Ms).ok());
+  ASSERT_TRUE(coordinator_->Request(request, "x", kPassMs).ok());
   request.set_dry_run(false);
-  auto second = coordinator_->Request(request, "x", kT0Ms + 1000);
+  auto second = coordinator_->Request(request, "x", kPassMs + 1000);
   ASSERT_TRUE(second.ok());
   ASSERT_EQ(second->size(), 1u);
   EXPECT_EQ((*second)[0].outcome(), "refused");
@@ -227,13 +227,13 @@ TEST_F(MitigationCoordinatorTest, AHostStreamingToAnotherMemberIsMitigatedThroug
   std::vector<std::pair<std::string, drip::v1::CommandResult>> answers;
   coordinator_->SetRelay(&relay, [&](const std::string& host, const drip::v1::CommandResult& r) {
     answers.emplace_back(host, r);
-    coordinator_->OnCommandResult(host, r, kT0Ms + 2000);
+    coordinator_->OnCommandResult(host, r, kPassMs + 2000);
   });
   drip::v1::MitigateRequest request;
   request.set_id("leak-1");
   request.set_action("signal-process");
   request.set_dry_run(true);
-  auto entries = coordinator_->Request(request, "alice", kT0Ms);
+  auto entries = coordinator_->Request(request, "alice", kPassMs);
   ASSERT_TRUE(entries.ok()) << entries.status();
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_EQ((*entries)[0].outcome(), "requested");
@@ -249,7 +249,7 @@ TEST_F(MitigationCoordinatorTest, AHostStreamingToAnotherMemberIsMitigatedThroug
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).detail(), "would send SIGTERM to pid 4242");
 
   request.set_dry_run(false);
-  ASSERT_TRUE(coordinator_->Request(request, "alice", kT0Ms + 3000).ok());
+  ASSERT_TRUE(coordinator_->Request(request, "alice", kPassMs + 3000).ok());
   ASSERT_EQ(relay.handed.size(), 2u);
   relay.handed[1].done(absl::PermissionDeniedError(
       "collector c1 at 10.0.0.2:7000: c0 is a viewer; this call needs the member role"));
@@ -259,7 +259,7 @@ TEST_F(MitigationCoordinatorTest, AHostStreamingToAnotherMemberIsMitigatedThroug
 
   // Without a relay (the member is leaving) the host is out of reach, as standalone.
   coordinator_->SetRelay(nullptr, nullptr);
-  auto unreachable = coordinator_->Request(request, "alice", kT0Ms + 5000);
+  auto unreachable = coordinator_->Request(request, "alice", kPassMs + 5000);
   ASSERT_TRUE(unreachable.ok());
   ASSERT_EQ(unreachable->size(), 1u);
   EXPECT_EQ((*unreachable)[0].outcome(), "failed");
@@ -276,16 +276,16 @@ TEST_F(MitigationCoordinatorTest, ARestartKeepsTheHourlyBudgetAndAwaitsTheComman
   drip::v1::MitigateRequest request;
   request.set_id("leak-1");
   request.set_action("signal-process");
-  auto first = coordinator_->Request(request, "alice", kT0Ms);
+  auto first = coordinator_->Request(request, "alice", kPassMs);
   ASSERT_TRUE(first.ok());
   ASSERT_EQ(stream_.sent.size(), 1u);
   const std::string sent_id = stream_.sent[0].id();
 
-  Restart(kT0Ms + 5000);
+  Restart(kPassMs + 5000);
   EXPECT_TRUE(
-      coordinator_->OnCommandResult("a", Ok(sent_id, "sent SIGTERM to pid 4242"), kT0Ms + 6000));
+      coordinator_->OnCommandResult("a", Ok(sent_id, "sent SIGTERM to pid 4242"), kPassMs + 6000));
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "succeeded");
-  auto second = coordinator_->Request(request, "alice", kT0Ms + 7000);
+  auto second = coordinator_->Request(request, "alice", kPassMs + 7000);
   ASSERT_TRUE(second.ok());
   ASSERT_EQ(second->size(), 1u);
   EXPECT_EQ((*second)[0].outcome(), "refused");
@@ -294,8 +294,8 @@ TEST_F(MitigationCoordinatorTest, ARestartKeepsTheHourlyBudgetAndAwaitsTheComman
   EXPECT_EQ(stream_.sent.size(), 1u);
 
   // An hour on, the budget is back.
-  Restart(kT0Ms + 3'601'000);
-  auto later = coordinator_->Request(request, "alice", kT0Ms + 3'602'000);
+  Restart(kPassMs + 3'601'000);
+  auto later = coordinator_->Request(request, "alice", kPassMs + 3'602'000);
   ASSERT_TRUE(later.ok());
   EXPECT_EQ((*later)[0].outcome(), "requested");
 }
@@ -307,9 +307,9 @@ TEST_F(MitigationCoordinatorTest, ACommandUnansweredAcrossARestartTimesOut) {
   drip::v1::MitigateRequest request;
   request.set_id("leak-1");
   request.set_action("signal-process");
-  ASSERT_TRUE(coordinator_->Request(request, "alice", kT0Ms).ok());
-  Restart(kT0Ms + 5000);
-  coordinator_->Tick(kT0Ms + 31'000);
+  ASSERT_TRUE(coordinator_->Request(request, "alice", kPassMs).ok());
+  Restart(kPassMs + 5000);
+  coordinator_->Tick(kPassMs + 31'000);
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "timed-out");
 }
 
@@ -330,7 +330,7 @@ TEST_F(MitigationCoordinatorTest, ARelayedMitigationIsHeldToThisMembersReportPol
 
   auto code = [&](const std::string& host, const std::string& id,
                   const drip::v1::MitigationCommand& c) {
-    return coordinator_->AdmitRelayed(*book_->Get("leak-1"), host, id, c, kT0Ms + 1000).code();
+    return coordinator_->AdmitRelayed(*book_->Get("leak-1"), host, id, c, kPassMs + 1000).code();
   };
   drip::v1::MitigationCommand unknown = restart;
   unknown.set_report_id("leak-99");
@@ -346,7 +346,7 @@ TEST_F(MitigationCoordinatorTest, ARelayedMitigationIsHeldToThisMembersReportPol
   // The first spends the budget of one an hour; the rest are refused, with the reason.
   EXPECT_EQ(code("a", "c-1", restart), absl::StatusCode::kOk);
   absl::Status second =
-      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-2", restart, kT0Ms + 2000);
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-2", restart, kPassMs + 2000);
   EXPECT_EQ(second.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(second.message().find("max_actions_per_hour"), std::string::npos) << second;
   // A recommendation touches nothing and spends nothing.
@@ -366,14 +366,14 @@ TEST_F(MitigationCoordinatorTest, ARelayedRestartWithinTheCooldownOfOneDelivered
   restart.set_action("restart-unit");
   restart.set_dry_run(false);
   EXPECT_TRUE(
-      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-1", restart, kT0Ms + 1000).ok());
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-1", restart, kPassMs + 1000).ok());
   absl::Status again =
-      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-2", restart, kT0Ms + 2000);
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-2", restart, kPassMs + 2000);
   EXPECT_EQ(again.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(again.message().find("policy cooldown"), std::string::npos) << again;
   // Past the cool-down (1 h by default) the host may be restarted again.
   EXPECT_TRUE(
-      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-3", restart, kT0Ms + 3'700'000)
+      coordinator_->AdmitRelayed(*book_->Get("leak-1"), "a", "c-3", restart, kPassMs + 3'700'000)
           .ok());
 }
 

@@ -21,7 +21,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr int64_t kNow = 472'222LL * 3'600'000;
+constexpr int64_t kRecoveryNow = 472'222LL * 3'600'000;
 constexpr uint64_t kGiB = 1ull << 30;
 constexpr char kComponent[] = "proc:api";
 
@@ -34,7 +34,7 @@ drip::v1::SampleBatch Batch(uint64_t sequence, int samples = 4) {
     drip::v1::Sample* s = batch.add_samples();
     s->set_component(kComponent);
     s->set_instance("100@1");
-    s->set_timestamp_ms(kNow + static_cast<int64_t>(sequence * 100 + i) * 1000);
+    s->set_timestamp_ms(kRecoveryNow + static_cast<int64_t>(sequence * 100 + i) * 1000);
     s->mutable_process()->set_anon_rss_bytes(sequence * 100 + i);
   }
   return batch;
@@ -45,21 +45,21 @@ std::vector<int64_t> Expected(uint64_t last, int samples = 4) {
   std::vector<int64_t> ts;
   for (uint64_t seq = 1; seq <= last; ++seq) {
     for (int i = 0; i < samples; ++i)
-      ts.push_back(kNow + static_cast<int64_t>(seq * 100 + i) * 1000);
+      ts.push_back(kRecoveryNow + static_cast<int64_t>(seq * 100 + i) * 1000);
   }
   return ts;
 }
 
 // A store on a FaultyFileSystem, with the free space its recovery sees under test control.
-struct Harness {
+struct RecoveryHarness {
   ScopedTempDir dir;
-  FakeClock clock{kNow};
+  FakeClock clock{kRecoveryNow};
   std::shared_ptr<FaultyFileSystem> fs = std::make_shared<FaultyFileSystem>();
   std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
   std::atomic<uint64_t> free_bytes{kGiB};
   RocksDbSeriesStoreOptions options;
 
-  Harness() {
+  RecoveryHarness() {
     options.path = dir.path() + "/store";
     options.clock = &clock;
     options.fold_interval = milliseconds(0);
@@ -103,7 +103,7 @@ drip::v1::HostInfo Hello(const std::string& host) {
 }
 
 TEST(RocksDbSeriesStoreRecoveryTest, FullDiskStopsWritesKeepsReadsAndRecoversOnceSpaceReturns) {
-  Harness h;
+  RecoveryHarness h;
   h.options.sync_writes = true;
   auto store = h.Open();
   ASSERT_NE(store, nullptr);
@@ -169,7 +169,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, FullDiskStopsWritesKeepsReadsAndRecoversOnc
 // memtable is empty, so DB::Resume() has nothing to flush, keeps the WAL writer that
 // failed, and the next write aborts the process (Debian builds RocksDB with asserts).
 TEST(RocksDbSeriesStoreRecoveryTest, RecoversFromAWalErrorWithEmptyMemtables) {
-  Harness h;
+  RecoveryHarness h;
   {
     auto store = h.Open();
     ASSERT_NE(store, nullptr);
@@ -189,7 +189,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, RecoversFromAWalErrorWithEmptyMemtables) {
 }
 
 TEST(RocksDbSeriesStoreRecoveryTest, FailedFlushStopsWritesUntilRecovered) {
-  Harness h;
+  RecoveryHarness h;
   auto store = h.Open();
   ASSERT_NE(store, nullptr);
   AppendOk(*store, "web-1", 1);
@@ -215,7 +215,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, FailedFlushStopsWritesUntilRecovered) {
 }
 
 TEST(RocksDbSeriesStoreRecoveryTest, IoErrorIsRetriedWithoutWaitingForSpace) {
-  Harness h;
+  RecoveryHarness h;
   auto store = h.Open();
   ASSERT_NE(store, nullptr);
   AppendOk(*store, "web-1", 1);
@@ -239,7 +239,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, IoErrorIsRetriedWithoutWaitingForSpace) {
 }
 
 TEST(RocksDbSeriesStoreRecoveryTest, FailedReopenLeavesTheStoreClosedUntilTheNextRecover) {
-  Harness h;
+  RecoveryHarness h;
   auto store = h.Open();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->PutHost(Hello("web-1")).ok());
@@ -276,11 +276,11 @@ TEST(RocksDbSeriesStoreRecoveryTest, FailedReopenLeavesTheStoreClosedUntilTheNex
 }
 
 TEST(RocksDbSeriesStoreRecoveryTest, AuditSequencesContinueAfterARecovery) {
-  Harness h;
+  RecoveryHarness h;
   auto store = h.Open();
   ASSERT_NE(store, nullptr);
   std::vector<drip::v1::AuditEntry> audit(2);
-  for (auto& entry : audit) entry.set_time_ms(kNow);
+  for (auto& entry : audit) entry.set_time_ms(kRecoveryNow);
   ASSERT_TRUE(store->reports()->Write({}, &audit).ok());
   h.fs->FailAppends(FaultyFileSystem::kWal);
   std::vector<drip::v1::AuditEntry> lost(1);
@@ -288,7 +288,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, AuditSequencesContinueAfterARecovery) {
   h.fs->FailAppends(FaultyFileSystem::kNone);
   ASSERT_TRUE(store->Recover().ok());
   std::vector<drip::v1::AuditEntry> more(1);
-  more[0].set_time_ms(kNow + 1);
+  more[0].set_time_ms(kRecoveryNow + 1);
   ASSERT_TRUE(store->reports()->Write({}, &more).ok());
   absl::StatusOr<std::vector<drip::v1::AuditEntry>> read = store->reports()->ReadAudit("", 0, 10);
   ASSERT_TRUE(read.ok()) << read.status();
@@ -302,7 +302,7 @@ TEST(RocksDbSeriesStoreRecoveryTest, AuditSequencesContinueAfterARecovery) {
 // disk fills and empties again and again: no call crashes or deadlocks, and in the end
 // every batch is stored exactly once.
 TEST(RocksDbSeriesStoreRecoveryTest, ConcurrentWritersAndReadersSurviveRepeatedRecoveries) {
-  Harness h;
+  RecoveryHarness h;
   h.options.fold_interval = milliseconds(5);
   h.options.fold_bytes = 4 * 1024;
   auto store = h.Open();

@@ -32,7 +32,7 @@ using drip::agent::SlabSampler;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr uint64_t kMiB = 1024 * 1024;
+constexpr uint64_t kOneMiB = 1024 * 1024;
 
 std::string Mountinfo() {
   std::string text;
@@ -128,8 +128,8 @@ void ExpectUnitReported(const CgroupMount& mount) {
       if (s.component() == "svc:" + unit->name()) mine = &s;
     }
     if (mine != nullptr && mine->has_cgroup() &&
-        std::abs(static_cast<double>(mine->cgroup().anon_bytes()) - 64.0 * kMiB) <=
-            0.05 * 64 * kMiB) {
+        std::abs(static_cast<double>(mine->cgroup().anon_bytes()) - 64.0 * kOneMiB) <=
+            0.05 * 64 * kOneMiB) {
       break;
     }
     std::this_thread::sleep_for(milliseconds(100));
@@ -139,7 +139,8 @@ void ExpectUnitReported(const CgroupMount& mount) {
   struct stat st {};
   ASSERT_EQ(stat(unit->path().c_str(), &st), 0);
   EXPECT_EQ(mine->instance(), fmt::format("cg@{}", st.st_ino));
-  EXPECT_NEAR(static_cast<double>(mine->cgroup().anon_bytes()), 64.0 * kMiB, 0.05 * 64 * kMiB);
+  EXPECT_NEAR(static_cast<double>(mine->cgroup().anon_bytes()), 64.0 * kOneMiB,
+              0.05 * 64 * kOneMiB);
   EXPECT_GE(mine->cgroup().current_bytes(), mine->cgroup().anon_bytes());
 
   (*child)->Signal(SIGKILL);
