@@ -6,6 +6,7 @@
 #include "cli/leak_report_json.h"
 #include "cli/table_printer.h"
 #include "common/base/duration.h"
+#include "common/rpc/report_state.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -27,8 +28,8 @@ std::string NoReportsLine(const LeaksListOptions& options) {
 }  // namespace
 
 absl::StatusOr<std::string> ParseLeakStateFilter(const std::string& text) {
-  if (text.empty() || text == "open" || text == "acknowledged" || text == "mitigated" ||
-      text == "resolved" || text == "all") {
+  if (text.empty() || text == "all" ||
+      ParseReportState(text) != drip::v1::REPORT_STATE_UNSPECIFIED) {
     return text;
   }
   return absl::InvalidArgumentError(fmt::format(

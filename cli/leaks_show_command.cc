@@ -7,6 +7,7 @@
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "common/base/duration.h"
+#include "common/rpc/report_state.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -125,7 +126,7 @@ void RenderRecommendation(const drip::v1::LeakReport& r, const TerminalStyle& st
   out << r.recommended_action();
   if (!r.recommendation().empty()) out << ": " << r.recommendation();
   out << "\n";
-  if (r.state() != "resolved") {
+  if (ReportStateOf(r) != drip::v1::REPORT_STATE_RESOLVED) {
     // The next step, ready to paste; dry-run first, as the policy does by default.
     out << fmt::format("  try it: dripctl mitigate {} --action {} --dry-run\n", r.id(),
                        r.recommended_action());

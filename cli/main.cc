@@ -23,6 +23,7 @@
 #include "common/base/duration.h"
 #include "common/daemon/command_line.h"
 #include "common/rpc/grpc_logging.h"
+#include "common/rpc/report_state.h"
 #include "common/version.h"
 
 namespace {
@@ -141,9 +142,9 @@ int main(int argc, char** argv) {
   leaks_show->add_flag("--json", show_json, "print JSON instead of the report");
 
   // ack and resolve take the same arguments and differ in the state they set.
-  auto add_state_command = [&](const char* name, const char* state, const char* help,
+  auto add_state_command = [&](const char* name, drip::v1::ReportState state, const char* help,
                                drip::cli::LeakStateOptions* options) {
-    options->state = state;
+    options->state = std::string(drip::ReportStateName(state));
     auto* command = leaks->add_subcommand(name, help);
     command->add_option("ID", options->id, "report id")->required();
     command->add_option("--note", options->note, "why, for the report's history");
@@ -151,11 +152,13 @@ int main(int argc, char** argv) {
     return command;
   };
   drip::cli::LeakStateOptions ack_options;
-  auto* leaks_ack = add_state_command(
-      "ack", "acknowledged", "acknowledge a leak report: someone is working on it", &ack_options);
+  auto* leaks_ack =
+      add_state_command("ack", drip::v1::REPORT_STATE_ACKNOWLEDGED,
+                        "acknowledge a leak report: someone is working on it", &ack_options);
   drip::cli::LeakStateOptions resolve_options;
-  auto* leaks_resolve = add_state_command(
-      "resolve", "resolved", "resolve a leak report: fixed, or not a leak", &resolve_options);
+  auto* leaks_resolve =
+      add_state_command("resolve", drip::v1::REPORT_STATE_RESOLVED,
+                        "resolve a leak report: fixed, or not a leak", &resolve_options);
 
   drip::cli::MitigateOptions mitigate_options;
   auto* mitigate = app.add_subcommand(

@@ -7,6 +7,7 @@
 #include "collector/query/suspects_proto.h"
 #include "common/base/clock.h"
 #include "common/daemon/logging.h"
+#include "common/rpc/report_state.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
 
@@ -128,7 +129,8 @@ void ReportOwnership::RunRound() {
       if (!report.ParseFromString(kv.value) || report.id().empty() ||
           report.component() != component || report.updated_ms() > now_ms + kMaxEtcdClockSkewMs) {
         ++unreadable;
-        stored_[component] = {"", std::string(report_state::kResolved), 0, kv.mod_revision};
+        stored_[component] = {"", std::string(ReportStateName(drip::v1::REPORT_STATE_RESOLVED)), 0,
+                              kv.mod_revision};
         if (auto it = previous.find(component); it != previous.end()) {
           fresh->push_back(*it->second);
         }
@@ -239,10 +241,13 @@ void ReportOwnership::WriteOwned(const std::function<bool(const std::string&)>& 
       // reached etcd; then this member's report replaces it. An older one, resolved, is
       // replaced too.
       const bool theirs_resolved =
-          theirs.state == report_state::kResolved || pipeline_->reports().HasResolved(theirs.id);
+          ParseReportState(theirs.state) == drip::v1::REPORT_STATE_RESOLVED ||
+          pipeline_->reports().HasResolved(theirs.id);
       if (theirs.id != report.id() && !theirs_resolved) continue;
-      if (theirs.id != report.id() && theirs.state == report_state::kResolved &&
-          theirs.updated_ms > report.updated_ms() && report.state() == report_state::kResolved) {
+      if (theirs.id != report.id() &&
+          ParseReportState(theirs.state) == drip::v1::REPORT_STATE_RESOLVED &&
+          theirs.updated_ms > report.updated_ms() &&
+          ReportStateOf(report) == drip::v1::REPORT_STATE_RESOLVED) {
         continue;
       }
       expected_revision = theirs.mod_revision;

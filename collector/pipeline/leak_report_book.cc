@@ -17,7 +17,9 @@ namespace {
 constexpr std::string_view kReportIdPrefix = "leak-";
 constexpr char kCollectorActor[] = "collector";
 
-bool IsResolved(const drip::v1::LeakReport& r) { return r.state() == report_state::kResolved; }
+bool IsResolved(const drip::v1::LeakReport& r) {
+  return ReportStateOf(r) == drip::v1::REPORT_STATE_RESOLVED;
+}
 
 // Marks a change. The stamp only moves forward, even when this collector's clock is behind
 // the one of the member that wrote the report before it: members order a report's
@@ -156,10 +158,10 @@ drip::v1::LeakReport* LeakReportBook::OpenLocked(const std::string& component, i
   drip::v1::LeakReport& r = reports_[id];
   r.set_id(id);
   r.set_component(component);
-  r.set_state(std::string(report_state::kOpen));
+  SetReportState(&r, drip::v1::REPORT_STATE_OPEN);
   drip::v1::StateChange* change = r.add_history();
   change->set_time_ms(now_ms);
-  change->set_to(std::string(report_state::kOpen));
+  change->set_to(r.state());
   change->set_actor(kCollectorActor);
   change->set_note("the detector suspects the component of leaking");
   drip::v1::AuditEntry& entry = audit->emplace_back();
@@ -174,9 +176,10 @@ drip::v1::LeakReport* LeakReportBook::OpenLocked(const std::string& component, i
   return &r;
 }
 
-void LeakReportBook::ChangeStateLocked(drip::v1::LeakReport* r, std::string_view to,
+void LeakReportBook::ChangeStateLocked(drip::v1::LeakReport* r, drip::v1::ReportState state,
                                        const std::string& actor, const std::string& note,
                                        int64_t now_ms, std::vector<drip::v1::AuditEntry>* audit) {
+  const std::string_view to = ReportStateName(state);
   drip::v1::StateChange* change = r->add_history();
   change->set_time_ms(now_ms);
   change->set_from(r->state());
@@ -188,15 +191,15 @@ void LeakReportBook::ChangeStateLocked(drip::v1::LeakReport* r, std::string_view
   entry.set_actor(actor);
   entry.set_report_id(r->id());
   entry.set_component(r->component());
-  entry.set_action(to == report_state::kAcknowledged ? "ack"
-                   : to == report_state::kResolved
+  entry.set_action(state == drip::v1::REPORT_STATE_ACKNOWLEDGED ? "ack"
+                   : state == drip::v1::REPORT_STATE_RESOLVED
                        ? (actor == kCollectorActor ? "auto-resolve" : "resolve")
                        : std::string(to));
   entry.set_outcome("done");
   entry.set_detail(fmt::format("{} -> {}{}{}", r->state(), to, note.empty() ? "" : ": ", note));
-  r->set_state(std::string(to));
+  SetReportState(r, state);
   Touch(r, now_ms);
-  if (to == report_state::kResolved) counts_.resolved++;
+  if (state == drip::v1::REPORT_STATE_RESOLVED) counts_.resolved++;
   dirty_.insert(r->id());
   Logger("collector")
       ->warn("leak report {} ({}) is {} now ({}{}{})", r->id(), r->component(), to, actor,
@@ -375,7 +378,7 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
     const bool any_active = std::any_of(r.hosts().begin(), r.hosts().end(),
                                         [](const drip::v1::LeakHost& h) { return h.active(); });
     if (!any_active && now_s - r.last_seen_s() >= policy_.resolve_after.count() / 1000) {
-      ChangeStateLocked(&r, report_state::kResolved, kCollectorActor,
+      ChangeStateLocked(&r, drip::v1::REPORT_STATE_RESOLVED, kCollectorActor,
                         fmt::format("no host suspected for {}: the growth stopped",
                                     FormatDuration(policy_.resolve_after)),
                         now_ms, &audit);
@@ -449,7 +452,8 @@ absl::StatusOr<drip::v1::LeakReport> LeakReportBook::SetState(const std::string&
                                                               const std::string& actor,
                                                               const std::string& note,
                                                               int64_t now_ms) {
-  if (state != report_state::kAcknowledged && state != report_state::kResolved) {
+  const drip::v1::ReportState to = ParseReportState(state);
+  if (to != drip::v1::REPORT_STATE_ACKNOWLEDGED && to != drip::v1::REPORT_STATE_RESOLVED) {
     return absl::InvalidArgumentError(fmt::format(
         "state: '{}' cannot be set by hand (acknowledged or resolved; the collector sets open "
         "and mitigated)",
@@ -465,13 +469,14 @@ absl::StatusOr<drip::v1::LeakReport> LeakReportBook::SetState(const std::string&
     return absl::FailedPreconditionError(
         fmt::format("leak report {} is resolved already; a new leak opens a new report", id));
   }
-  if (r.state() == state) return r;
-  if (state == report_state::kAcknowledged && r.state() == report_state::kMitigated) {
+  if (ReportStateOf(r) == to) return r;
+  if (to == drip::v1::REPORT_STATE_ACKNOWLEDGED &&
+      ReportStateOf(r) == drip::v1::REPORT_STATE_MITIGATED) {
     return absl::FailedPreconditionError(
         fmt::format("leak report {} is mitigated already, which implies acknowledged", id));
   }
   std::vector<drip::v1::AuditEntry> audit;
-  ChangeStateLocked(&r, state, actor, note, now_ms, &audit);
+  ChangeStateLocked(&r, to, actor, note, now_ms, &audit);
   if (on_change_between_passes_) on_change_between_passes_();
   if (absl::Status s = FlushLocked(&audit); !s.ok()) {
     return absl::UnavailableError(fmt::format(
@@ -497,8 +502,9 @@ absl::StatusOr<drip::v1::AuditEntry> LeakReportBook::RecordMitigation(
   dirty_.insert(report_id);
   std::vector<drip::v1::AuditEntry> audit = {std::move(entry)};
   if (record.outcome() == "succeeded" && !record.dry_run() &&
-      (r.state() == report_state::kOpen || r.state() == report_state::kAcknowledged)) {
-    ChangeStateLocked(&r, report_state::kMitigated, record.actor(),
+      (ReportStateOf(r) == drip::v1::REPORT_STATE_OPEN ||
+       ReportStateOf(r) == drip::v1::REPORT_STATE_ACKNOWLEDGED)) {
+    ChangeStateLocked(&r, drip::v1::REPORT_STATE_MITIGATED, record.actor(),
                       fmt::format("{} on {}: {}", record.action(), record.host(), record.detail()),
                       now_ms, &audit);
   }
@@ -549,7 +555,7 @@ void LeakReportBook::Adopt(const std::vector<drip::v1::LeakReport>& shared, int6
     if (!IsResolved(theirs)) {
       drip::v1::LeakReport* mine = FindUnresolvedLocked(theirs.component());
       if (mine != nullptr && mine->id() != theirs.id()) {
-        ChangeStateLocked(mine, report_state::kResolved, kCollectorActor,
+        ChangeStateLocked(mine, drip::v1::REPORT_STATE_RESOLVED, kCollectorActor,
                           fmt::format("superseded by {}, the cluster's report of {}", theirs.id(),
                                       theirs.component()),
                           now_ms, &audit);

@@ -39,6 +39,7 @@
 #include "collector/pipeline/instance_version_book.h"
 #include "collector/pipeline/mitigation_policy.h"
 #include "collector/storage/report_store.h"
+#include "common/rpc/report_state.h"
 #include "drip/v1/query.pb.h"
 #include "drip/v1/report.pb.h"
 
@@ -61,13 +62,6 @@ struct ReportPolicy {
   // report until it is told which components it owns (LeakReportBook::SetOwnership).
   std::string id_scope;
 };
-
-namespace report_state {
-inline constexpr std::string_view kOpen = "open";
-inline constexpr std::string_view kAcknowledged = "acknowledged";
-inline constexpr std::string_view kMitigated = "mitigated";
-inline constexpr std::string_view kResolved = "resolved";
-}  // namespace report_state
 
 class LeakReportBook {
  public:
@@ -141,7 +135,7 @@ class LeakReportBook {
   void RefreshDerivedLocked(drip::v1::LeakReport* report, int64_t now_ms) const;
   // The report's rollout evidence and its hosts' versions, from its active hosts.
   void CorrelateVersionsLocked(drip::v1::LeakReport* report) const;
-  void ChangeStateLocked(drip::v1::LeakReport* report, std::string_view to,
+  void ChangeStateLocked(drip::v1::LeakReport* report, drip::v1::ReportState to,
                          const std::string& actor, const std::string& note, int64_t now_ms,
                          std::vector<drip::v1::AuditEntry>* audit);
   // Writes the dirty reports and `audit`; on failure keeps them dirty for the next try.

@@ -7,6 +7,7 @@
 #include "common/base/mitigation_signal.h"
 #include "common/base/status_macros.h"
 #include "common/daemon/logging.h"
+#include "common/rpc/report_state.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
@@ -288,7 +289,7 @@ absl::StatusOr<std::vector<drip::v1::AuditEntry>> MitigationCoordinator::Request
   }
   absl::StatusOr<drip::v1::LeakReport> report = book_->Get(request.id());
   if (!report.ok()) return report.status();
-  if (report->state() == report_state::kResolved) {
+  if (ReportStateOf(*report) == drip::v1::REPORT_STATE_RESOLVED) {
     return absl::FailedPreconditionError(
         fmt::format("leak report {} is resolved: nothing to mitigate", request.id()));
   }
@@ -330,7 +331,7 @@ absl::Status MitigationCoordinator::AdmitRelayed(drip::v1::LeakReport report_cop
                                                   command.component()));
   }
   // Not FAILED_PRECONDITION, which tells the owner the host streams elsewhere.
-  if (report->state() == report_state::kResolved) {
+  if (ReportStateOf(*report) == drip::v1::REPORT_STATE_RESOLVED) {
     return absl::InvalidArgumentError(
         fmt::format("leak report {} is resolved: nothing to mitigate", command.report_id()));
   }

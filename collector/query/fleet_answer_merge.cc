@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/rpc/report_state.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
@@ -179,7 +180,9 @@ drip::v1::ListLeaksResponse MergeLeaks(std::vector<drip::v1::ListLeaksResponse> 
   }
   std::vector<drip::v1::LeakReport> ordered;
   for (auto& [id, r] : reports) ordered.push_back(std::move(r));
-  auto resolved = [](const drip::v1::LeakReport& r) { return r.state() == "resolved"; };
+  auto resolved = [](const drip::v1::LeakReport& r) {
+    return ReportStateOf(r) == drip::v1::REPORT_STATE_RESOLVED;
+  };
   auto rank = [](const drip::v1::LeakReport& r) {
     return r.severity() == "critical" ? 0 : r.severity() == "warning" ? 1 : 2;
   };

@@ -15,6 +15,7 @@
 #include "collector/query/unary_on_pool.h"
 #include "common/daemon/logging.h"
 #include "common/rpc/grpc_conversions.h"
+#include "common/rpc/report_state.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 
@@ -22,8 +23,7 @@ namespace drip::collector {
 namespace {
 
 bool IsReportState(const std::string& state) {
-  return state == report_state::kOpen || state == report_state::kAcknowledged ||
-         state == report_state::kMitigated || state == report_state::kResolved;
+  return ParseReportState(state) != drip::v1::REPORT_STATE_UNSPECIFIED;
 }
 
 // Who asked, as the audit log records it: who the credentials prove the caller to be,

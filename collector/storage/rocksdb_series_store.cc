@@ -240,7 +240,7 @@ RocksDbSeriesStore::~RocksDbSeriesStore() {
   db_->Close(!options_.sync_writes && !errors_->state().stops_writes());
 }
 
-HostState* RocksDbSeriesStore::StateOf(const std::string& host) {
+HostState* RocksDbSeriesStore::ReportStateOf(const std::string& host) {
   std::lock_guard<std::mutex> lock(hosts_mu_);
   std::unique_ptr<HostState>& state = hosts_[host];
   if (state == nullptr) state = std::make_unique<HostState>();
@@ -316,7 +316,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
   if (host.empty()) return absl::InvalidArgumentError("AppendBatch: host is empty");
   StoreDb::Lease db(db_.get());
   if (!db.open()) return db.ClosedError();
-  HostState* state = StateOf(host);
+  HostState* state = ReportStateOf(host);
   std::lock_guard<std::mutex> lock(state->mu);
   RETURN_IF_ERROR(LoadHostLocked(*db, host, state));
 
@@ -501,7 +501,7 @@ absl::StatusOr<std::vector<drip::v1::InstanceVersion>> RocksDbSeriesStore::ReadI
 absl::StatusOr<uint64_t> RocksDbSeriesStore::AckedSequence(const std::string& host) {
   StoreDb::Lease db(db_.get());
   if (!db.open()) return db.ClosedError();
-  HostState* state = StateOf(host);
+  HostState* state = ReportStateOf(host);
   std::lock_guard<std::mutex> lock(state->mu);
   RETURN_IF_ERROR(LoadHostLocked(*db, host, state));
   return state->record.acked_sequence();
@@ -511,7 +511,7 @@ absl::Status RocksDbSeriesStore::PutHost(const drip::v1::HostInfo& info) {
   if (info.host().empty()) return absl::InvalidArgumentError("PutHost: host is empty");
   StoreDb::Lease db(db_.get());
   if (!db.open()) return db.ClosedError();
-  HostState* state = StateOf(info.host());
+  HostState* state = ReportStateOf(info.host());
   std::lock_guard<std::mutex> lock(state->mu);
   RETURN_IF_ERROR(LoadHostLocked(*db, info.host(), state));
 
@@ -814,7 +814,7 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::ForgetEmptySeries(const StoreHandle
     if (HasChunks(db, series_id)) continue;
     // Under the host's lock no batch of the host is being written; one written since the
     // fold may have staged points for this very series, which then stays.
-    HostState* state = StateOf(names.host);
+    HostState* state = ReportStateOf(names.host);
     std::lock_guard<std::mutex> lock(state->mu);
     if (HasChunks(db, series_id) || StagedHolds(db, names.host, series_id)) continue;
     rocksdb::WriteBatch write;

@@ -143,7 +143,7 @@ class RocksDbSeriesStore final : public SeriesStore {
   absl::Status ReloadAfterReopen(const StoreHandles& db);
   // The state of `host`, created empty on first use; never null, never freed while the
   // store lives.
-  HostState* StateOf(const std::string& host);
+  HostState* ReportStateOf(const std::string& host);
   // Reads the host's record from meta unless already done. Requires state->mu.
   absl::Status LoadHostLocked(const StoreHandles& db, const std::string& host, HostState* state);
   // The id of (host, component, instance): from the cache, else the index, else newly
