@@ -48,6 +48,7 @@ struct CallerCredentials {
   // Whether the certificate may serve as well as call (extendedKeyUsage serverAuth, or
   // none at all): a collector's, never an agent's or a user's (docs/security.md, "Key
   // usage"), which is how the member API tells a collector from an agent on its host.
+  // Set by the member API alone (PeerCertificateServes).
   bool certificate_serves = false;
 };
 

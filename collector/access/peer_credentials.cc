@@ -18,7 +18,7 @@ constexpr size_t kMaxTokenBytes = 4096;
 
 // Whether the peer's verified certificate (PEM, as gRPC keeps it) allows serverAuth. A
 // certificate without the extension allows every use (RFC 5280, 4.2.1.12).
-bool CertificateServes(std::string_view pem) {
+bool PemCertificateServes(std::string_view pem) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(
       BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
   if (bio == nullptr) return false;
@@ -40,9 +40,6 @@ CallerCredentials CallerCredentialsOf(const grpc::AuthContext* auth,
   if (auth != nullptr && auth->IsPeerAuthenticated()) {
     for (const grpc::string_ref& name : auth->GetPeerIdentity()) {
       credentials.certificate_names.emplace_back(name.data(), name.size());
-    }
-    for (const grpc::string_ref& pem : auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
-      credentials.certificate_serves = CertificateServes(std::string_view(pem.data(), pem.size()));
     }
   }
   if (authorization) {
@@ -66,6 +63,15 @@ CallerCredentials CallerCredentialsOf(const grpc::ServerContextBase& context) {
   }
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   return CallerCredentialsOf(auth.get(), authorization, context.peer());
+}
+
+bool PeerCertificateServes(const grpc::ServerContextBase& context) {
+  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return false;
+  for (const grpc::string_ref& pem : auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME)) {
+    return PemCertificateServes(std::string_view(pem.data(), pem.size()));
+  }
+  return false;
 }
 
 }  // namespace drip::collector

@@ -21,6 +21,11 @@ namespace drip::collector {
 // when the client presented no certificate.
 CallerCredentials CallerCredentialsOf(const grpc::ServerContextBase& context);
 
+// Whether the call's verified client certificate may serve as well as call (see
+// CallerCredentials::certificate_serves). Parses the certificate: only the member API,
+// which needs it, asks; CallerCredentialsOf leaves the field false.
+bool PeerCertificateServes(const grpc::ServerContextBase& context);
+
 // The same from a connection's auth context (may be null) and the call's `authorization`
 // metadata, if it sent one: what CallGate sees before the call is dispatched.
 CallerCredentials CallerCredentialsOf(const grpc::AuthContext* auth,

@@ -95,10 +95,11 @@ absl::StatusOr<Caller> MemberServiceImpl::Admit(const grpc::CallbackServerContex
                                                 std::string_view method) {
   // Credentials first, even on a collector outside any cluster: whoever knocks without
   // them is counted as on any other collector.
-  absl::StatusOr<Caller> caller =
-      AdmitMember(*access_, CallerCredentialsOf(context),
-                  cluster == nullptr ? std::vector<ClusterMember>() : cluster->Members(),
-                  cluster == nullptr ? std::string() : cluster->member_name());
+  CallerCredentials credentials = CallerCredentialsOf(context);
+  credentials.certificate_serves = PeerCertificateServes(context);
+  absl::StatusOr<Caller> caller = AdmitMember(
+      *access_, credentials, cluster == nullptr ? std::vector<ClusterMember>() : cluster->Members(),
+      cluster == nullptr ? std::string() : cluster->member_name());
   if (!caller.ok()) {
     metrics_->QueryDenied(fmt::format("{}{}", kMemberMethodPrefix, method), caller.status().code())
         .Increment();
