@@ -30,6 +30,8 @@ function(drip_fuzzer name)
     drip_test(${name}_replay_test
       SOURCES ${ARG_SOURCES} ${DRIP_FUZZ_DIR}/fuzz_replay_test.cc
       LIBS ${ARG_LIBS})
+  endif()
+  if(TARGET ${name}_replay_test)
     target_compile_definitions(${name}_replay_test PRIVATE
       DRIP_FUZZER_SUITE=${ARG_SUITE}
       DRIP_FUZZ_CORPUS_DIR="${DRIP_FUZZ_DIR}/corpus/${name}"

@@ -1,12 +1,9 @@
 #include "collector/collector_server.h"
 
-#include <unistd.h>
-
 #include <exception>
 #include <utility>
 
 #include "collector/access/call_gate.h"
-#include "collector/cluster/fleet_drift_share.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"
 #include "common/daemon/listen_address.h"
@@ -14,7 +11,6 @@
 #include "common/rpc/grpc_conversions.h"
 #include "common/rpc/tls_settings.h"
 #include "fmt/format.h"
-#include "fmt/ranges.h"
 #include "grpcpp/health_check_service_interface.h"
 
 namespace drip::collector {
@@ -33,14 +29,6 @@ SampleValidatorOptions ValidatorOptions(const CollectorConfig& c) {
   o.max_future_skew = c.ingest.max_future_skew;
   o.retention = c.storage.retention;
   return o;
-}
-
-// The name this collector has among the members: cluster.member_name, else the host's.
-std::string MemberNameOf(const CollectorConfig& c) {
-  if (!c.cluster.member_name.empty()) return c.cluster.member_name;
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) == 0) return name;
-  return "collector";
 }
 
 LeakPipelineOptions PipelineOptions(const CollectorConfig& c) {
@@ -84,7 +72,11 @@ absl::StatusOr<ServingAddresses> CollectorServer::Start() {
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(config_.tls);
   if (!credentials.ok()) return credentials.status();
-  RETURN_IF_ERROR(LoadAccessPolicy());
+  metrics_.plaintext.Set(config_.tls.plaintext ? 1 : 0);
+  absl::StatusOr<AccessPolicy> access = AccessPolicy::ForCollector(
+      config_.auth.access_file, config_.tls.plaintext, config_.grpc.listen_address);
+  if (!access.ok()) return access.status();
+  access_ = std::make_unique<AccessPolicy>(std::move(*access));
   if (!config_.tls.plaintext) {
     (*credentials)->SetAuthMetadataProcessor(std::make_shared<CallGate>(access_.get(), &metrics_));
   }
@@ -126,7 +118,7 @@ absl::Status CollectorServer::OpenPipeline() {
   // Before serving: the pipeline replays recent history, and live batches must never
   // interleave with the replay.
   absl::StatusOr<std::unique_ptr<LeakPipeline>> pipeline =
-      LeakPipeline::Open(PipelineOptions(config_), store_.get(), &hosts_, &metrics_, clock_);
+      LeakPipeline::Open(PipelineOptions(config_), store_.get(), &commands_, &metrics_, clock_);
   if (!pipeline.ok()) return WithContext(pipeline.status(), config_.storage.path);
   pipeline_ = std::move(*pipeline);
   return absl::OkStatus();
@@ -138,14 +130,15 @@ void CollectorServer::BuildServices() {
   session.tls = !config_.tls.plaintext;
   session.access = access_.get();
   session.store = store_.get();
-  session.pipeline = pipeline_.get();
+  session.detector = pipeline_.get();
+  session.commands = &commands_;
   session.health = &health_;
   session.metrics = &metrics_;
   session.clock = clock_;
   session.max_components_per_host = config_.ingest.max_components_per_host;
   if (config_.cluster.enabled()) {
     session.owner_elsewhere = [this](const std::string& host) -> std::optional<ClusterMember> {
-      const ClusterMembership* cluster = cluster_for_sessions_.load();
+      const ClusterPresence* cluster = cluster_for_sessions_.load();
       return cluster == nullptr ? std::nullopt : cluster->OwnerElsewhere(host);
     };
   }
@@ -160,7 +153,7 @@ void CollectorServer::BuildServices() {
   ingest_ = std::make_unique<IngestService>(ingest, session, &hosts_, &metrics_);
   query_ = std::make_unique<QueryServiceImpl>(access_.get(), store_.get(), &hosts_, pipeline_.get(),
                                               &metrics_, clock_, config_.grpc.max_message_bytes);
-  member_service_ = std::make_unique<MemberServiceImpl>(access_.get(), query_.get(), &hosts_,
+  member_service_ = std::make_unique<MemberServiceImpl>(access_.get(), query_.get(), &commands_,
                                                         pipeline_.get(), &metrics_, clock_);
 }
 
@@ -227,68 +220,17 @@ absl::Status CollectorServer::ServeGrpc(const std::shared_ptr<grpc::ServerCreden
 
 absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
   if (!config_.cluster.enabled()) return absl::OkStatus();
-  ClusterOptions options;
-  options.etcd.endpoints = config_.cluster.etcd_endpoints;
-  options.etcd.tls = config_.cluster.tls;
-  options.member_name = MemberNameOf(config_);
-  options.advertise_address = config_.cluster.advertise_address;
-  if (options.advertise_address.empty()) {
-    absl::StatusOr<ListenAddress> listen = ListenAddress::Parse(config_.grpc.listen_address);
-    // A wildcard listen address is reached by this host's name from elsewhere.
-    options.advertise_address = listen.ok() && (listen->host == "0.0.0.0" || listen->host == "::")
-                                    ? fmt::format("{}:{}", options.member_name, bound.grpc_port)
-                                    : bound.grpc;
-  }
-  options.lease_ttl = std::chrono::duration_cast<std::chrono::seconds>(config_.cluster.lease_ttl);
-  absl::StatusOr<std::unique_ptr<ClusterMembership>> cluster = ClusterMembership::Join(
-      options, [this] { return hosts_.size(); }, &metrics_);
-  if (!cluster.ok()) return WithContext(cluster.status(), "cluster");
+  ClusterPresence::Parts parts;
+  parts.hosts = &hosts_;
+  parts.pipeline = pipeline_.get();
+  parts.metrics = &metrics_;
+  absl::StatusOr<std::unique_ptr<ClusterPresence>> cluster =
+      ClusterPresence::Join(config_, bound.grpc, bound.grpc_port, parts);
+  if (!cluster.ok()) return cluster.status();
   cluster_ = std::move(*cluster);
-  member_queries_ = std::make_unique<MemberQueryClient>(config_.tls);
-  query_->set_cluster(cluster_.get(), member_queries_.get());
-  member_service_->set_cluster(cluster_.get());
-  // Mitigations of a report's hosts that stream to other members go through them.
-  command_relay_ =
-      std::make_unique<MemberCommandRelay>(cluster_.get(), member_queries_.get(), &metrics_);
-  pipeline_->SetCommandRelay(command_relay_.get());
+  query_->set_cluster(cluster_->membership(), cluster_->member_queries());
+  member_service_->set_cluster(cluster_->membership());
   cluster_for_sessions_.store(cluster_.get());
-  // A member joined or left: streams of hosts now placed on another member drain there.
-  // (The membership thread calls this; hosts_ outlives cluster_, which TearDown resets
-  // first.)
-  cluster_->SetOnMembersChanged([this] {
-    const ClusterMembership* cluster = cluster_for_sessions_.load();
-    if (cluster == nullptr) return;
-    for (const std::string& host : hosts_.Hosts()) {
-      if (std::optional<ClusterMember> owner = cluster->OwnerElsewhere(host)) {
-        hosts_.MoveTo(host, owner->name, owner->address);
-      }
-    }
-  });
-  // The detector judges a component's fleet drift by all its hosts, wherever they stream:
-  // each member shares its counts every tenth round (half a minute at the default lease;
-  // drift moves by detector epochs, hours long) and adds the others' to its own.
-  cluster_->Share(
-      "drift", 10, [this] { return EncodeFleetDrift(pipeline_->LocalDrifts()); },
-      [this](const std::map<std::string, std::string>& shares) {
-        std::vector<std::string> unreadable;
-        pipeline_->SetPeerDrifts(SumPeerDrift(shares, &unreadable));
-        metrics_.cluster_drift_members.Set(static_cast<double>(shares.size() - unreadable.size()));
-        if (!unreadable.empty() && unreadable.size() != drift_unreadable_) {
-          Logger("collector")
-              ->warn("cluster: fleet drift of {} left out: {}", fmt::join(unreadable, "; "),
-                     "the fleet rule judges without their hosts until they share a readable one");
-        }
-        drift_unreadable_ = unreadable.size();
-      });
-  // Each component's leak report has one owner among the members (report_ownership.h).
-  report_ownership_ =
-      std::make_unique<ReportOwnership>(cluster_.get(), member_queries_.get(), pipeline_.get(),
-                                        &hosts_, &metrics_, pipeline_->interval());
-  pipeline_->reports().SetOnChangeBetweenPasses([this] { report_ownership_->Wake(); });
-  Logger("collector")
-      ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
-             options.advertise_address, fmt::join(options.etcd.endpoints, ","),
-             options.lease_ttl.count());
   return absl::OkStatus();
 }
 
@@ -297,41 +239,7 @@ void CollectorServer::StartBackground() {
                                                       config_.storage.retention_check_interval);
   maintenance_->Start();
   pipeline_->Start();
-  if (report_ownership_) report_ownership_->Start();
-}
-
-absl::Status CollectorServer::LoadAccessPolicy() {
-  auto log = Logger("collector");
-  metrics_.plaintext.Set(config_.tls.plaintext ? 1 : 0);
-  if (config_.tls.plaintext) {
-    log->warn(
-        "TLS is off (tls.plaintext: true): samples, commands and queries travel in the clear and "
-        "agents' host names are taken on trust; use it only on loopback or in a test");
-  }
-  if (config_.auth.access_file.empty()) {
-    if (config_.tls.plaintext) {
-      access_ = std::make_unique<AccessPolicy>(AccessPolicy::Default::kOpen);
-      log->warn(
-          "no auth.access_file: anyone who can reach {} may read, acknowledge, resolve and "
-          "mitigate",
-          config_.grpc.listen_address);
-    } else {
-      access_ = std::make_unique<AccessPolicy>(AccessPolicy::Default::kCertificatesView);
-      log->warn(
-          "no auth.access_file: clients with a certificate from the CA may read; nobody may "
-          "acknowledge, resolve or mitigate");
-    }
-    return absl::OkStatus();
-  }
-  absl::StatusOr<AccessPolicy> policy = AccessPolicy::FromFile(config_.auth.access_file);
-  if (!policy.ok()) return WithContext(policy.status(), "auth.access_file");
-  access_ = std::make_unique<AccessPolicy>(std::move(*policy));
-  log->info("query API access from {}: {} principals", config_.auth.access_file,
-            access_->principal_count());
-  if (config_.tls.plaintext) {
-    log->warn("bearer tokens travel in the clear: tls.plaintext is true");
-  }
-  return absl::OkStatus();
+  if (cluster_) cluster_->Start();
 }
 
 void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
@@ -354,23 +262,18 @@ void CollectorServer::TearDown() {
   // Workers may still report store health; they must stop touching the server first.
   health_.AttachHealthService(nullptr);
   // The background loops first; the pipeline object stays until no session can call it.
-  if (report_ownership_) report_ownership_->Stop();
-  if (maintenance_) maintenance_->Stop();
-  if (pipeline_) pipeline_->Stop();
-  exposer_.reset();
   if (query_ != nullptr) query_->set_cluster(nullptr, nullptr);
   if (member_service_ != nullptr) member_service_->set_cluster(nullptr);
   cluster_for_sessions_.store(nullptr);
-  if (pipeline_) pipeline_->reports().SetOnChangeBetweenPasses(nullptr);
-  report_ownership_.reset();
-  // Cancels the relayed commands still waiting, whose answers the pipeline records.
-  if (pipeline_) pipeline_->SetCommandRelay(nullptr);
-  command_relay_.reset();
-  cluster_.reset();
+  if (cluster_) cluster_->Stop();
+  if (maintenance_) maintenance_->Stop();
+  if (pipeline_) pipeline_->Stop();
+  exposer_.reset();
   server_.reset();
   // Each service runs what its workers still hold, then stops them.
+  member_service_.reset();
   query_.reset();
-  member_queries_.reset();
+  cluster_.reset();
   ingest_.reset();
   maintenance_.reset();
   pipeline_.reset();

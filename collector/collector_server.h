@@ -1,15 +1,15 @@
 // CollectorServer: drip-collector without its command line, and the one place that
 // builds the collector's parts and hands each what it needs (docs/design.md, "The
-// collector"):
+// collector"). It wires; every behaviour lives in a part:
 //
 //   store (RocksDB) ◄── StorageMaintenance          (retention, size, recovery; own thread)
 //        ▲    ▲
 //        │    └──── LeakPipeline                    (detect → snapshot → report → mitigate;
-//        │              ▲      ▲                     own thread)
-//   IngestService ──────┘      └──── QueryServiceImpl   (dripctl)
-//   (agent streams: reactor + session)   ▲
-//                                        └── MemberServiceImpl (the other collectors of a
-//                                                               cluster: their parts, relays)
+//        │           ▲    ▲     ▲                    own thread)
+//        │  DetectorFeed  │     └── ReportDesk ◄── QueryServiceImpl (dripctl)
+//   IngestService         │                    ◄── MemberServiceImpl (the other members)
+//   (agent streams) ──► CommandRouter (each command's answer to its sender)
+//                                    ClusterPresence (etcd, placement, drift, report owners)
 //
 // The services share one gRPC port with health checking; /metrics is served from the
 // registry every part counts into. Tests run the server in-process on port 0 with a
@@ -30,12 +30,11 @@
 
 #include "absl/status/statusor.h"
 #include "collector/access/access_policy.h"
-#include "collector/cluster/cluster_membership.h"
-#include "collector/cluster/member_command_relay.h"
+#include "collector/cluster/cluster_presence.h"
 #include "collector/cluster/member_service.h"
-#include "collector/cluster/report_ownership.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
+#include "collector/ingest/command_router.h"
 #include "collector/ingest/connected_hosts.h"
 #include "collector/ingest/ingest_service.h"
 #include "collector/ingest/sample_validator.h"
@@ -103,7 +102,6 @@ class CollectorServer {
 
  private:
   // Start()'s steps, in order; each leaves what it built in its member.
-  absl::Status LoadAccessPolicy();
   absl::Status OpenStore();
   absl::Status OpenPipeline();
   void BuildServices();
@@ -111,8 +109,7 @@ class CollectorServer {
   absl::Status ServeGrpc(const std::shared_ptr<grpc::ServerCredentials>& credentials,
                          ServingAddresses* bound);
   void StartBackground();
-  // With cluster.etcd_endpoints: registers in etcd, advertising `grpc` (the bound address)
-  // unless cluster.advertise_address says otherwise.
+  // With cluster.etcd_endpoints: ClusterPresence::Join, and the services pointed at it.
   absl::Status JoinCluster(const ServingAddresses& bound);
   void TearDown();
 
@@ -123,6 +120,7 @@ class CollectorServer {
   CollectorMetrics metrics_;
   StorageHealth health_;
   ConnectedHosts hosts_;
+  CommandRouter commands_{&hosts_};
   SampleValidator validator_;
   std::unique_ptr<AccessPolicy> access_;
 
@@ -136,20 +134,12 @@ class CollectorServer {
   std::unique_ptr<StorageMaintenance> maintenance_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<ClusterMembership> cluster_;
-  // Asks the other members for their part of fleet-wide queries; outlives query_.
-  std::unique_ptr<MemberQueryClient> member_queries_;
-  // Carries mitigations to hosts streaming to other members; gone before cluster_ and
-  // member_queries_, and before the pipeline it answers.
-  std::unique_ptr<MemberCommandRelay> command_relay_;
-  // Keeps one owner for each component's leak report; after cluster_ and member_queries_
-  // are made, gone before them.
-  std::unique_ptr<ReportOwnership> report_ownership_;
-  // Members whose drift share could not be read last round (membership thread only).
-  size_t drift_unreadable_ = 0;
+  // In a cluster; stopped before the pipeline, and gone after query_, whose fan-out
+  // threads use its member_queries().
+  std::unique_ptr<ClusterPresence> cluster_;
   // cluster_ as agent sessions see it: set once the collector has joined, cleared before
-  // cluster_ goes (sessions run on the ingest workers).
-  std::atomic<const ClusterMembership*> cluster_for_sessions_{nullptr};
+  // cluster_ stops (sessions run on the ingest workers).
+  std::atomic<const ClusterPresence*> cluster_for_sessions_{nullptr};
 };
 
 }  // namespace drip::collector

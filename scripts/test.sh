@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # The README's test command: installs what Drip needs, builds it twice and runs the tests
 # (docs/testing.md has the plan and the time budget):
-#   release    GCC, CMake's default generator (Unix Makefiles): every test
-#   sanitizer  clang, Ninja, ASan + UBSan: every unit and replay test, the integration
-#              tests minus the long repeats listed in SANITIZER_SKIPS below; then every
-#              libFuzzer target of the same build for a short while (scripts/fuzz.sh)
-# and prints how long each stage took. Works on a fresh Debian 12 machine as root.
+#   release    GCC, CMake's default generator (Unix Makefiles), every product source and
+#              benchmark, and of the tests the integration tests: it runs the long ones
+#              listed in RELEASE_ONLY below, end to end on the binaries users run
+#   sanitizer  clang, Ninja, ASan + UBSan: every unit and replay test, and every other
+#              integration test; then every libFuzzer target of the same build for a
+#              short while (scripts/fuzz.sh)
+# Each test runs in one build. Integration tests mostly wait on their daemons, so the
+# sanitizer build compiles while the release integration tests run, at the lowest CPU and
+# I/O priority: it takes the CPU the tests leave. Prints how long each stage took. Works
+# on a fresh Debian 12 machine as root.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-# Integration tests that the sanitizer run leaves to the release run: each repeats, for
-# longer, code that a shorter test runs under the sanitizers too (docs/testing.md).
-# (ctest -E matches anywhere in a name; a parameterized test's name goes on with its
-# parameter, "…/plain  # GetParam() = "plain"".)
-SANITIZER_SKIPS='TwentyKills|KillNineUnderLoad|HeapSnapshotExpectedGrowthTest|HeapSnapshotTest.*/(new|rare|rarekeep|churn|realloc|library|cache|startup) |ALeakOnOnePathOfAChurningSite|ABusyProcessWhoseFreesExceed|ADryRunPolicy|LeakingChildsOpenLeakReport|ViewerReadsOperatorActs|PrologWithTcmalloc|DetectorPathsTest|MemoryLimitTest'
+# The integration tests the release build runs; the sanitizer build runs the others.
+# Each is long, and repeats for longer code that a shorter test runs under the sanitizers
+# (docs/testing.md). (ctest -R/-E match anywhere in a name; a parameterized test's name
+# goes on with its parameter, "…/plain  # GetParam() = "plain"".)
+RELEASE_ONLY='TwentyKills|KillNineUnderLoad|HeapSnapshotExpectedGrowthTest|HeapSnapshotTest.*/(new|rare|rarekeep|churn|realloc|library|cache|startup) |ALeakOnOnePathOfAChurningSite|ABusyProcessWhoseFreesExceed|ADryRunPolicy|LeakingChildsOpenLeakReport|ViewerReadsOperatorActs|PrologWithTcmalloc|DetectorPathsTest|MemoryLimitTest'
 
 stage_names=()
 stage_seconds=()
@@ -49,7 +54,32 @@ print_stages() {
   printf '%-32s %4d:%02d\n' "total" $((total / 60)) $((total % 60))
   exit "$status"
 }
-trap print_stages EXIT
+# A background job (the sanitizer build) as a process group of its own, at
+# the lowest CPU and I/O priority, so that the tests beside it keep the machine; the trap
+# ends it if the run stops first.
+background=""
+background_log=""
+start_background() {
+  background_log=$1
+  shift
+  setsid nice -n 19 ionice -c 3 "$@" >"$background_log" 2>&1 &
+  background=$!
+}
+# Waits for the background job; on failure shows the end of its log and fails.
+wait_background() {
+  local what=$1 pid=$background
+  background=""
+  if ! wait "$pid"; then
+    tail -60 "$background_log" >&2
+    echo "test.sh: $what failed (all of it in $background_log)" >&2
+    return 1
+  fi
+  tail -3 "$background_log"
+}
+stop_background() {
+  if [ -n "$background" ]; then kill -TERM -- "-$background" 2>/dev/null || true; fi
+}
+trap 'stop_background; print_stages' EXIT
 
 # A BPF test may skip only where the kernel refuses BPF (docs/testing.md). Counts the
 # skipped tests of the last ctest run in DIR, says how many skipped for BPF, and fails
@@ -89,28 +119,31 @@ bash scripts/check-format.sh
 finish
 
 begin "release build (Makefiles)"
-bash scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-finish
-begin "release unit tests"
-unit_tests build
-finish
-begin "release integration tests"
-integration_tests build
+bash scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDRIP_BUILD_UNIT_TESTS=OFF
 finish
 
-begin "sanitizer build (Ninja)"
-bash scripts/build.sh build-asan -G Ninja -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DDRIP_SANITIZE=ON -DDRIP_BUILD_BENCH=OFF
+begin "release integration tests (sanitizer build beside)"
+mkdir -p build-asan
+start_background "$root/build-asan/build.log" bash scripts/build.sh build-asan -G Ninja \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DDRIP_SANITIZE=ON \
+  -DDRIP_BUILD_BENCH=OFF
+integration_tests build -R "$RELEASE_ONLY"
+finish
+
+begin "sanitizer build (what is left)"
+wait_background "the sanitizer build"
 finish
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 begin "sanitizer unit tests"
 unit_tests build-asan
 finish
+
 begin "sanitizer integration tests"
-integration_tests build-asan -E "$SANITIZER_SKIPS"
+integration_tests build-asan -E "$RELEASE_ONLY"
 finish
 
+# In front: libFuzzer's per-input time-out is wall-clock, which a busy machine would trip.
 begin "fuzzing"
 DRIP_FUZZ_BUILD="$root/build-asan" DRIP_FUZZ_SECONDS=10 bash scripts/fuzz.sh
 finish

@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "common/base/config_reader.h"
 #include "common/base/status_macros.h"
+#include "common/daemon/logging.h"
 #include "fmt/format.h"
 
 namespace drip::collector {
@@ -173,6 +174,35 @@ std::string AccessPolicy::PrincipalOfCertificate(const std::vector<std::string>&
     if (it != by_certificate_.end()) return it->second.name;
   }
   return "";
+}
+
+absl::StatusOr<AccessPolicy> AccessPolicy::ForCollector(const std::string& access_file,
+                                                        bool plaintext,
+                                                        const std::string& listen_address) {
+  auto log = Logger("collector");
+  if (plaintext) {
+    log->warn(
+        "TLS is off (tls.plaintext: true): samples, commands and queries travel in the clear and "
+        "agents' host names are taken on trust; use it only on loopback or in a test");
+  }
+  if (access_file.empty()) {
+    if (plaintext) {
+      log->warn(
+          "no auth.access_file: anyone who can reach {} may read, acknowledge, resolve and "
+          "mitigate",
+          listen_address);
+      return AccessPolicy(Default::kOpen);
+    }
+    log->warn(
+        "no auth.access_file: clients with a certificate from the CA may read; nobody may "
+        "acknowledge, resolve or mitigate");
+    return AccessPolicy(Default::kCertificatesView);
+  }
+  absl::StatusOr<AccessPolicy> policy = FromFile(access_file);
+  if (!policy.ok()) return WithContext(policy.status(), "auth.access_file");
+  log->info("query API access from {}: {} principals", access_file, policy->principal_count());
+  if (plaintext) log->warn("bearer tokens travel in the clear: tls.plaintext is true");
+  return policy;
 }
 
 }  // namespace drip::collector

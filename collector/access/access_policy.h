@@ -76,6 +76,13 @@ class AccessPolicy {
   // Reads the access file; errors name file:line:key.
   static absl::StatusOr<AccessPolicy> FromFile(const std::string& path);
   static absl::StatusOr<AccessPolicy> FromString(std::string_view yaml, std::string source);
+  // The collector's policy: from `access_file` (auth.access_file) when one is named, else
+  // the default for the transport (kOpen in plaintext, kCertificatesView over TLS). Logs
+  // what it means for who may do what, and warns of what plaintext gives away, since an
+  // operator reads the start-up log to learn it. Errors as FromFile, under
+  // "auth.access_file".
+  static absl::StatusOr<AccessPolicy> ForCollector(const std::string& access_file, bool plaintext,
+                                                   const std::string& listen_address);
 
   // Lets `credentials` in with at least `required`, or says why not: UNAUTHENTICATED
   // when no usable credential was sent (or a token matches nobody), PERMISSION_DENIED

@@ -31,13 +31,13 @@ std::string ClaimedRequester(std::string_view claim) {
 }
 
 // A RelayCommand call whose command waits for its agent, finished once: by the agent's
-// answer (through RelayedCommands, which Expire ends too), or by the caller giving up
+// answer (through the command router, whose Expire ends it too), or by the caller giving up
 // first, which takes the command back with the ticket only this call holds.
 class RelayReactor final : public grpc::ServerUnaryReactor {
  public:
-  RelayReactor(RelayedCommands* relayed, std::string command_id,
+  RelayReactor(CommandRouter* commands, std::string command_id,
                drip::v1::RelayCommandResponse* response)
-      : relayed_(relayed), command_id_(std::move(command_id)), response_(response) {}
+      : commands_(commands), command_id_(std::move(command_id)), response_(response) {}
 
   void Answer(absl::StatusOr<drip::v1::CommandResult> result) {
     if (!result.ok()) {
@@ -55,7 +55,7 @@ class RelayReactor final : public grpc::ServerUnaryReactor {
   // come first.
   bool TakeBack() {
     const uint64_t ticket = ticket_.load();
-    if (ticket == 0 || !relayed_->Cancel(command_id_, ticket)) return false;
+    if (ticket == 0 || !commands_->Cancel(command_id_, ticket)) return false;
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the relaying call was cancelled"));
     return true;
   }
@@ -64,7 +64,7 @@ class RelayReactor final : public grpc::ServerUnaryReactor {
   void OnDone() override { delete this; }
 
  private:
-  RelayedCommands* relayed_;
+  CommandRouter* commands_;
   const std::string command_id_;
   drip::v1::RelayCommandResponse* response_;
   std::atomic<uint64_t> ticket_{0};
@@ -79,12 +79,12 @@ grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, grpc::Sta
 }  // namespace
 
 MemberServiceImpl::MemberServiceImpl(const AccessPolicy* access, QueryServiceImpl* local,
-                                     ConnectedHosts* hosts, LeakPipeline* pipeline,
+                                     CommandRouter* commands, ReportDesk* reports,
                                      CollectorMetrics* metrics, const Clock* clock)
     : access_(access),
       local_(local),
-      hosts_(hosts),
-      pipeline_(pipeline),
+      commands_(commands),
+      reports_(reports),
       metrics_(metrics),
       clock_(clock) {}
 
@@ -195,12 +195,12 @@ grpc::ServerUnaryReactor* MemberServiceImpl::RelayCommand(
       context->deadline() - std::chrono::system_clock::now(), kMaxRelayWait);
   const int64_t deadline_ms =
       now_ms + std::chrono::duration_cast<std::chrono::milliseconds>(wait).count();
-  auto* reactor = new RelayReactor(&pipeline_->relayed(), command.id(), response);
+  auto* reactor = new RelayReactor(commands_, command.id(), response);
   absl::StatusOr<uint64_t> ticket =
-      pipeline_->relayed().Send(request->host(), command, deadline_ms,
-                                [reactor](absl::StatusOr<drip::v1::CommandResult> result) {
-                                  reactor->Answer(std::move(result));
-                                });
+      commands_->Send(request->host(), command, deadline_ms,
+                      [reactor](absl::StatusOr<drip::v1::CommandResult> result) {
+                        reactor->Answer(std::move(result));
+                      });
   if (!ticket.ok()) {
     Logger("collector")
         ->warn("relay of {} ({} of report {}) to {} for {} refused: {}", command.id(), m.action(),
@@ -233,7 +233,7 @@ grpc::ServerUnaryReactor* MemberServiceImpl::RelayCommand(
   e.set_outcome("delivered");
   e.set_detail("relayed to the host's stream here for the report's owner");
   e.set_command_id(command.id());
-  IgnoreError(pipeline_->reports().Audit(&delivered));  // a failed write is logged and counted
+  IgnoreError(reports_->Audit(&delivered));  // a failed write is logged and counted
   return reactor;
 }
 
@@ -242,9 +242,9 @@ absl::Status MemberServiceImpl::AdmitRelay(const grpc::CallbackServerContext& co
                                            const std::string& host,
                                            const drip::v1::Command& command, int64_t now_ms) {
   const drip::v1::MitigationCommand& m = command.mitigation();
-  // First, as RelayedCommands::Send says it: the owner asks the next member in the host's
+  // First, as CommandRouter::Send says it: the owner asks the next member in the host's
   // order on this answer, and only on this one (any other refusal ends the mitigation).
-  if (!hosts_->IsConnected(host)) {
+  if (!commands_->IsConnected(host)) {
     return absl::FailedPreconditionError(fmt::format("host {} does not stream here", host));
   }
   std::vector<std::string> names;
@@ -275,9 +275,7 @@ absl::Status MemberServiceImpl::AdmitRelay(const grpc::CallbackServerContext& co
           owner_host, owner->name, m.component()));
     }
   }
-  absl::StatusOr<drip::v1::LeakReport> report = pipeline_->KnownReport(m.report_id());
-  if (!report.ok()) return report.status();
-  return pipeline_->mitigations().AdmitRelayed(std::move(*report), host, command.id(), m, now_ms);
+  return reports_->AdmitRelayedMitigation(host, command.id(), m, now_ms);
 }
 
 }  // namespace drip::collector

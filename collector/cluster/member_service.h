@@ -7,7 +7,7 @@
 //              standalone collector answers the query (QueryServiceImpl's Do* methods);
 //              it never asks the other members in turn.
 //   RelayCommand: a mitigation the report's owner decided on, sent down the stream of a
-//              host streaming here (RelayedCommands); answers with the agent's result.
+//              host streaming here (the command router); answers with the agent's result.
 //              Judged again here as this member's own (AdmitRelay): the report known
 //              here, the caller its component's owner among the live members, the action
 //              within this member's policy and hourly budget.
@@ -30,8 +30,8 @@
 #include "collector/access/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
 #include "collector/collector_metrics.h"
-#include "collector/ingest/connected_hosts.h"
-#include "collector/pipeline/leak_pipeline.h"
+#include "collector/ingest/command_router.h"
+#include "collector/pipeline/report_desk.h"
 #include "collector/query/query_service.h"
 #include "collector/worker_pool.h"
 #include "common/base/clock.h"
@@ -48,8 +48,8 @@ class MemberServiceImpl final : public drip::v1::MemberService::CallbackService 
 
   // Every pointer must outlive the service. `local` answers the reads as this collector
   // alone.
-  MemberServiceImpl(const AccessPolicy* access, QueryServiceImpl* local, ConnectedHosts* hosts,
-                    LeakPipeline* pipeline, CollectorMetrics* metrics, const Clock* clock);
+  MemberServiceImpl(const AccessPolicy* access, QueryServiceImpl* local, CommandRouter* commands,
+                    ReportDesk* reports, CollectorMetrics* metrics, const Clock* clock);
   // Runs the calls still queued on the readers, then stops them.
   ~MemberServiceImpl() override;
 
@@ -102,8 +102,8 @@ class MemberServiceImpl final : public drip::v1::MemberService::CallbackService 
 
   const AccessPolicy* access_;
   QueryServiceImpl* local_;
-  ConnectedHosts* hosts_;
-  LeakPipeline* pipeline_;
+  CommandRouter* commands_;
+  ReportDesk* reports_;
   CollectorMetrics* metrics_;
   const Clock* clock_;
   std::atomic<const ClusterMembership*> cluster_{nullptr};

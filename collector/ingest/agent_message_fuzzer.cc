@@ -6,10 +6,12 @@
 // against the parts CollectorServer builds, built from the same options — an AgentSession
 // per stream (what AgentStreamReactor hands every message to), RocksDbSeriesStore (a
 // fresh store for every input, its files in RocksDB's in-memory Env), the LeakPipeline
-// with the diagnoser behind its snapshot stage, ConnectedHosts and QueryServiceImpl's Do*
-// methods — on a fake clock. Compared with sending the messages to an in-process server
-// this is deterministic (a crash replays from its input alone; no gRPC threads racing the
-// store and the clock), spends no time on sockets and HTTP/2, and reaches deeper: a
+// with the diagnoser behind its snapshot stage, ConnectedHosts, the CommandRouter and
+// QueryServiceImpl's Do* methods — on a fake clock. Compared with sending the messages to
+// an in-process server this is deterministic up to one thread (a crash replays from its
+// input alone; no gRPC threads racing the store and the clock; only the pipeline's
+// diagnosis thread, as in the collector, decides when an answered snapshot's diagnosis
+// lands), spends no time on sockets and HTTP/2, and reaches deeper: a
 // suspect the detector flags gets a snapshot command, and the input can answer that
 // command with a snapshot, which is how the diagnoser is reached from the network. What
 // it skips is gRPC itself (which parses the same bytes with the same protobuf code), the
@@ -259,14 +261,15 @@ class Harness {
     FUZZ_CHECK(store.ok(), "opening the store: %s", store.status().ToString().c_str());
     store_ = std::move(*store);
     absl::StatusOr<std::unique_ptr<LeakPipeline>> pipeline =
-        LeakPipeline::Open(PipelineOptions(config_), store_.get(), &hosts_, &metrics_, &clock_);
+        LeakPipeline::Open(PipelineOptions(config_), store_.get(), &commands_, &metrics_, &clock_);
     FUZZ_CHECK(pipeline.ok(), "opening the pipeline: %s", pipeline.status().ToString().c_str());
     pipeline_ = std::move(*pipeline);
     session_parts_.validator = validator_.get();
     session_parts_.tls = !config_.tls.plaintext;
     session_parts_.access = &access_;
     session_parts_.store = store_.get();
-    session_parts_.pipeline = pipeline_.get();
+    session_parts_.detector = pipeline_.get();
+    session_parts_.commands = &commands_;
     session_parts_.health = &health_;
     session_parts_.metrics = &metrics_;
     session_parts_.clock = &clock_;
@@ -506,6 +509,7 @@ class Harness {
   CollectorConfig config_;
   std::unique_ptr<SampleValidator> validator_;
   ConnectedHosts hosts_;
+  CommandRouter commands_{&hosts_};
   std::unique_ptr<RocksDbSeriesStore> store_;
   std::unique_ptr<LeakPipeline> pipeline_;
   std::unique_ptr<QueryServiceImpl> query_;

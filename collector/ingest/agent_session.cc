@@ -12,6 +12,21 @@
 #include "fmt/format.h"
 
 namespace drip::collector {
+namespace {
+
+// The first required part `parts` lacks, or null.
+const char* MissingPart(const AgentSessionParts& parts) {
+  if (parts.validator == nullptr) return "validator";
+  if (parts.store == nullptr) return "store";
+  if (parts.detector == nullptr) return "detector";
+  if (parts.commands == nullptr) return "commands";
+  if (parts.health == nullptr) return "health";
+  if (parts.metrics == nullptr) return "metrics";
+  if (parts.clock == nullptr) return "clock";
+  return nullptr;
+}
+
+}  // namespace
 
 SessionReply SessionReply::Welcome(uint64_t durable_sequence) {
   SessionReply reply;
@@ -57,7 +72,10 @@ SessionReply SessionReply::StorageFailed(absl::Status status) {
 
 AgentSession::AgentSession(const AgentSessionParts& parts, CallerCredentials credentials,
                            std::string peer)
-    : parts_(parts), credentials_(std::move(credentials)), peer_(std::move(peer)) {}
+    : parts_(parts), credentials_(std::move(credentials)), peer_(std::move(peer)) {
+  const char* missing = MissingPart(parts_);
+  DRIP_CHECK(missing == nullptr, "AgentSessionParts::{} is null", missing);
+}
 
 Verdict AgentSession::CheckCaller() const {
   return CheckAgentCertificate(credentials_, parts_.tls, parts_.access);
@@ -107,7 +125,7 @@ SessionReply AgentSession::HandleHello(const drip::v1::Hello& hello) {
   constexpr uint64_t kMaxHostMemory = 1ull << 50;   // 1 PiB
   if (hello.memory_total_bytes() >= kMinHostMemory &&
       hello.memory_total_bytes() <= kMaxHostMemory) {
-    parts_.pipeline->SetHostMemory(hello.host(), hello.memory_total_bytes());
+    parts_.detector->SetHostMemory(hello.host(), hello.memory_total_bytes());
   } else if (hello.memory_total_bytes() != 0) {
     Logger("collector")
         ->warn("host {}: hello claims {} bytes of memory; not believed (ETAs use the default)",
@@ -146,7 +164,7 @@ SessionReply AgentSession::HandleBatch(const drip::v1::SampleBatch& batch, size_
 
   // Only what is durable feeds the detector, so a replay after a crash sees the same.
   if (result->stored) {
-    parts_.pipeline->ObserveBatch(host_, admitted);
+    parts_.detector->ObserveBatch(host_, admitted);
     m.agent_last_batch.Add({{"host", host_}})
         .Set(static_cast<double>(parts_.clock->NowMs()) / 1000);
     m.ingest_batches.Increment();
@@ -167,7 +185,7 @@ SessionReply AgentSession::HandleBatch(const drip::v1::SampleBatch& batch, size_
 
 const drip::v1::SampleBatch& AgentSession::WithinQuota(const drip::v1::SampleBatch& batch) {
   if (parts_.max_components_per_host == 0) return batch;
-  const std::set<std::string> over = parts_.pipeline->ComponentsOverQuota(
+  const std::set<std::string> over = parts_.detector->ComponentsOverQuota(
       host_, batch, static_cast<size_t>(parts_.max_components_per_host));
   if (over.empty()) return batch;
   // The rest of the batch is stored and acked as usual: the host's known components keep
@@ -199,7 +217,7 @@ const drip::v1::SampleBatch& AgentSession::WithinQuota(const drip::v1::SampleBat
 }
 
 SessionReply AgentSession::HandleCommandResult(const drip::v1::CommandResult& result) {
-  if (!parts_.pipeline->OnCommandResult(host_, result)) {
+  if (!parts_.commands->Deliver(host_, result)) {
     Logger("collector")
         ->info("host {}: result for unknown or expired command '{}' (ok={}); ignored", host_,
                result.command_id(), result.ok());

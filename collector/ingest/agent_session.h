@@ -7,10 +7,11 @@
 //                   (agent_identity.h); a host another collector of the fleet owns is
 //                   sent there (kRedirect); else the host stored and answered with a
 //                   Welcome that says how far the host's batches are durable.
-//   SampleBatch:    validated, appended to the store, and once durable fed to the leak
-//                   pipeline and counted; answered with an Ack (duplicates too).
-//   CommandResult:  handed to the leak pipeline, whose snapshot or mitigation stage sent
-//                   the command; never answered.
+//   SampleBatch:    validated, appended to the store, and once durable fed to the
+//                   detector (DetectorFeed) and counted; answered with an Ack (duplicates
+//                   too).
+//   CommandResult:  handed to the command router, which gives it to whoever sent the
+//                   command (a snapshot, a mitigation, a relay); never answered.
 // A refusal or a store failure ends the stream; the session says with which status.
 //
 // Not thread-safe: the reactor hands messages over one at a time (the next is read only
@@ -27,8 +28,9 @@
 #include "collector/access/access_policy.h"
 #include "collector/cluster/cluster_membership.h"
 #include "collector/collector_metrics.h"
+#include "collector/ingest/command_router.h"
 #include "collector/ingest/sample_validator.h"
-#include "collector/pipeline/leak_pipeline.h"
+#include "collector/pipeline/detector_feed.h"
 #include "collector/storage/series_store.h"
 #include "collector/storage/storage_health.h"
 #include "common/base/clock.h"
@@ -36,7 +38,8 @@
 
 namespace drip::collector {
 
-// What every session of a collector works with; each must outlive the sessions.
+// What every session of a collector works with; each must outlive the sessions. Every
+// pointer but `access` is required: a session checks them when it is made.
 struct AgentSessionParts {
   const SampleValidator* validator = nullptr;
   // With TLS a hello must name a host the client certificate names; `access` (may be
@@ -44,7 +47,8 @@ struct AgentSessionParts {
   bool tls = false;
   const AccessPolicy* access = nullptr;
   SeriesStore* store = nullptr;
-  LeakPipeline* pipeline = nullptr;
+  DetectorFeed* detector = nullptr;
+  CommandRouter* commands = nullptr;
   StorageHealth* health = nullptr;
   CollectorMetrics* metrics = nullptr;
   const Clock* clock = nullptr;

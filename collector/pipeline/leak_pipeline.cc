@@ -10,10 +10,11 @@ namespace drip::collector {
 
 absl::StatusOr<std::unique_ptr<LeakPipeline>> LeakPipeline::Open(const LeakPipelineOptions& options,
                                                                  SeriesStore* store,
-                                                                 ConnectedHosts* hosts,
+                                                                 CommandRouter* commands,
                                                                  CollectorMetrics* metrics,
                                                                  const Clock* clock) {
-  std::unique_ptr<LeakPipeline> pipeline(new LeakPipeline(options, store, hosts, metrics, clock));
+  std::unique_ptr<LeakPipeline> pipeline(
+      new LeakPipeline(options, store, commands, metrics, clock));
   // Recent history first, so that suspects and the normal levels behind them survive a
   // restart; the caller serves agents only afterwards, so live batches never interleave
   // with the replay.
@@ -38,16 +39,26 @@ absl::StatusOr<std::unique_ptr<LeakPipeline>> LeakPipeline::Open(const LeakPipel
   return pipeline;
 }
 
+namespace {
+// One thread diagnoses: a snapshot takes milliseconds to a few seconds, and a round asks
+// at most snapshots.hosts_per_component hosts per component. Past the queue an attempt
+// fails and the component's next round asks again, so a burst of large snapshots never
+// holds unbounded memory.
+constexpr size_t kDiagnosisThreads = 1;
+constexpr size_t kMaxQueuedDiagnoses = 8;
+}  // namespace
+
 LeakPipeline::LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store,
-                           ConnectedHosts* hosts, CollectorMetrics* metrics, const Clock* clock)
+                           CommandRouter* commands, CollectorMetrics* metrics, const Clock* clock)
     : options_(options),
+      commands_(commands),
       metrics_(metrics),
       clock_(clock),
       detector_(options_.detector, clock),
-      snapshots_(options_.snapshots, options_.diagnoser, hosts),
+      snapshots_(options_.snapshots, options_.diagnoser, commands, &diagnoses_, clock),
       reports_(options_.reports, &options_.mitigation, store->reports(), &versions_),
-      mitigations_(options_.mitigation, &reports_, hosts, metrics),
-      relayed_(hosts),
+      mitigations_(options_.mitigation, &reports_, commands, metrics, clock),
+      diagnoses_("drip-diagnose", kDiagnosisThreads, kMaxQueuedDiagnoses),
       report_metrics_(metrics),
       loop_("drip-pipeline", [this] {
         RunOnce();
@@ -116,6 +127,9 @@ void LeakPipeline::RunOnce() {
     peer_suspects_ = std::move(view->peer_suspects);
   }
   FleetSuspects suspects = detector_.Suspects();
+  // Overdue commands end first (snapshots, mitigations, relays): a host whose snapshot
+  // never answered is free for the next one.
+  commands_->Expire(now_ms);
   snapshots_.Tick(now_ms, suspects);
   // The reports show each suspect's snapshot and diagnosis.
   snapshots_.Annotate(&suspects);
@@ -127,7 +141,6 @@ void LeakPipeline::RunOnce() {
     reports_.Update(now_ms, fleet);
   }
   mitigations_.Tick(now_ms);
-  relayed_.Expire(now_ms);
   report_metrics_.Refresh(reports_.List("", ""), reports_.counts());
   RefreshMetrics(suspects);
   if (sharing_drift_.load()) {
@@ -185,28 +198,47 @@ void LeakPipeline::SetHostMemory(const std::string& host, uint64_t bytes) {
   detector_.SetHostMemory(host, bytes);
 }
 
-bool LeakPipeline::OnCommandResult(const std::string& host, const drip::v1::CommandResult& result) {
-  const int64_t now_ms = clock_->NowMs();
-  return snapshots_.OnCommandResult(host, result, now_ms) ||
-         mitigations_.OnCommandResult(host, result, now_ms) ||
-         relayed_.OnCommandResult(host, result);
-}
-
-void LeakPipeline::SetCommandRelay(CommandRelay* relay) {
-  if (relay == nullptr) {
-    mitigations_.SetRelay(nullptr, nullptr);
-    return;
-  }
-  mitigations_.SetRelay(relay,
-                        [this](const std::string& host, const drip::v1::CommandResult& result) {
-                          (void)OnCommandResult(host, result);
-                        });
-}
+void LeakPipeline::SetCommandRelay(CommandRelay* relay) { mitigations_.SetRelay(relay); }
 
 FleetSuspects LeakPipeline::Suspects(const std::string& component) const {
   FleetSuspects suspects = detector_.Suspects(component);
   snapshots_.Annotate(&suspects);
   return suspects;
+}
+
+std::vector<drip::v1::LeakReport> LeakPipeline::ListReports(const std::string& state,
+                                                            const std::string& component) const {
+  return reports_.List(state, component);
+}
+
+absl::StatusOr<drip::v1::LeakReport> LeakPipeline::GetReport(const std::string& id) const {
+  return reports_.Get(id);
+}
+
+absl::StatusOr<drip::v1::LeakReport> LeakPipeline::SetReportState(const std::string& id,
+                                                                  const std::string& state,
+                                                                  const std::string& actor,
+                                                                  const std::string& note,
+                                                                  int64_t now_ms) {
+  return reports_.SetState(id, state, actor, note, now_ms);
+}
+
+absl::StatusOr<std::vector<drip::v1::AuditEntry>> LeakPipeline::RequestMitigation(
+    const drip::v1::MitigateRequest& request, const std::string& actor, int64_t now_ms) {
+  return mitigations_.Request(request, actor, now_ms);
+}
+
+absl::Status LeakPipeline::AdmitRelayedMitigation(const std::string& host,
+                                                  const std::string& command_id,
+                                                  const drip::v1::MitigationCommand& command,
+                                                  int64_t now_ms) {
+  absl::StatusOr<drip::v1::LeakReport> report = KnownReport(command.report_id());
+  if (!report.ok()) return report.status();
+  return mitigations_.AdmitRelayed(std::move(*report), host, command_id, command, now_ms);
+}
+
+absl::Status LeakPipeline::Audit(std::vector<drip::v1::AuditEntry>* entries) {
+  return reports_.Audit(entries);
 }
 
 }  // namespace drip::collector

@@ -5,11 +5,12 @@
 //   OnlineDetector ──FleetSuspects──► SnapshotScheduler ──(attempts attached)──►
 //   LeakReportBook ──reports──► MitigationCoordinator
 //
-// The detector is fed by agent sessions as batches become durable; the scheduler and
-// the coordinator take the agents' command results, and so do the commands this member
-// delivers for another one's leak report (RelayedCommands, in a cluster). Its thread is not storage
-// maintenance's: a slow retention pass never delays detection, and a stalled pass of
-// either shows in its own last_run().
+// The detector is fed by agent sessions as batches become durable (DetectorFeed); the
+// scheduler and the coordinator send commands through the command router, which hands each
+// answer to its sender; the pass ends overdue commands (CommandRouter::Expire). Snapshots
+// are diagnosed on a pool of their own ("drip-diagnose"). The query and member APIs see the
+// pipeline as a ReportDesk. Its thread is not storage maintenance's: a slow retention pass
+// never delays detection, and a stalled pass of either shows in its own last_run().
 //
 // Open() rebuilds the detector from the store's recent history and loads the stored
 // reports, so suspects and reports survive a restart. Tests and the fuzzer call
@@ -34,18 +35,20 @@
 #include "absl/status/statusor.h"
 #include "analyzer/detector_config.h"
 #include "collector/collector_metrics.h"
-#include "collector/ingest/connected_hosts.h"
+#include "collector/ingest/command_router.h"
 #include "collector/loop_thread.h"
 #include "collector/pipeline/command_relay.h"
+#include "collector/pipeline/detector_feed.h"
 #include "collector/pipeline/fleet_suspects.h"
 #include "collector/pipeline/leak_report_book.h"
 #include "collector/pipeline/leak_report_metrics.h"
 #include "collector/pipeline/mitigation_coordinator.h"
 #include "collector/pipeline/mitigation_policy.h"
 #include "collector/pipeline/online_detector.h"
-#include "collector/pipeline/relayed_commands.h"
+#include "collector/pipeline/report_desk.h"
 #include "collector/pipeline/snapshot_scheduler.h"
 #include "collector/storage/series_store.h"
+#include "collector/worker_pool.h"
 #include "common/base/clock.h"
 #include "diagnoser/diagnoser_config.h"
 #include "drip/v1/agent.pb.h"
@@ -64,16 +67,16 @@ struct LeakPipelineOptions {
   std::chrono::milliseconds interval = std::chrono::seconds(5);
 };
 
-class LeakPipeline {
+class LeakPipeline final : public DetectorFeed, public ReportDesk {
  public:
-  // `store`, `hosts`, `metrics` and `clock` must outlive the pipeline. The error names
+  // `store`, `commands`, `metrics` and `clock` must outlive the pipeline. The error names
   // what could not be read.
   static absl::StatusOr<std::unique_ptr<LeakPipeline>> Open(const LeakPipelineOptions& options,
                                                             SeriesStore* store,
-                                                            ConnectedHosts* hosts,
+                                                            CommandRouter* commands,
                                                             CollectorMetrics* metrics,
                                                             const Clock* clock);
-  ~LeakPipeline();  // Stop()
+  ~LeakPipeline() override;  // Stop(), then the diagnoses still queued
 
   LeakPipeline(const LeakPipeline&) = delete;
   LeakPipeline& operator=(const LeakPipeline&) = delete;
@@ -93,23 +96,32 @@ class LeakPipeline {
   // When a pass last completed (Start() counts as one): the collector's watchdog.
   std::chrono::steady_clock::time_point last_run() const { return loop_.last_round(); }
 
-  // ---- From agent sessions ----
-  // The components of `batch` past `host`'s quota of `max_components`
-  // (OnlineDetector::ComponentsOverQuota).
+  // ---- DetectorFeed: from agent sessions ----
   std::set<std::string> ComponentsOverQuota(const std::string& host,
                                             const drip::v1::SampleBatch& batch,
-                                            size_t max_components) const;
-  // A batch of `host` that is durable in the store.
-  void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch);
-  // The host's total memory, as its hello said.
-  void SetHostMemory(const std::string& host, uint64_t bytes);
-  // A command's result; false when no stage sent that command to `host` (or it expired).
-  bool OnCommandResult(const std::string& host, const drip::v1::CommandResult& result);
+                                            size_t max_components) const override;
+  void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) override;
+  void SetHostMemory(const std::string& host, uint64_t bytes) override;
 
-  // ---- For the query API ----
-  // The detector's suspects now, with their snapshot attempts; only those of
-  // `component` unless it is empty.
-  FleetSuspects Suspects(const std::string& component) const;
+  // ---- ReportDesk: for the query and member APIs ----
+  FleetSuspects Suspects(const std::string& component) const override;
+  std::vector<drip::v1::LeakReport> ListReports(const std::string& state,
+                                                const std::string& component) const override;
+  absl::StatusOr<drip::v1::LeakReport> GetReport(const std::string& id) const override;
+  absl::StatusOr<drip::v1::LeakReport> KnownReport(const std::string& id) const override;
+  absl::StatusOr<drip::v1::LeakReport> SetReportState(const std::string& id,
+                                                      const std::string& state,
+                                                      const std::string& actor,
+                                                      const std::string& note,
+                                                      int64_t now_ms) override;
+  absl::StatusOr<std::vector<drip::v1::AuditEntry>> RequestMitigation(
+      const drip::v1::MitigateRequest& request, const std::string& actor, int64_t now_ms) override;
+  absl::Status AdmitRelayedMitigation(const std::string& host, const std::string& command_id,
+                                      const drip::v1::MitigationCommand& command,
+                                      int64_t now_ms) override;
+  absl::Status Audit(std::vector<drip::v1::AuditEntry>* entries) override;
+
+  // ---- For the cluster ----
   // The detector's fleet drift over this collector's hosts, and that of the other members
   // of a cluster (OnlineDetector::SetPeerDrifts). The membership thread calls both: they
   // never wait on the detector (whose pass may take seconds, longer than a keep-alive may
@@ -128,27 +140,22 @@ class LeakPipeline {
         std::make_shared<const std::vector<drip::v1::LeakReport>>();
   };
   void SetClusterReportView(ClusterReportView view);
-  // The report `id` as this member knows it: its own, or the cluster's copy as last read
-  // from etcd (a report another member owns). NOT_FOUND otherwise. Thread-safe.
-  absl::StatusOr<drip::v1::LeakReport> KnownReport(const std::string& id) const;
 
   LeakReportBook& reports() { return reports_; }
   const InstanceVersionBook& versions() const { return versions_; }
-  MitigationCoordinator& mitigations() { return mitigations_; }
-  // Commands other members had this one send to hosts streaming here.
-  RelayedCommands& relayed() { return relayed_; }
 
   // In a cluster: how the coordinator reaches hosts streaming to other members; null
   // (before the relay is destroyed) stops it. See MitigationCoordinator::SetRelay.
   void SetCommandRelay(CommandRelay* relay);
 
  private:
-  LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store, ConnectedHosts* hosts,
+  LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store, CommandRouter* commands,
                CollectorMetrics* metrics, const Clock* clock);
   // Detector figures and the snapshot counters as of this pass.
   void RefreshMetrics(const FleetSuspects& suspects);
 
   const LeakPipelineOptions options_;
+  CommandRouter* commands_;
   CollectorMetrics* metrics_;
   const Clock* clock_;
   OnlineDetector detector_;
@@ -156,7 +163,9 @@ class LeakPipeline {
   SnapshotScheduler snapshots_;
   LeakReportBook reports_;
   MitigationCoordinator mitigations_;
-  RelayedCommands relayed_;
+  // After snapshots_, so that it is stopped (its queued diagnoses run) before the
+  // scheduler they finish into goes.
+  WorkerPool diagnoses_;
   LeakReportMetrics report_metrics_;
   SnapshotScheduler::Counts snapshot_counts_;  // as of the last pass; pipeline thread only
   int64_t next_forget_ms_ = 0;                 // pipeline thread only

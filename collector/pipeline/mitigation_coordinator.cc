@@ -36,8 +36,9 @@ drip::v1::AuditEntry EntryFor(const drip::v1::LeakReport& report,
 }  // namespace
 
 MitigationCoordinator::MitigationCoordinator(const MitigationConfig& config, LeakReportBook* book,
-                                             ConnectedHosts* hosts, CollectorMetrics* metrics)
-    : config_(config), book_(book), hosts_(hosts), metrics_(metrics) {}
+                                             CommandRouter* commands, CollectorMetrics* metrics,
+                                             const Clock* clock)
+    : config_(config), book_(book), commands_(commands), metrics_(metrics), clock_(clock) {}
 
 void MitigationCoordinator::Count(const std::string& action, const std::string& outcome) {
   if (metrics_ != nullptr) metrics_->Mitigation(action, outcome).Increment();
@@ -65,7 +66,7 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
   {
     std::lock_guard<std::mutex> lock(relay_mu_);
     for (const drip::v1::LeakHost& h : report.hosts()) {
-      if (relay_ != nullptr && !hosts_->IsConnected(h.host()) && relay_->MayReach(h.host())) {
+      if (relay_ != nullptr && !commands_->IsConnected(h.host()) && relay_->MayReach(h.host())) {
         via_relay.insert(h.host());
       }
     }
@@ -73,7 +74,7 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
   drip::v1::LeakReport reachable;
   const drip::v1::LeakReport* planned = &report;
   auto unreachable = [&](const drip::v1::LeakHost& h) {
-    return h.active() && !hosts_->IsConnected(h.host()) && !via_relay.contains(h.host());
+    return h.active() && !commands_->IsConnected(h.host()) && !via_relay.contains(h.host());
   };
   if (spec.automatic && std::any_of(report.hosts().begin(), report.hosts().end(), unreachable)) {
     reachable = report;
@@ -112,13 +113,14 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
       m->set_dry_run(spec.dry_run);
       m->set_instance(t.instance);
       m->set_component(report.component());
-      const bool sent = hosts_->SendCommand(t.host, command);
-      const bool relaying = !sent && via_relay.contains(t.host);
-      if (relaying) {
-        // Another member streams the host: it delivers the command, the answer comes
-        // back here, and meanwhile the command waits here as any other.
-        to_relay_.push_back({t.host, command, actor});
-      }
+      const int64_t deadline_ms = now_ms + config_.result_timeout.count();
+      const bool sent = commands_->Send(t.host, command, deadline_ms, AnswerTo(command.id())).ok();
+      // Another member streams the host: it delivers the command, the answer comes back
+      // through the router, and meanwhile the command waits here as any other.
+      const bool relaying =
+          !sent && via_relay.contains(t.host) &&
+          commands_->Await(t.host, command.id(), deadline_ms, AnswerTo(command.id())).ok();
+      if (relaying) to_relay_.push_back({t.host, command, actor});
       if (!sent && !relaying) {
         record.set_outcome("failed");
         record.set_finished_ms(now_ms);
@@ -129,7 +131,6 @@ std::vector<drip::v1::AuditEntry> MitigationCoordinator::RunLocked(
         pending.report_id = report.id();
         pending.record = record;
         pending.component = report.component();
-        pending.deadline_ms = now_ms + config_.result_timeout.count();
         pending_[record.command_id()] = std::move(pending);
       }
     }
@@ -177,7 +178,10 @@ void MitigationCoordinator::Restore(int64_t now_ms) {
       pending.report_id = report.id();
       pending.record = record;
       pending.component = report.component();
-      pending.deadline_ms = record.requested_ms() + config_.result_timeout.count();
+      // The agent answers once it is back on a stream, if within the time-out.
+      IgnoreError(commands_->Await(record.host(), record.command_id(),
+                                   record.requested_ms() + config_.result_timeout.count(),
+                                   AnswerTo(record.command_id())));  // ids are unique: always waits
       pending_[record.command_id()] = std::move(pending);
     }
   }
@@ -192,16 +196,13 @@ void MitigationCoordinator::Restore(int64_t now_ms) {
   }
 }
 
-void MitigationCoordinator::SetRelay(
-    CommandRelay* relay,
-    std::function<void(const std::string& host, const drip::v1::CommandResult&)> on_result) {
+void MitigationCoordinator::SetRelay(CommandRelay* relay) {
   std::unique_lock<std::mutex> lock(relay_mu_);
   relay_idle_.wait(lock, [this] { return relay_users_ == 0; });
   relay_ = relay;
-  on_relayed_result_ = std::move(on_result);
 }
 
-void MitigationCoordinator::SendRelayed(int64_t now_ms) {
+void MitigationCoordinator::SendRelayed() {
   std::vector<Relayed> relayed;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -209,11 +210,9 @@ void MitigationCoordinator::SendRelayed(int64_t now_ms) {
   }
   if (relayed.empty()) return;
   CommandRelay* relay = nullptr;
-  std::function<void(const std::string&, const drip::v1::CommandResult&)> on_result;
   {
     std::lock_guard<std::mutex> lock(relay_mu_);
     relay = relay_;
-    on_result = on_relayed_result_;
     if (relay != nullptr) ++relay_users_;
   }
   for (Relayed& r : relayed) {
@@ -226,16 +225,17 @@ void MitigationCoordinator::SendRelayed(int64_t now_ms) {
     };
     if (relay == nullptr) {
       // The relay went (the member is leaving) since the command was planned.
-      OnCommandResult(r.host, failed(absl::UnavailableError("the collector is shutting down")),
-                      now_ms);
+      commands_->Deliver(r.host, failed(absl::UnavailableError("the collector is shutting down")));
       continue;
     }
     // The answer is taken as the command's own, whatever id the delivering member names.
-    auto answer = [on_result, failed, host = r.host,
+    // It goes through the router as a local agent's answer would, to the handler waiting
+    // since the command was planned.
+    auto answer = [commands = commands_, failed, host = r.host,
                    id = r.command.id()](absl::StatusOr<drip::v1::CommandResult> result) {
       drip::v1::CommandResult answered = result.ok() ? *std::move(result) : failed(result.status());
       answered.set_command_id(id);
-      on_result(host, answered);
+      commands->Deliver(host, answered);
     };
     // The relay gives up a little after this collector would time the command out, so
     // that an agent that never answers is audited "timed-out", as it is here.
@@ -249,24 +249,12 @@ void MitigationCoordinator::SendRelayed(int64_t now_ms) {
 }
 
 void MitigationCoordinator::Tick(int64_t now_ms) {
-  ExpireAndRunPolicies(now_ms);
-  SendRelayed(now_ms);
+  RunPolicies(now_ms);
+  SendRelayed();
 }
 
-void MitigationCoordinator::ExpireAndRunPolicies(int64_t now_ms) {
+void MitigationCoordinator::RunPolicies(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    if (now_ms <= it->second.deadline_ms) {
-      ++it;
-      continue;
-    }
-    Pending pending = std::move(it->second);
-    it = pending_.erase(it);
-    FinishLocked(
-        std::move(pending), "timed-out",
-        fmt::format("the agent did not answer within {} s", config_.result_timeout.count() / 1000),
-        now_ms);
-  }
   for (const drip::v1::LeakReport& report : book_->List("", "")) {
     const MitigationPolicy& policy = config_.For(report.component());
     if (!policy.automatic) continue;
@@ -309,7 +297,7 @@ absl::StatusOr<std::vector<drip::v1::AuditEntry>> MitigationCoordinator::Request
     std::lock_guard<std::mutex> lock(mu_);
     entries = RunLocked(*report, spec, actor, now_ms);
   }
-  SendRelayed(now_ms);
+  SendRelayed();
   return entries;
 }
 
@@ -385,13 +373,29 @@ absl::Status MitigationCoordinator::AdmitRelayed(drip::v1::LeakReport report_cop
   return absl::OkStatus();
 }
 
-bool MitigationCoordinator::OnCommandResult(const std::string& host,
-                                            const drip::v1::CommandResult& result, int64_t now_ms) {
+CommandRouter::Done MitigationCoordinator::AnswerTo(const std::string& command_id) {
+  return [this, command_id](absl::StatusOr<drip::v1::CommandResult> answer) {
+    OnAnswer(command_id, std::move(answer));
+  };
+}
+
+void MitigationCoordinator::OnAnswer(const std::string& command_id,
+                                     absl::StatusOr<drip::v1::CommandResult> answer) {
+  const int64_t now_ms = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = pending_.find(result.command_id());
-  if (it == pending_.end() || it->second.record.host() != host) return false;
+  auto it = pending_.find(command_id);
+  if (it == pending_.end()) return;
   Pending pending = std::move(it->second);
   pending_.erase(it);
+  if (!answer.ok()) {
+    // The router's Expire: the one time-out of commands sent, relayed and restored alike.
+    FinishLocked(
+        std::move(pending), "timed-out",
+        fmt::format("the agent did not answer within {} s", config_.result_timeout.count() / 1000),
+        now_ms);
+    return;
+  }
+  const drip::v1::CommandResult& result = *answer;
   std::string outcome;
   if (result.refused()) {
     outcome = "refused";
@@ -403,7 +407,6 @@ bool MitigationCoordinator::OnCommandResult(const std::string& host,
   std::string detail = result.ok() ? result.detail() : result.error();
   if (detail.empty()) detail = result.detail();
   FinishLocked(std::move(pending), outcome, detail, now_ms);
-  return true;
 }
 
 void MitigationCoordinator::FinishLocked(Pending pending, const std::string& outcome,

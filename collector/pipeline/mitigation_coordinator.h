@@ -5,13 +5,16 @@
 // (or a time-out) are recorded in the report and the audit log. The agent has the last
 // word: it executes only actions its own config allows.
 //
-// In a cluster a report lists hosts streaming to other members: their commands go through
-// the CommandRelay (command_relay.h) to the member holding the stream, and the agent's
-// answer comes back as any other. Relays are handed on after the mutex is released.
+// Every command waits in the command router (ingest/command_router.h) for its answer,
+// which the router hands to this coordinator alone; the router's Expire is the one
+// time-out ("timed-out"). In a cluster a report lists hosts streaming to other members:
+// their commands go through the CommandRelay (command_relay.h) to the member holding the
+// stream, and the agent's answer comes back through the router as any other. Relays are
+// handed on after the mutex is released.
 //
-// Thread-safe: Tick runs on the pipeline's thread, Request on query threads,
-// OnCommandResult on storage workers (agent sessions) and relay callbacks; one mutex,
-// taken before the book's.
+// Thread-safe: Tick runs on the pipeline's thread, Request on query threads, answers on
+// ingest workers, relay callbacks and the pipeline's Expire; one mutex, taken before the
+// book's.
 #pragma once
 
 #include <condition_variable>
@@ -25,11 +28,12 @@
 
 #include "absl/status/statusor.h"
 #include "collector/collector_metrics.h"
-#include "collector/ingest/connected_hosts.h"
+#include "collector/ingest/command_router.h"
 #include "collector/pipeline/command_relay.h"
 #include "collector/pipeline/leak_report_book.h"
 #include "collector/pipeline/mitigation_planner.h"
 #include "collector/pipeline/mitigation_policy.h"
+#include "common/base/clock.h"
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"
 
@@ -37,9 +41,10 @@ namespace drip::collector {
 
 class MitigationCoordinator {
  public:
-  // Every pointer must outlive the coordinator; `metrics` may be null (tests).
-  MitigationCoordinator(const MitigationConfig& config, LeakReportBook* book, ConnectedHosts* hosts,
-                        CollectorMetrics* metrics);
+  // Every pointer must outlive the coordinator; `metrics` may be null (tests). `clock`
+  // stamps when answers arrive.
+  MitigationCoordinator(const MitigationConfig& config, LeakReportBook* book,
+                        CommandRouter* commands, CollectorMetrics* metrics, const Clock* clock);
 
   // After a restart, from the reports the book loaded (every mitigation is recorded there
   // as it is requested): the actions of the last hour count against max_actions_per_hour
@@ -48,7 +53,7 @@ class MitigationCoordinator {
   // really sent as timed out. Call once, before the first Tick.
   void Restore(int64_t now_ms);
 
-  // Runs automatic policies over unresolved reports and times out unanswered commands.
+  // Runs automatic policies over unresolved reports and hands on what goes to the relay.
   void Tick(int64_t now_ms);
 
   // dripctl mitigate: one audit entry per host acted on or refused. NOT_FOUND for an
@@ -70,17 +75,10 @@ class MitigationCoordinator {
                             const std::string& command_id,
                             const drip::v1::MitigationCommand& command, int64_t now_ms);
 
-  // An agent's answer; false when the command is not a pending mitigation.
-  bool OnCommandResult(const std::string& host, const drip::v1::CommandResult& result,
-                       int64_t now_ms);
-
-  // In a cluster: how commands reach hosts streaming to other members; relayed answers go
-  // to `on_result` (the pipeline's OnCommandResult, which knows the time). Null `relay`
+  // In a cluster: how commands reach hosts streaming to other members. Null `relay`
   // (shutdown) stops relaying; it returns once no call to the old relay is in progress,
-  // but answers of calls in flight still reach `on_result` until the relay is destroyed.
-  void SetRelay(
-      CommandRelay* relay,
-      std::function<void(const std::string& host, const drip::v1::CommandResult&)> on_result);
+  // but answers of calls in flight still reach the router until the relay is destroyed.
+  void SetRelay(CommandRelay* relay);
 
  private:
   struct Relayed {
@@ -92,7 +90,6 @@ class MitigationCoordinator {
     std::string report_id;
     drip::v1::MitigationRecord record;
     std::string component;
-    int64_t deadline_ms = 0;
   };
 
   std::vector<drip::v1::AuditEntry> RunLocked(const drip::v1::LeakReport& report,
@@ -103,14 +100,18 @@ class MitigationCoordinator {
                     int64_t now_ms);
   void Count(const std::string& action, const std::string& outcome);
   // Hands on the commands RunLocked left for the relay; called without mu_.
-  void SendRelayed(int64_t now_ms);
+  void SendRelayed();
   // Tick without handing on what it left for the relay.
-  void ExpireAndRunPolicies(int64_t now_ms);
+  void RunPolicies(int64_t now_ms);
+  // The router's handler for the command `command_id`, and what it does.
+  CommandRouter::Done AnswerTo(const std::string& command_id);
+  void OnAnswer(const std::string& command_id, absl::StatusOr<drip::v1::CommandResult> answer);
 
   const MitigationConfig config_;
   LeakReportBook* book_;
-  ConnectedHosts* hosts_;
+  CommandRouter* commands_;
   CollectorMetrics* metrics_;
+  const Clock* clock_;
   std::mutex mu_;
   std::map<std::string, Pending> pending_;  // by command id
   std::deque<int64_t> recent_actions_ms_;   // for max_actions_per_hour
@@ -119,13 +120,12 @@ class MitigationCoordinator {
   std::map<std::string, std::vector<drip::v1::MitigationRecord>> relayed_records_;
   uint64_t next_id_ = 1;
   std::vector<Relayed> to_relay_;  // guarded by mu_
-  // The relay, where its answers go, and the SendRelayed calls using them now (SetRelay
-  // waits for none). Taken alone or after mu_; held around MayReach, never around Relay.
+  // The relay and the SendRelayed calls using it now (SetRelay waits for none). Taken
+  // alone or after mu_; held around MayReach, never around Relay.
   std::mutex relay_mu_;
   std::condition_variable relay_idle_;
   int relay_users_ = 0;
   CommandRelay* relay_ = nullptr;
-  std::function<void(const std::string&, const drip::v1::CommandResult&)> on_relayed_result_;
 };
 
 }  // namespace drip::collector

@@ -21,7 +21,8 @@ class MitigationCoordinatorTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
     book_ = std::make_unique<LeakReportBook>(ReportPolicy{}, &config_, store_->reports());
-    coordinator_ = std::make_unique<MitigationCoordinator>(config_, book_.get(), &hosts_, nullptr);
+    coordinator_ = std::make_unique<MitigationCoordinator>(config_, book_.get(), commands_.get(),
+                                                           nullptr, &clock_);
     hosts_.Register("a", &stream_);
     FleetSuspects pass;
     analyzer::Suspect& s = pass.hosts.emplace_back().suspect;
@@ -42,9 +43,11 @@ class MitigationCoordinatorTest : public ::testing::Test {
   // coordinator restores what they record.
   void Restart(int64_t now_ms) {
     coordinator_.reset();
+    commands_ = std::make_unique<CommandRouter>(&hosts_);
     book_ = std::make_unique<LeakReportBook>(ReportPolicy{}, &config_, store_->reports());
     ASSERT_TRUE(book_->Load().ok());
-    coordinator_ = std::make_unique<MitigationCoordinator>(config_, book_.get(), &hosts_, nullptr);
+    coordinator_ = std::make_unique<MitigationCoordinator>(config_, book_.get(), commands_.get(),
+                                                           nullptr, &clock_);
     coordinator_->Restore(now_ms);
   }
 
@@ -52,6 +55,12 @@ class MitigationCoordinatorTest : public ::testing::Test {
     auto entries = store_->reports()->ReadAudit("leak-1", 0, 1000);
     EXPECT_TRUE(entries.ok());
     return entries.ok() ? *entries : std::vector<drip::v1::AuditEntry>{};
+  }
+
+  // The agent's answer at `now_ms`, through the router as from its session.
+  bool Answer(const std::string& host, const drip::v1::CommandResult& result, int64_t now_ms) {
+    clock_.Set(now_ms);
+    return commands_->Deliver(host, result);
   }
 
   drip::v1::CommandResult Ok(const std::string& id, const std::string& detail) {
@@ -65,6 +74,9 @@ class MitigationCoordinatorTest : public ::testing::Test {
   ScopedTempDir dir_;
   MitigationConfig config_;
   ConnectedHosts hosts_;
+  // A new one at each Restart, as a new process has.
+  std::unique_ptr<CommandRouter> commands_ = std::make_unique<CommandRouter>(&hosts_);
+  FakeClock clock_{kPassMs};
   RecordingStream stream_;
   std::unique_ptr<RocksDbSeriesStore> store_;
   std::unique_ptr<LeakReportBook> book_;
@@ -92,8 +104,8 @@ TEST_F(MitigationCoordinatorTest, AnAutomaticPolicySignalsTheLeakingProcessAndRe
   coordinator_->Tick(kPassMs + 2000);
   EXPECT_EQ(stream_.sent.size(), 1u);
 
-  EXPECT_TRUE(coordinator_->OnCommandResult(
-      "a", Ok(stream_.sent[0].id(), "sent SIGTERM to pid 4242 (leaky)"), kPassMs + 3000));
+  EXPECT_TRUE(
+      Answer("a", Ok(stream_.sent[0].id(), "sent SIGTERM to pid 4242 (leaky)"), kPassMs + 3000));
   auto report = book_->Get("leak-1");
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->state(), "mitigated");
@@ -120,8 +132,7 @@ TEST_F(MitigationCoordinatorTest, AutomaticActionsAreDryRunsUnlessThePolicySaysO
   ASSERT_EQ(stream_.sent.size(), 1u);
   EXPECT_TRUE(stream_.sent[0].mitigation().dry_run());
   EXPECT_EQ(stream_.sent[0].mitigation().unit(), "leaky.service");
-  coordinator_->OnCommandResult("a", Ok(stream_.sent[0].id(), "would restart leaky.service"),
-                                kPassMs + 2000);
+  Answer("a", Ok(stream_.sent[0].id(), "would restart leaky.service"), kPassMs + 2000);
   auto report = book_->Get("leak-1");
   EXPECT_EQ(report->state(), "open");
   EXPECT_EQ(report->mitigations(0).outcome(), "dry-run");
@@ -138,10 +149,15 @@ TEST_F(MitigationCoordinatorTest, AnUnansweredCommandTimesOut) {
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_EQ((*entries)[0].outcome(), "requested");
   EXPECT_EQ((*entries)[0].actor(), "alice");
-  coordinator_->Tick(kPassMs + 31'000);
+  // The pipeline's pass ends overdue commands at the router.
+  clock_.Set(kPassMs + 30'000);
+  commands_->Expire(kPassMs + 29'999);
+  EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "requested");
+  commands_->Expire(kPassMs + 30'000);
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "timed-out");
+  EXPECT_EQ(book_->Get("leak-1")->mitigations(0).detail(), "the agent did not answer within 30 s");
   // A late answer is not taken for a live command.
-  EXPECT_FALSE(coordinator_->OnCommandResult("a", Ok(stream_.sent[0].id(), ""), kPassMs + 40'000));
+  EXPECT_FALSE(Answer("a", Ok(stream_.sent[0].id(), ""), kPassMs + 40'000));
 }
 
 TEST_F(MitigationCoordinatorTest, RefusedResultsAndBadRequestsAreReported) {
@@ -161,7 +177,7 @@ TEST_F(MitigationCoordinatorTest, RefusedResultsAndBadRequestsAreReported) {
   refused.set_command_id(stream_.sent[0].id());
   refused.set_refused(true);
   refused.set_error("action signal-process is not allowed by this agent's config");
-  EXPECT_TRUE(coordinator_->OnCommandResult("a", refused, kPassMs + 100));
+  EXPECT_TRUE(Answer("a", refused, kPassMs + 100));
   auto report = book_->Get("leak-1");
   EXPECT_EQ(report->mitigations(0).outcome(), "refused");
   EXPECT_EQ(report->state(), "open");
@@ -224,11 +240,7 @@ TEST_F(MitigationCoordinatorTest, AHostStreamingToAnotherMemberIsMitigatedThroug
   Start();
   hosts_.Unregister("a", &stream_);
   RecordingRelay relay;
-  std::vector<std::pair<std::string, drip::v1::CommandResult>> answers;
-  coordinator_->SetRelay(&relay, [&](const std::string& host, const drip::v1::CommandResult& r) {
-    answers.emplace_back(host, r);
-    coordinator_->OnCommandResult(host, r, kPassMs + 2000);
-  });
+  coordinator_->SetRelay(&relay);
   drip::v1::MitigateRequest request;
   request.set_id("leak-1");
   request.set_action("signal-process");
@@ -243,8 +255,10 @@ TEST_F(MitigationCoordinatorTest, AHostStreamingToAnotherMemberIsMitigatedThroug
   EXPECT_EQ(relay.handed[0].requested_by, "alice");
   EXPECT_EQ(relay.handed[0].command.mitigation().pid(), 4242);
   EXPECT_TRUE(relay.handed[0].command.mitigation().dry_run());
+  // The relayed command waits at the router as any other.
+  EXPECT_EQ(commands_->size(), 1u);
   relay.handed[0].done(Ok(relay.handed[0].command.id(), "would send SIGTERM to pid 4242"));
-  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(commands_->size(), 0u);
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "dry-run");
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).detail(), "would send SIGTERM to pid 4242");
 
@@ -258,7 +272,7 @@ TEST_F(MitigationCoordinatorTest, AHostStreamingToAnotherMemberIsMitigatedThroug
   EXPECT_NE(failed.detail().find("needs the member role"), std::string::npos) << failed.detail();
 
   // Without a relay (the member is leaving) the host is out of reach, as standalone.
-  coordinator_->SetRelay(nullptr, nullptr);
+  coordinator_->SetRelay(nullptr);
   auto unreachable = coordinator_->Request(request, "alice", kPassMs + 5000);
   ASSERT_TRUE(unreachable.ok());
   ASSERT_EQ(unreachable->size(), 1u);
@@ -282,8 +296,7 @@ TEST_F(MitigationCoordinatorTest, ARestartKeepsTheHourlyBudgetAndAwaitsTheComman
   const std::string sent_id = stream_.sent[0].id();
 
   Restart(kPassMs + 5000);
-  EXPECT_TRUE(
-      coordinator_->OnCommandResult("a", Ok(sent_id, "sent SIGTERM to pid 4242"), kPassMs + 6000));
+  EXPECT_TRUE(Answer("a", Ok(sent_id, "sent SIGTERM to pid 4242"), kPassMs + 6000));
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "succeeded");
   auto second = coordinator_->Request(request, "alice", kPassMs + 7000);
   ASSERT_TRUE(second.ok());
@@ -309,7 +322,8 @@ TEST_F(MitigationCoordinatorTest, ACommandUnansweredAcrossARestartTimesOut) {
   request.set_action("signal-process");
   ASSERT_TRUE(coordinator_->Request(request, "alice", kPassMs).ok());
   Restart(kPassMs + 5000);
-  coordinator_->Tick(kPassMs + 31'000);
+  clock_.Set(kPassMs + 30'000);
+  commands_->Expire(kPassMs + 30'000);
   EXPECT_EQ(book_->Get("leak-1")->mitigations(0).outcome(), "timed-out");
 }
 

@@ -15,24 +15,19 @@ namespace drip::collector {
 
 SnapshotScheduler::SnapshotScheduler(const SnapshotPolicy& policy,
                                      const diagnoser::DiagnoserConfig& diagnoser,
-                                     ConnectedHosts* hosts)
-    : policy_(policy), diagnoser_config_(diagnoser), hosts_(hosts) {}
+                                     CommandRouter* commands, WorkerPool* diagnoses,
+                                     const Clock* clock)
+    : policy_(policy),
+      diagnoser_config_(diagnoser),
+      commands_(commands),
+      diagnoses_(diagnoses),
+      clock_(clock) {}
 
 void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
   using State = SnapshotAttempt::State;
   if (!policy_.enabled) return;
   auto log = Logger("collector");
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [key, attempt] : attempts_) {
-    if (attempt.state == State::kPending && now_ms > attempt.deadline_ms) {
-      attempt.state = State::kFailed;
-      attempt.error = "the agent did not answer before the deadline";
-      attempt.finished_ms = now_ms;
-      by_command_.erase(attempt.command_id);
-      counts_.failed++;
-      log->warn("snapshot {} of {} on {} timed out", attempt.command_id, key.second, key.first);
-    }
-  }
   // Suspects per component, fastest growing first; the components in the order of their
   // fastest suspect, so the most urgent leak gets a host's one snapshot slot first.
   std::map<std::string, std::vector<const HostSuspect*>> by_component;
@@ -64,7 +59,7 @@ void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
       const analyzer::Suspect& s = candidate->suspect;
       const std::string& instance = candidate->target_instance();
       const int pid = PidOfInstance(instance);
-      if (pid <= 0 || busy_hosts.count(s.host) || !hosts_->IsConnected(s.host)) continue;
+      if (pid <= 0 || busy_hosts.count(s.host) || !commands_->IsConnected(s.host)) continue;
       if (s.eta_to_oom_seconds) {
         // What the detector's ETA implies is left: growth × time to OOM.
         const double free_bytes = *s.eta_to_oom_seconds * s.growth_bytes_per_hour / 3600;
@@ -84,19 +79,22 @@ void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
       // long enough, to see a leak of that rate, and never reads too short a window as
       // "no leak found".
       snap->set_expected_growth_bytes_per_hour(std::max(0.0, s.growth_bytes_per_hour));
-      if (!hosts_->SendCommand(s.host, command)) continue;
+      const Key key{s.host, component};
+      const int64_t deadline_ms = now_ms + longest.count() + policy_.grace.count();
+      // An answer that comes at once waits on mu_, held here until the attempt is stored.
+      absl::StatusOr<uint64_t> sent_command = commands_->Send(
+          s.host, command, deadline_ms,
+          [this, key, id = command.id()](absl::StatusOr<drip::v1::CommandResult> answer) {
+            OnAnswer(key, id, std::move(answer));
+          });
+      if (!sent_command.ok()) continue;
       SnapshotAttempt attempt;
       attempt.command_id = command.id();
       attempt.instance = instance;
       attempt.requested_ms = now_ms;
-      attempt.deadline_ms = now_ms + longest.count() + policy_.grace.count();
+      attempt.deadline_ms = deadline_ms;
       attempt.state = State::kPending;
-      const Key key{s.host, component};
-      if (auto old = attempts_.find(key); old != attempts_.end()) {
-        by_command_.erase(old->second.command_id);
-      }
       attempts_[key] = attempt;
-      by_command_[command.id()] = key;
       counts_.requested++;
       busy_hosts.insert(s.host);
       ++sent;
@@ -108,53 +106,75 @@ void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
   }
 }
 
-bool SnapshotScheduler::OnCommandResult(const std::string& host,
-                                        const drip::v1::CommandResult& result, int64_t now_ms) {
+void SnapshotScheduler::OnAnswer(const Key& key, const std::string& command_id,
+                                 absl::StatusOr<drip::v1::CommandResult> answer) {
+  if (!answer.ok()) {
+    Finish(key, command_id,
+           answer.status().code() == absl::StatusCode::kDeadlineExceeded
+               ? std::string("the agent did not answer before the deadline")
+               : std::string(answer.status().message()),
+           {});
+    return;
+  }
+  if (!answer->ok()) {
+    Finish(key, command_id,
+           answer->error().empty() ? "the agent reported a failure" : answer->error(), {});
+    return;
+  }
+  // A snapshot can hold thousands of stacks: an ingest thread must not diagnose it while
+  // the agents behind it wait for their acks.
+  const bool queued = diagnoses_->Submit(
+      [this, key, command_id, result = *std::move(answer)] { Diagnose(key, command_id, result); });
+  if (!queued) {
+    Finish(key, command_id,
+           diagnoses_->stopping()
+               ? std::string("the collector is shutting down")
+               : fmt::format("{} snapshots already wait for diagnosis; the component's next round "
+                             "asks again",
+                             diagnoses_->max_queued()),
+           {});
+  }
+}
+
+void SnapshotScheduler::Diagnose(const Key& key, const std::string& command_id,
+                                 const drip::v1::CommandResult& result) {
+  drip::v1::HeapSnapshot proto;
+  if (!proto.ParseFromString(result.payload())) {
+    Finish(key, command_id, "the snapshot in the result does not parse", {});
+    return;
+  }
+  absl::StatusOr<HeapSnapshot> snapshot =
+      ParseHeapSnapshotProto(proto, fmt::format("snapshot from {}", key.first));
+  if (!snapshot.ok()) {
+    Finish(key, command_id, std::string(snapshot.status().message()), {});
+    return;
+  }
+  Finish(key, command_id, "", diagnoser::HeapDiagnoser(diagnoser_config_).Diagnose(*snapshot));
+}
+
+void SnapshotScheduler::Finish(const Key& key, const std::string& command_id, std::string error,
+                               diagnoser::Diagnosis diagnosis) {
   auto log = Logger("collector");
-  {
-    // Only a result this host owes is worth parsing: an agent cannot make the collector
-    // diagnose payloads nobody asked for.
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_command_.find(result.command_id());
-    if (it == by_command_.end() || it->second.first != host) return false;
-  }
-  // Parse and diagnose outside the lock: a snapshot can hold thousands of stacks.
-  std::string error;
-  diagnoser::Diagnosis diagnosis;
-  if (!result.ok()) {
-    error = result.error().empty() ? "the agent reported a failure" : result.error();
-  } else {
-    drip::v1::HeapSnapshot proto;
-    if (!proto.ParseFromString(result.payload())) {
-      error = "the snapshot in the result does not parse";
-    } else {
-      absl::StatusOr<HeapSnapshot> snapshot =
-          ParseHeapSnapshotProto(proto, fmt::format("snapshot from {}", host));
-      if (!snapshot.ok()) {
-        error = std::string(snapshot.status().message());
-      } else {
-        diagnosis = diagnoser::HeapDiagnoser(diagnoser_config_).Diagnose(*snapshot);
-      }
-    }
-  }
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = by_command_.find(result.command_id());
-  if (it == by_command_.end() || it->second.first != host) return false;
-  SnapshotAttempt& attempt = attempts_[it->second];
-  by_command_.erase(it);
-  attempt.finished_ms = now_ms;
+  auto it = attempts_.find(key);
+  if (it == attempts_.end() || it->second.command_id != command_id ||
+      it->second.state != SnapshotAttempt::State::kPending) {
+    return;
+  }
+  SnapshotAttempt& attempt = it->second;
+  attempt.finished_ms = clock_->NowMs();
   if (error.empty()) {
     attempt.state = SnapshotAttempt::State::kDone;
     attempt.diagnosis = std::move(diagnosis);
     counts_.succeeded++;
-    log->info("snapshot {} from {}: {}", result.command_id(), host, attempt.diagnosis.summary);
+    log->info("snapshot {} from {}: {}", command_id, key.first, attempt.diagnosis.summary);
   } else {
     attempt.state = SnapshotAttempt::State::kFailed;
-    attempt.error = error;
+    attempt.error = std::move(error);
     counts_.failed++;
-    log->warn("snapshot {} from {} failed: {}", result.command_id(), host, error);
+    log->warn("snapshot {} of {} on {} failed: {}", command_id, key.second, key.first,
+              attempt.error);
   }
-  return true;
 }
 
 void SnapshotScheduler::Annotate(FleetSuspects* suspects) const {

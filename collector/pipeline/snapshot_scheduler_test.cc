@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <vector>
 
 #include "collector/ingest/recording_stream_test_util.h"
@@ -55,12 +56,37 @@ class SnapshotSchedulerTest : public ::testing::Test {
   SnapshotSchedulerTest() { hosts_.Register("h1", &stream_); }
   ~SnapshotSchedulerTest() override { hosts_.Unregister("h1", &stream_); }
 
+  SnapshotScheduler Scheduler(const SnapshotPolicy& policy = SnapshotPolicy{}) {
+    return SnapshotScheduler(policy, diagnoser::DiagnoserConfig{}, &commands_, &diagnoses_,
+                             &clock_);
+  }
+  // The agent's answer reaches the scheduler through the router, as from a session; the
+  // diagnosis it queued has landed when this returns.
+  bool AnswerAndWaitForTheDiagnosis(const std::string& host,
+                                    const drip::v1::CommandResult& result) {
+    const bool taken = commands_.Deliver(host, result);
+    diagnoses_.Stop();  // runs what is queued
+    return taken;
+  }
+
+  // The agent's answer to command `id`: the leaking snapshot.
+  static drip::v1::CommandResult SnapshotAnswer(const std::string& id) {
+    drip::v1::CommandResult result;
+    result.set_command_id(id);
+    result.set_ok(true);
+    result.set_payload(LeakingSnapshot().SerializeAsString());
+    return result;
+  }
+
   ConnectedHosts hosts_;
   RecordingStream stream_;
+  CommandRouter commands_{&hosts_};
+  WorkerPool diagnoses_{"test-diagnose", 1, 8};
+  FakeClock clock_{2000};
 };
 
 TEST_F(SnapshotSchedulerTest, FastestLeakOnAHostGetsItsOneSnapshotSlot) {
-  SnapshotScheduler scheduler(SnapshotPolicy{}, diagnoser::DiagnoserConfig{}, &hosts_);
+  SnapshotScheduler scheduler = Scheduler();
   FleetSuspects suspects;
   suspects.hosts.push_back(MakeSuspect("h1", "proc:slow", 10, 1e6));
   suspects.hosts.push_back(MakeSuspect("h1", "proc:fast", 20, 1e9));
@@ -75,16 +101,13 @@ TEST_F(SnapshotSchedulerTest, FastestLeakOnAHostGetsItsOneSnapshotSlot) {
 }
 
 TEST_F(SnapshotSchedulerTest, ResultIsDiagnosedAndAttachedToTheSuspect) {
-  SnapshotScheduler scheduler(SnapshotPolicy{}, diagnoser::DiagnoserConfig{}, &hosts_);
+  SnapshotScheduler scheduler = Scheduler();
   FleetSuspects suspects;
   suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
   ASSERT_EQ(stream_.sent.size(), 1u);
-  drip::v1::CommandResult result;
-  result.set_command_id(stream_.sent[0].id());
-  result.set_ok(true);
-  result.set_payload(LeakingSnapshot().SerializeAsString());
-  EXPECT_TRUE(scheduler.OnCommandResult("h1", result, 2000));
+  const drip::v1::CommandResult result = SnapshotAnswer(stream_.sent[0].id());
+  EXPECT_TRUE(AnswerAndWaitForTheDiagnosis("h1", result));
   scheduler.Annotate(&suspects);
   ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
   const SnapshotAttempt& snap = *suspects.hosts[0].snapshot;
@@ -98,7 +121,7 @@ TEST_F(SnapshotSchedulerTest, ResultIsDiagnosedAndAttachedToTheSuspect) {
 TEST_F(SnapshotSchedulerTest, FailedSnapshotSaysWhyAndComponentWaitsOutItsCooldown) {
   SnapshotPolicy policy;
   policy.cooldown = std::chrono::minutes(10);
-  SnapshotScheduler scheduler(policy, diagnoser::DiagnoserConfig{}, &hosts_);
+  SnapshotScheduler scheduler = Scheduler(policy);
   FleetSuspects suspects;
   suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
@@ -106,7 +129,7 @@ TEST_F(SnapshotSchedulerTest, FailedSnapshotSaysWhyAndComponentWaitsOutItsCooldo
   result.set_command_id(stream_.sent[0].id());
   result.set_ok(false);
   result.set_error("process 20 no longer runs");
-  EXPECT_TRUE(scheduler.OnCommandResult("h1", result, 2000));
+  EXPECT_TRUE(commands_.Deliver("h1", result));
   scheduler.Annotate(&suspects);
   ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
   EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kFailed);
@@ -122,7 +145,7 @@ TEST_F(SnapshotSchedulerTest, UnansweredCommandFailsAfterItsLongestExtensionAndG
   policy.duration = std::chrono::seconds(10);
   policy.extend_up_to = std::chrono::seconds(40);
   policy.grace = std::chrono::seconds(5);
-  SnapshotScheduler scheduler(policy, diagnoser::DiagnoserConfig{}, &hosts_);
+  SnapshotScheduler scheduler = Scheduler(policy);
   FleetSuspects suspects;
   suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
@@ -130,31 +153,69 @@ TEST_F(SnapshotSchedulerTest, UnansweredCommandFailsAfterItsLongestExtensionAndG
   EXPECT_EQ(stream_.sent[0].snapshot().duration_seconds(), 10u);
   EXPECT_EQ(stream_.sent[0].snapshot().extend_up_to_seconds(), 40u);
   // An agent may keep going up to 40 s while its evidence is short: not failed at 15 s.
+  // (The pipeline's pass ends overdue commands at the router before the scheduler's tick.)
+  commands_.Expire(1000 + 15'001);
   scheduler.Tick(1000 + 15'001, suspects);
   scheduler.Annotate(&suspects);
   ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
   EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kPending);
-  scheduler.Tick(1000 + 45'001, suspects);
+  clock_.Set(1000 + 45'001);
+  commands_.Expire(1000 + 45'001);
   scheduler.Annotate(&suspects);
   ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
   EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kFailed);
+  EXPECT_EQ(suspects.hosts[0].snapshot->error, "the agent did not answer before the deadline");
+  EXPECT_EQ(suspects.hosts[0].snapshot->finished_ms, 1000 + 45'001);
   EXPECT_EQ(scheduler.counts().failed, 1u);
   // A late answer is ignored.
   drip::v1::CommandResult late;
   late.set_command_id(stream_.sent[0].id());
   late.set_ok(false);
-  EXPECT_FALSE(scheduler.OnCommandResult("h1", late, 50'000));
+  EXPECT_FALSE(commands_.Deliver("h1", late));
 }
 
 TEST_F(SnapshotSchedulerTest, ResultFromAnotherHostIsIgnored) {
-  SnapshotScheduler scheduler(SnapshotPolicy{}, diagnoser::DiagnoserConfig{}, &hosts_);
+  SnapshotScheduler scheduler = Scheduler();
   FleetSuspects suspects;
   suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
   scheduler.Tick(1000, suspects);
   drip::v1::CommandResult result;
   result.set_command_id(stream_.sent[0].id());
   result.set_ok(false);
-  EXPECT_FALSE(scheduler.OnCommandResult("h2", result, 2000));
+  EXPECT_FALSE(commands_.Deliver("h2", result));
+  scheduler.Annotate(&suspects);
+  EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kPending);
+}
+
+// Diagnoses wait on a bounded queue of their own: past it a snapshot is not held in
+// memory but failed, saying why, and the component's next round asks again.
+TEST_F(SnapshotSchedulerTest, ASnapshotPastTheDiagnosisQueueFailsAndSaysWhy) {
+  WorkerPool one_waiting("test-diagnose", 1, 1);
+  SnapshotScheduler scheduler(SnapshotPolicy{}, diagnoser::DiagnoserConfig{}, &commands_,
+                              &one_waiting, &clock_);
+  std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  ASSERT_TRUE(one_waiting.Submit([&started, released] {
+    started.set_value();
+    released.wait();
+  }));
+  started.get_future().wait();
+  ASSERT_TRUE(one_waiting.Submit([] {}));  // the one place in the queue
+  FleetSuspects suspects;
+  suspects.hosts.push_back(MakeSuspect("h1", "proc:leaky", 20, 1e9));
+  scheduler.Tick(1000, suspects);
+  ASSERT_EQ(stream_.sent.size(), 1u);
+  const drip::v1::CommandResult result = SnapshotAnswer(stream_.sent[0].id());
+  EXPECT_TRUE(commands_.Deliver("h1", result));
+  release.set_value();
+  one_waiting.Stop();
+  scheduler.Annotate(&suspects);
+  ASSERT_TRUE(suspects.hosts[0].snapshot.has_value());
+  EXPECT_EQ(suspects.hosts[0].snapshot->state, SnapshotAttempt::State::kFailed);
+  EXPECT_NE(suspects.hosts[0].snapshot->error.find("already wait for diagnosis"), std::string::npos)
+      << suspects.hosts[0].snapshot->error;
+  EXPECT_EQ(scheduler.counts().failed, 1u);
 }
 
 }  // namespace

@@ -63,13 +63,13 @@ using AsyncMember = drip::v1::MemberService::Stub::async_interface;
 }  // namespace
 
 QueryServiceImpl::QueryServiceImpl(const AccessPolicy* access, SeriesStore* store,
-                                   ConnectedHosts* hosts, LeakPipeline* pipeline,
+                                   ConnectedHosts* hosts, ReportDesk* reports,
                                    CollectorMetrics* metrics, const Clock* clock,
                                    uint64_t max_answer_bytes)
     : access_(access),
       store_(store),
       hosts_(hosts),
-      pipeline_(pipeline),
+      reports_(reports),
       metrics_(metrics),
       clock_(clock),
       max_answer_bytes_(max_answer_bytes) {}
@@ -205,7 +205,7 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListAudit(grpc::CallbackServerContex
 
 grpc::Status QueryServiceImpl::DoListSuspects(const drip::v1::ListSuspectsRequest& request,
                                               drip::v1::ListSuspectsResponse* response) {
-  FleetSuspectsToProto(pipeline_->Suspects(request.component()), response);
+  FleetSuspectsToProto(reports_->Suspects(request.component()), response);
   return grpc::Status::OK;
 }
 
@@ -217,7 +217,7 @@ grpc::Status QueryServiceImpl::DoListLeaks(const drip::v1::ListLeaksRequest& req
         grpc::StatusCode::INVALID_ARGUMENT,
         fmt::format("state: '{}' is not open, acknowledged, mitigated, resolved or all", state));
   }
-  for (drip::v1::LeakReport& r : pipeline_->reports().List(state, request.component())) {
+  for (drip::v1::LeakReport& r : reports_->ListReports(state, request.component())) {
     *response->add_reports() = std::move(r);
   }
   return grpc::Status::OK;
@@ -225,7 +225,7 @@ grpc::Status QueryServiceImpl::DoListLeaks(const drip::v1::ListLeaksRequest& req
 
 grpc::Status QueryServiceImpl::DoGetLeak(const drip::v1::GetLeakRequest& request,
                                          drip::v1::LeakReport* response) {
-  absl::StatusOr<drip::v1::LeakReport> report = pipeline_->reports().Get(request.id());
+  absl::StatusOr<drip::v1::LeakReport> report = reports_->GetReport(request.id());
   if (!report.ok()) return ToGrpcStatus(report.status());
   *response = std::move(*report);
   return grpc::Status::OK;
@@ -235,8 +235,8 @@ grpc::Status QueryServiceImpl::DoUpdateLeakState(const Caller& caller,
                                                  const drip::v1::UpdateLeakStateRequest& request,
                                                  drip::v1::LeakReport* response) {
   absl::StatusOr<drip::v1::LeakReport> report =
-      pipeline_->reports().SetState(request.id(), request.state(), ActorOf(caller, request.actor()),
-                                    request.note(), clock_->NowMs());
+      reports_->SetReportState(request.id(), request.state(), ActorOf(caller, request.actor()),
+                               request.note(), clock_->NowMs());
   if (!report.ok()) return ToGrpcStatus(report.status());
   *response = std::move(*report);
   return grpc::Status::OK;
@@ -246,7 +246,7 @@ grpc::Status QueryServiceImpl::DoMitigate(const Caller& caller,
                                           const drip::v1::MitigateRequest& request,
                                           drip::v1::MitigateResponse* response) {
   absl::StatusOr<std::vector<drip::v1::AuditEntry>> entries =
-      pipeline_->mitigations().Request(request, ActorOf(caller, request.actor()), clock_->NowMs());
+      reports_->RequestMitigation(request, ActorOf(caller, request.actor()), clock_->NowMs());
   if (!entries.ok()) return ToGrpcStatus(entries.status());
   for (drip::v1::AuditEntry& e : *entries) *response->add_entries() = std::move(e);
   return grpc::Status::OK;

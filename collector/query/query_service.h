@@ -9,8 +9,10 @@
 //              has no upper bound (samples up to ingest.max_future_skew ahead included).
 //   ListSuspects: the leak pipeline's suspects and suspected components, optionally of
 //              one component, each with its heap snapshot.
-//   ListLeaks, GetLeak, UpdateLeakState: the LeakReportBook; NOT_FOUND for an unknown id.
-//   Mitigate:  the MitigationCoordinator; answers once the commands are sent.
+//   ListLeaks, GetLeak, UpdateLeakState: the pipeline's reports; NOT_FOUND for an
+//              unknown id.
+//   Mitigate:  the pipeline's mitigations; answers once the commands are sent.
+// The pipeline is reached only through its ReportDesk (pipeline/report_desk.h).
 //   ListAudit: the audit log, newest first.
 // In a cluster every read answers for the fleet (docs/cluster.md, "One fleet view"): the
 // collector asks the other live members for their part (MemberQueryClient, which calls
@@ -42,7 +44,7 @@
 #include "collector/cluster/member_query_client.h"
 #include "collector/collector_metrics.h"
 #include "collector/ingest/connected_hosts.h"
-#include "collector/pipeline/leak_pipeline.h"
+#include "collector/pipeline/report_desk.h"
 #include "collector/storage/series_store.h"
 #include "collector/worker_pool.h"
 #include "common/base/clock.h"
@@ -59,7 +61,7 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   // Every pointer must outlive the service. `max_answer_bytes` is the largest answer the
   // server sends (grpc.max_message_bytes): a series read stops once it could not fit.
   QueryServiceImpl(const AccessPolicy* access, SeriesStore* store, ConnectedHosts* hosts,
-                   LeakPipeline* pipeline, CollectorMetrics* metrics, const Clock* clock,
+                   ReportDesk* reports, CollectorMetrics* metrics, const Clock* clock,
                    uint64_t max_answer_bytes);
   // Runs the calls still queued on the readers, then stops them.
   ~QueryServiceImpl() override;
@@ -172,7 +174,7 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   const AccessPolicy* access_;
   SeriesStore* store_;
   ConnectedHosts* hosts_;
-  LeakPipeline* pipeline_;
+  ReportDesk* reports_;
   CollectorMetrics* metrics_;
   const Clock* clock_;
   const uint64_t max_answer_bytes_;

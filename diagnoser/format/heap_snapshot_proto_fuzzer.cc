@@ -1,5 +1,5 @@
 // Fuzzes what the collector does with a heap snapshot an agent sends up its stream
-// (collector/pipeline/snapshot_scheduler.cc, OnCommandResult): the payload bytes parsed as a
+// (collector/pipeline/snapshot_scheduler.cc, Diagnose): the payload bytes parsed as a
 // drip.v1.HeapSnapshot, converted and validated (common/snapshot/heap_snapshot_proto.h), diagnosed
 // (diagnoser/heap_diagnoser.h), and the diagnosis converted to the proto the collector
 // stores and serves. agent_message_fuzzer reaches the same code through a whole

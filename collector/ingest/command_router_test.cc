@@ -1,4 +1,4 @@
-#include "collector/pipeline/relayed_commands.h"
+#include "collector/ingest/command_router.h"
 
 #include <optional>
 
@@ -24,7 +24,7 @@ drip::v1::CommandResult Answer(const std::string& id) {
   return r;
 }
 
-class RelayedCommandsTest : public ::testing::Test {
+class CommandRouterTest : public ::testing::Test {
  protected:
   void SetUp() override { hosts_.Register("web-1", &stream_); }
   void TearDown() override { hosts_.Unregister("web-1", &stream_); }
@@ -32,33 +32,33 @@ class RelayedCommandsTest : public ::testing::Test {
   // Sends `id` to web-1; what its `done` was given lands in `got`.
   absl::StatusOr<uint64_t> Send(const std::string& id, int64_t deadline_ms,
                                 std::optional<absl::StatusOr<drip::v1::CommandResult>>* got) {
-    return relayed_.Send("web-1", Mitigation(id), deadline_ms,
-                         [got](absl::StatusOr<drip::v1::CommandResult> r) { *got = std::move(r); });
+    return router_.Send("web-1", Mitigation(id), deadline_ms,
+                        [got](absl::StatusOr<drip::v1::CommandResult> r) { *got = std::move(r); });
   }
 
   ConnectedHosts hosts_;
   RecordingStream stream_;
-  RelayedCommands relayed_{&hosts_};
+  CommandRouter router_{&hosts_};
 };
 
-TEST_F(RelayedCommandsTest, TheAgentsAnswerGoesToTheWaitingCallOnce) {
+TEST_F(CommandRouterTest, TheAgentsAnswerGoesToItsSenderOnceAndOnlyFromItsHost) {
   std::optional<absl::StatusOr<drip::v1::CommandResult>> got;
   ASSERT_TRUE(Send("mitigate-1", 1000, &got).ok());
   ASSERT_EQ(stream_.sent.size(), 1u);
   EXPECT_EQ(stream_.sent[0].id(), "mitigate-1");
   // Another host's answer with the same id is not this command's.
-  EXPECT_FALSE(relayed_.OnCommandResult("web-2", Answer("mitigate-1")));
-  EXPECT_TRUE(relayed_.OnCommandResult("web-1", Answer("mitigate-1")));
+  EXPECT_FALSE(router_.Deliver("web-2", Answer("mitigate-1")));
+  EXPECT_TRUE(router_.Deliver("web-1", Answer("mitigate-1")));
   ASSERT_TRUE(got.has_value());
   ASSERT_TRUE(got->ok());
   EXPECT_EQ((*got)->detail(), "sent SIGTERM to pid 4242");
-  EXPECT_FALSE(relayed_.OnCommandResult("web-1", Answer("mitigate-1")));
-  EXPECT_EQ(relayed_.size(), 0u);
+  EXPECT_FALSE(router_.Deliver("web-1", Answer("mitigate-1")));
+  EXPECT_EQ(router_.size(), 0u);
 }
 
-TEST_F(RelayedCommandsTest, AHostNotStreamingHereOrABusyIdIsRefusedWithoutAnAnswer) {
+TEST_F(CommandRouterTest, AHostNotStreamingHereOrABusyIdIsRefusedWithoutAnAnswer) {
   std::optional<absl::StatusOr<drip::v1::CommandResult>> got;
-  absl::Status elsewhere = relayed_
+  absl::Status elsewhere = router_
                                .Send("web-9", Mitigation("mitigate-1"), 1000,
                                      [&](absl::StatusOr<drip::v1::CommandResult> r) { got = r; })
                                .status();
@@ -67,27 +67,40 @@ TEST_F(RelayedCommandsTest, AHostNotStreamingHereOrABusyIdIsRefusedWithoutAnAnsw
   ASSERT_TRUE(Send("mitigate-2", 1000, &got).ok());
   EXPECT_EQ(Send("mitigate-2", 1000, &got).status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_FALSE(got.has_value());
-  EXPECT_EQ(relayed_.size(), 1u);
+  EXPECT_EQ(router_.size(), 1u);
 }
 
-TEST_F(RelayedCommandsTest, ACancelledCallHearsNothingAndAnUnansweredOneExpires) {
+TEST_F(CommandRouterTest, ACancelledCallHearsNothingAndAnUnansweredOneExpires) {
   std::optional<absl::StatusOr<drip::v1::CommandResult>> cancelled;
   std::optional<absl::StatusOr<drip::v1::CommandResult>> expired;
   absl::StatusOr<uint64_t> ticket = Send("mitigate-1", 1000, &cancelled);
   ASSERT_TRUE(ticket.ok()) << ticket.status();
   ASSERT_TRUE(Send("mitigate-2", 5000, &expired).ok());
   // Only the sender's ticket takes a command back, not its id alone.
-  EXPECT_FALSE(relayed_.Cancel("mitigate-1", *ticket + 1));
-  EXPECT_TRUE(relayed_.Cancel("mitigate-1", *ticket));
-  EXPECT_FALSE(relayed_.Cancel("mitigate-1", *ticket));
-  EXPECT_FALSE(relayed_.OnCommandResult("web-1", Answer("mitigate-1")));
+  EXPECT_FALSE(router_.Cancel("mitigate-1", *ticket + 1));
+  EXPECT_TRUE(router_.Cancel("mitigate-1", *ticket));
+  EXPECT_FALSE(router_.Cancel("mitigate-1", *ticket));
+  EXPECT_FALSE(router_.Deliver("web-1", Answer("mitigate-1")));
   EXPECT_FALSE(cancelled.has_value());
-  relayed_.Expire(4999);
+  router_.Expire(4999);
   EXPECT_FALSE(expired.has_value());
-  relayed_.Expire(5000);
+  router_.Expire(5000);
   ASSERT_TRUE(expired.has_value());
   EXPECT_EQ(expired->status().code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(relayed_.size(), 0u);
+  EXPECT_EQ(router_.size(), 0u);
+}
+
+TEST_F(CommandRouterTest, ACommandSentBeforeARestartIsAwaitedWithoutBeingSentAgain) {
+  std::optional<absl::StatusOr<drip::v1::CommandResult>> got;
+  ASSERT_TRUE(router_
+                  .Await("web-1", "mitigate-7", 1000,
+                         [&](absl::StatusOr<drip::v1::CommandResult> r) { got = std::move(r); })
+                  .ok());
+  EXPECT_TRUE(stream_.sent.empty());
+  EXPECT_EQ(Send("mitigate-7", 1000, &got).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(router_.Deliver("web-1", Answer("mitigate-7")));
+  ASSERT_TRUE(got.has_value() && got->ok());
+  EXPECT_EQ((*got)->command_id(), "mitigate-7");
 }
 
 }  // namespace

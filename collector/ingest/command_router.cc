@@ -1,4 +1,4 @@
-#include "collector/pipeline/relayed_commands.h"
+#include "collector/ingest/command_router.h"
 
 #include <utility>
 #include <vector>
@@ -7,31 +7,35 @@
 
 namespace drip::collector {
 
-absl::StatusOr<uint64_t> RelayedCommands::Send(const std::string& host,
-                                               const drip::v1::Command& command,
-                                               int64_t deadline_ms, Done done) {
-  uint64_t ticket = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (waiting_.contains(command.id())) {
-      return absl::AlreadyExistsError(
-          fmt::format("command {} is already waiting for its agent", command.id()));
-    }
-    // Waiting before it is sent: the agent may answer before SendCommand returns.
-    ticket = next_ticket_++;
-    waiting_[command.id()] = Waiting{host, deadline_ms, ticket, std::move(done)};
+absl::StatusOr<uint64_t> CommandRouter::Await(const std::string& host,
+                                              const std::string& command_id, int64_t deadline_ms,
+                                              Done done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (waiting_.contains(command_id)) {
+    return absl::AlreadyExistsError(
+        fmt::format("command {} is already waiting for its agent", command_id));
   }
+  const uint64_t ticket = next_ticket_++;
+  waiting_[command_id] = Waiting{host, deadline_ms, ticket, std::move(done)};
+  return ticket;
+}
+
+absl::StatusOr<uint64_t> CommandRouter::Send(const std::string& host,
+                                             const drip::v1::Command& command, int64_t deadline_ms,
+                                             Done done) {
+  // Waiting before it is sent: the agent may answer before SendCommand returns.
+  absl::StatusOr<uint64_t> ticket = Await(host, command.id(), deadline_ms, std::move(done));
+  if (!ticket.ok()) return ticket;
   if (hosts_->SendCommand(host, command)) return ticket;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = waiting_.find(command.id());
   // An Expire in between has already given `done` its answer: the command is over.
-  if (it == waiting_.end() || it->second.ticket != ticket) return ticket;
+  if (it == waiting_.end() || it->second.ticket != *ticket) return ticket;
   waiting_.erase(it);
   return absl::FailedPreconditionError(fmt::format("host {} does not stream here", host));
 }
 
-bool RelayedCommands::OnCommandResult(const std::string& host,
-                                      const drip::v1::CommandResult& result) {
+bool CommandRouter::Deliver(const std::string& host, const drip::v1::CommandResult& result) {
   Done done;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -44,7 +48,7 @@ bool RelayedCommands::OnCommandResult(const std::string& host,
   return true;
 }
 
-bool RelayedCommands::Cancel(const std::string& command_id, uint64_t ticket) {
+bool CommandRouter::Cancel(const std::string& command_id, uint64_t ticket) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = waiting_.find(command_id);
   if (it == waiting_.end() || it->second.ticket != ticket) return false;
@@ -52,7 +56,7 @@ bool RelayedCommands::Cancel(const std::string& command_id, uint64_t ticket) {
   return true;
 }
 
-void RelayedCommands::Expire(int64_t now_ms) {
+void CommandRouter::Expire(int64_t now_ms) {
   std::vector<std::pair<std::string, Done>> expired;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -70,7 +74,7 @@ void RelayedCommands::Expire(int64_t now_ms) {
   }
 }
 
-size_t RelayedCommands::size() const {
+size_t CommandRouter::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return waiting_.size();
 }
