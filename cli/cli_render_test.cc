@@ -79,12 +79,16 @@ drip::v1::ListMembersResponse TwoMembersEtcdDown() {
     m->set_hosts_connected(name[10] == 'a' ? 12 : 7);
     m->set_self(name[10] == 'a');
   }
+  r.mutable_members(0)->set_hosts_placed(3);
+  for (const char* host : {"db-1", "web-1", "web-4"}) r.mutable_members(0)->add_hosts(host);
+  r.mutable_members(1)->set_hosts_placed(205);
+  for (const char* host : {"web-2", "web-3"}) r.mutable_members(1)->add_hosts(host);
   return r;
 }
 
 TEST(ClusterCommandTest, TableSaysWhenEtcdIsDownAndMembersAreFrozen) {
   std::ostringstream out;
-  drip::cli::RenderCluster(TwoMembersEtcdDown(), false, 1'700'000'360'000, out);
+  drip::cli::RenderCluster(TwoMembersEtcdDown(), {}, 1'700'000'360'000, out);
   const std::string text = out.str();
   EXPECT_NE(text.find("2 collectors; etcd DOWN (10.0.0.11:2379)"), std::string::npos) << text;
   EXPECT_NE(text.find("ownership is frozen"), std::string::npos) << text;
@@ -92,16 +96,44 @@ TEST(ClusterCommandTest, TableSaysWhenEtcdIsDownAndMembersAreFrozen) {
   EXPECT_NE(text.find("(answered)"), std::string::npos) << text;
 }
 
+TEST(ClusterCommandTest, TableNamesTheHostsEachMemberOwnsAndHowManyMore) {
+  std::ostringstream out;
+  drip::cli::RenderCluster(TwoMembersEtcdDown(), {}, 1'700'000'360'000, out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("collector-a  db-1 web-1 web-4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("collector-b  web-2 web-3 (and 203 more)\n"), std::string::npos) << text;
+}
+
+TEST(ClusterCommandTest, HostSaysWhichMemberHoldsIt) {
+  drip::v1::ListMembersResponse r = TwoMembersEtcdDown();
+  for (auto& m : *r.mutable_members()) m.clear_hosts();
+  r.mutable_members(1)->add_hosts("web-3");
+  drip::cli::ClusterOptions options;
+  options.host = "web-3";
+  std::ostringstream out;
+  drip::cli::RenderCluster(r, options, 0, out);
+  EXPECT_EQ(out.str(), "web-3 is placed on collector-b at collector-b:7070\n");
+  options.json = true;
+  std::ostringstream json;
+  drip::cli::RenderCluster(r, options, 0, json);
+  const nlohmann::json j = nlohmann::json::parse(json.str());
+  EXPECT_EQ(j["host"]["member"], "collector-b");
+  EXPECT_EQ(j["members"][1]["hosts"], nlohmann::json::array({"web-3"}));
+}
+
 TEST(ClusterCommandTest, JsonListsEveryMember) {
   std::ostringstream out;
-  drip::cli::RenderCluster(TwoMembersEtcdDown(), true, 0, out);
+  drip::cli::ClusterOptions options;
+  options.json = true;
+  drip::cli::RenderCluster(TwoMembersEtcdDown(), options, 0, out);
   const nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["mode"], "etcd");
   EXPECT_EQ(j["etcd_up"], false);
   ASSERT_EQ(j["members"].size(), 2u);
   EXPECT_EQ(j["members"][0]["hosts_connected"], 12);
   EXPECT_EQ(j["members"][0]["self"], true);
-  EXPECT_EQ(j["members"][0]["hosts_placed"], 0);
+  EXPECT_EQ(j["members"][0]["hosts_placed"], 3);
+  EXPECT_EQ(j["members"][0]["hosts"], nlohmann::json::array({"db-1", "web-1", "web-4"}));
 }
 
 TEST(QueryClientTest, UnreachableCollectorIsUnavailableNamingTheAddress) {

@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "cli/input_file.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "cli/terminal_safe_text.h"
+#include "common/base/atomic_file.h"
 #include "common/base/config_reader.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"
@@ -21,6 +23,7 @@
 #include "common/snapshot/heap_snapshot_proto.h"
 #include "diagnoser/format/diagnosis_json.h"
 #include "diagnoser/format/diagnosis_proto.h"
+#include "diagnoser/format/pprof_profile.h"
 #include "diagnoser/heap_diagnoser.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -200,8 +203,25 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
 
 absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& out) {
   ASSIGN_OR_RETURN(diagnoser::DiagnoserConfig config, LoadDiagnoserConfig(options.config_path));
+  // Opened first, so that a path that cannot be written fails before the work; a reader
+  // never sees half a profile.
+  std::optional<AtomicFile> pprof_file;
+  if (!options.pprof_path.empty()) {
+    absl::StatusOr<AtomicFile> file = AtomicFile::Create(options.pprof_path);
+    if (!file.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("--pprof: {}", std::string(file.status().message())));
+    }
+    pprof_file = std::move(*file);
+  }
   ASSIGN_OR_RETURN(HeapSnapshot snapshot, ReadSnapshotFile(options.input));
   const Diagnosis diagnosis = diagnoser::HeapDiagnoser(config).Diagnose(snapshot);
+  if (pprof_file.has_value()) {
+    ASSIGN_OR_RETURN(std::string profile, diagnoser::HeapSnapshotToPprofGzip(snapshot, diagnosis));
+    if (absl::Status written = pprof_file->Commit(profile); !written.ok()) {
+      return absl::InvalidArgumentError(fmt::format("--pprof: {}", std::string(written.message())));
+    }
+  }
   RenderDiagnosis(snapshot, diagnosis, options.json, options.top, out);
   return absl::OkStatus();
 }

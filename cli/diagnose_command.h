@@ -1,7 +1,9 @@
 // `dripctl diagnose`: one-shot diagnosis of a heap snapshot file (docs/design.md,
 // "Contracts"), no collector needed. Reads the JSON that `drip-agent snapshot` wrote
 // (common/snapshot/heap_snapshot_json.h), runs the diagnoser (diagnoser/heap_diagnoser.h) and
-// prints the ranked stacks: a summary and table for people, or the contract JSON.
+// prints the ranked stacks: a summary and table for people, or the contract JSON; with
+// --pprof it also writes the snapshot and its verdicts as a gzipped pprof profile
+// (diagnoser/format/pprof_profile.h) for go tool pprof and the tools that read its format.
 #pragma once
 
 #include <ostream>
@@ -19,11 +21,13 @@ struct DiagnoseOptions {
   std::string input;        // snapshot JSON path, "-" for standard input
   std::string config_path;  // diagnoser YAML; empty: the diagnoser's defaults
   bool json = false;
-  int top = 20;  // table rows (0: all); --json always lists every stack kept
+  int top = 20;            // table rows (0: all); --json always lists every stack kept
+  std::string pprof_path;  // also write a gzipped pprof profile here (empty: none)
 };
 
 // Errors are INVALID_ARGUMENT (exit 2), one line naming the file: unreadable, not JSON,
-// or not a valid snapshot (then also the field), or a bad config.
+// or not a valid snapshot (then also the field), a bad config, or a --pprof path that
+// cannot be written (checked before the snapshot is read).
 absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& out);
 
 // The pieces, for tests.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -184,14 +185,20 @@ TEST(DiagnoseCommandTest, NoLeakPrintsNoStack) {
   EXPECT_EQ(text.find("\n#1 "), std::string::npos) << text;
 }
 
+// `dripctl diagnose` with `options` on `snapshot` written as the agent writes it.
+absl::Status DiagnoseFile(const HeapSnapshot& snapshot, DiagnoseOptions options,
+                          std::ostringstream* out) {
+  options.input = WriteTemp("snapshot.json", HeapSnapshotToJson(snapshot));
+  absl::Status status = RunDiagnoseCommand(options, *out);
+  ::unlink(options.input.c_str());
+  return status;
+}
+
 TEST(DiagnoseCommandTest, ReadsTheFileTheAgentWrites) {
-  const std::string path = WriteTemp("snapshot.json", HeapSnapshotToJson(LeakySnapshot()));
   DiagnoseOptions options;
-  options.input = path;
   options.json = true;
   std::ostringstream out;
-  absl::Status status = RunDiagnoseCommand(options, out);
-  ::unlink(path.c_str());
+  absl::Status status = DiagnoseFile(LeakySnapshot(), options, &out);
   ASSERT_TRUE(status.ok()) << status;
   const nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["stacks"][0]["verdict"], "leak");
@@ -242,6 +249,59 @@ TEST(DiagnoseCommandTest, ConfigChangesThresholdsAndRejectsUnknownKeys) {
   EXPECT_EQ(ExitCodeFor(status), kExitUsage);
   EXPECT_NE(std::string(status.message()).find("min_sampled_alocs"), std::string::npos) << status;
   for (const std::string& p : {strict, path, typo}) ::unlink(p.c_str());
+}
+
+// What an engineer does with the export: go tool pprof, Debian's golang-go, reads it; the
+// stacks Drip calls leaks (the verdict label) put the leaking function on top, with the
+// in-use bytes the diagnosis estimated (a cache holds more here, and is not a leak).
+TEST(DiagnoseCommandTest, PprofExportIsReadByGoToolPprofWithTheLeakOnTop) {
+  const HeapSnapshot snapshot = LeakySnapshot();
+  const std::string profile =
+      ::testing::TempDir() + "heap." + std::to_string(::getpid()) + ".pb.gz";
+  DiagnoseOptions options;
+  options.pprof_path = profile;
+  std::ostringstream out;
+  absl::Status status = DiagnoseFile(snapshot, options, &out);
+  ASSERT_TRUE(status.ok()) << status;
+  // -unit=B: bytes as they are; the first row is the largest in-use site of the leaks.
+  const std::string command =
+      "HOME=${HOME:-/tmp} go tool pprof -top -unit=B -tagfocus=verdict=leak "
+      "-sample_index=inuse_space " +
+      profile + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string text;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) text.append(buffer, n);
+  const int exit_status = ::pclose(pipe);
+  ::unlink(profile.c_str());
+  ASSERT_EQ(exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << text;
+  EXPECT_NE(text.find("Type: inuse_space"), std::string::npos) << text;
+  // The first function row after the header.
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line) && line.find("flat%") == std::string::npos) {
+  }
+  ASSERT_TRUE(std::getline(lines, line)) << text;
+  EXPECT_NE(line.find("Session::Remember"), std::string::npos) << text;
+  const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser().Diagnose(snapshot);
+  ASSERT_EQ(diagnosis.stacks[0].verdict, diagnoser::Verdict::kLeak);
+  EXPECT_EQ(std::stoll(line.substr(line.find_first_not_of(' '))), diagnosis.stacks[0].live_bytes)
+      << text;
+}
+
+TEST(DiagnoseCommandTest, APprofPathThatCannotBeWrittenIsOneLineBeforeAnyWork) {
+  DiagnoseOptions options;
+  options.input = "/nonexistent/snapshot.json";
+  options.pprof_path = "/nonexistent/dir/heap.pb.gz";
+  std::ostringstream out;
+  absl::Status status = RunDiagnoseCommand(options, out);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().rfind("--pprof: /nonexistent/dir/heap.pb.gz", 0), 0u)
+      << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  EXPECT_EQ(ExitCodeFor(status), kExitUsage);
+  EXPECT_TRUE(out.str().empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "cli/leaks_show_command.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "cli/leak_report_format.h"
@@ -8,6 +9,7 @@
 #include "cli/table_printer.h"
 #include "common/base/duration.h"
 #include "common/rpc/report_state.h"
+#include "common/rpc/sample_figures.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -166,16 +168,61 @@ void RenderHistory(const drip::v1::LeakReport& r, const TerminalStyle& style, st
   table.Print(out, style);
 }
 
+// The chart of the most urgent host's memory, from shortly before its growth began.
+void RenderMemory(const drip::v1::LeakReport& r, const std::vector<MemoryPoint>& memory,
+                  const TerminalStyle& style, std::ostream& out) {
+  if (r.hosts_size() == 0) return;
+  MemoryChartOptions options;
+  options.limit_bytes = r.hosts(0).limit_bytes();
+  const std::string chart = RenderMemoryChart(memory, options);
+  if (chart.empty()) return;
+  out << "\n"
+      << style.Bold(fmt::format("Memory of {} on {}", r.component(), r.hosts(0).host())) << "\n"
+      << chart;
+}
+
+// The stored samples behind the chart; none when they cannot be read (the report is
+// still worth showing: the chart is the only part that needs them).
+std::vector<MemoryPoint> MemoryOfMostUrgentHost(QueryClient& client, const drip::v1::LeakReport& r,
+                                                int64_t now_ms) {
+  std::vector<MemoryPoint> points;
+  if (r.hosts_size() == 0) return points;
+  const drip::v1::LeakHost& host = r.hosts(0);
+  const int64_t began_s = host.growth_since_s() > 0
+                              ? std::min(host.growth_since_s(), r.first_seen_s())
+                              : r.first_seen_s();
+  // Before the growth began, a sixth of its life (an hour at least): what normal was.
+  const int64_t life_ms = std::max<int64_t>(0, now_ms - began_s * 1000);
+  drip::v1::GetSeriesRequest request;
+  request.set_host(host.host());
+  request.set_component(r.component());
+  request.set_since_ms(
+      std::max<int64_t>(0, began_s * 1000 - std::max<int64_t>(3'600'000, life_ms / 6)));
+  absl::StatusOr<drip::v1::GetSeriesResponse> series = client.GetSeries(request);
+  if (!series.ok()) return points;
+  for (const drip::v1::Series& s : series->series()) {
+    for (const drip::v1::Sample& sample : s.samples()) {
+      if (!sample.has_process_exit())
+        points.push_back({sample.timestamp_ms(), UnreclaimableBytes(sample)});
+    }
+  }
+  std::sort(points.begin(), points.end(),
+            [](const MemoryPoint& a, const MemoryPoint& b) { return a.t_ms < b.t_ms; });
+  return points;
+}
+
 }  // namespace
 
 void RenderLeakReport(const drip::v1::LeakReport& report, bool json, int64_t now_ms,
-                      const TerminalStyle& style, std::ostream& out) {
+                      const TerminalStyle& style, std::ostream& out,
+                      const std::vector<MemoryPoint>& memory) {
   if (json) {
     out << DumpJson(LeakReportToJson(report)) << "\n";
     return;
   }
   RenderHeader(report, now_ms, style, out);
   RenderHosts(report, now_ms, style, out);
+  RenderMemory(report, memory, style, out);
   RenderVersions(report, style, out);
   RenderStacks(report, now_ms, style, out);
   RenderRecommendation(report, style, out);
@@ -190,7 +237,9 @@ absl::Status RunLeaksShowCommand(QueryClient& client, const std::string& id, boo
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  RenderLeakReport(*report, json, now_ms, style, out);
+  std::vector<MemoryPoint> memory;
+  if (!json) memory = MemoryOfMostUrgentHost(client, *report, now_ms);
+  RenderLeakReport(*report, json, now_ms, style, out, memory);
   return absl::OkStatus();
 }
 

@@ -1,13 +1,16 @@
 // `dripctl leaks show ID [--json]`: one leak report as on-call reads it — what leaks,
-// on which hosts and how fast, the call stacks that leak, what the mitigation policy
-// recommends, what was done about it and who changed its state.
+// on which hosts and how fast, a chart of the most urgent host's memory over the report's
+// life with its limit (memory_chart.h), the call stacks that leak, what the mitigation
+// policy recommends, what was done about it and who changed its state.
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "cli/memory_chart.h"
 #include "cli/query_client.h"
 #include "cli/terminal_style.h"
 #include "drip/v1/report.pb.h"
@@ -19,7 +22,10 @@ absl::Status RunLeaksShowCommand(QueryClient& client, const std::string& id, boo
                                  const TerminalStyle& style, std::ostream& out);
 
 // Rendering apart from fetching, so tests can check the output of a known report.
+// `memory` is the most urgent host's stored series of the component (time order), charted
+// under the hosts; empty: no chart.
 void RenderLeakReport(const drip::v1::LeakReport& report, bool json, int64_t now_ms,
-                      const TerminalStyle& style, std::ostream& out);
+                      const TerminalStyle& style, std::ostream& out,
+                      const std::vector<MemoryPoint>& memory = {});
 
 }  // namespace drip::cli

@@ -73,10 +73,15 @@ int main(int argc, char** argv) {
       app.add_subcommand("hosts", "list hosts, their agents and when they were last seen");
   hosts->add_flag("--json", hosts_json, "print JSON instead of a table");
 
-  bool cluster_json = false;
+  drip::cli::ClusterOptions cluster_options;
   auto* cluster = app.add_subcommand(
-      "cluster", "list the collectors that share the fleet, their agents and etcd's state");
-  cluster->add_flag("--json", cluster_json, "print JSON instead of a table");
+      "cluster",
+      "list the collectors that share the fleet, their agents, the hosts each owns and etcd's "
+      "state");
+  cluster->add_flag("--json", cluster_options.json, "print JSON instead of a table");
+  cluster->add_option("--host", cluster_options.host, "only say which member holds this host");
+  cluster->add_option("--max-hosts", cluster_options.max_hosts,
+                      "host names listed per member (default 100, at most 10000)");
 
   drip::cli::SeriesCommandOptions series_options;
   std::string since_text;
@@ -116,6 +121,9 @@ int main(int argc, char** argv) {
                        "diagnoser YAML (docs/snapshot.md); the diagnoser's defaults when absent");
   diagnose->add_option("--top", diagnose_options.top, "stacks in the table (default 20, 0: all)")
       ->check(CLI::NonNegativeNumber);
+  diagnose->add_option("--pprof", diagnose_options.pprof_path,
+                       "also write the snapshot and its verdicts as a gzipped pprof profile "
+                       "(go tool pprof, Pyroscope, Parca, speedscope)");
 
   bool suspects_json = false;
   std::string suspects_component;
@@ -261,7 +269,7 @@ int main(int argc, char** argv) {
   if (hosts->parsed()) {
     status = drip::cli::RunHostsCommand(client, hosts_json, std::cout);
   } else if (cluster->parsed()) {
-    status = drip::cli::RunClusterCommand(client, cluster_json, std::cout);
+    status = drip::cli::RunClusterCommand(client, cluster_options, std::cout);
   } else if (series->parsed()) {
     if (!since_text.empty()) {
       auto since = drip::ParseDuration(since_text);

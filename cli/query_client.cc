@@ -164,11 +164,11 @@ absl::StatusOr<drip::v1::ListAuditResponse> QueryClient::ListAudit(
   return response;
 }
 
-absl::StatusOr<drip::v1::ListMembersResponse> QueryClient::ListMembers() {
+absl::StatusOr<drip::v1::ListMembersResponse> QueryClient::ListMembers(
+    const drip::v1::ListMembersRequest& request) {
   auto context = NewContext();
   drip::v1::ListMembersResponse response;
-  grpc::Status status =
-      stub_->ListMembers(context.get(), drip::v1::ListMembersRequest(), &response);
+  grpc::Status status = stub_->ListMembers(context.get(), request, &response);
   if (!status.ok()) return ToStatus(status, "ListMembers");
   MakeTerminalSafe(&response);
   return response;

@@ -45,7 +45,8 @@ class QueryClient {
   // (requested, refused or recommended); the agents' answers follow in ListAudit.
   absl::StatusOr<drip::v1::MitigateResponse> Mitigate(const drip::v1::MitigateRequest& request);
   absl::StatusOr<drip::v1::ListAuditResponse> ListAudit(const drip::v1::ListAuditRequest& request);
-  absl::StatusOr<drip::v1::ListMembersResponse> ListMembers();
+  absl::StatusOr<drip::v1::ListMembersResponse> ListMembers(
+      const drip::v1::ListMembersRequest& request);
 
   const std::string& address() const { return address_; }
 

@@ -36,6 +36,9 @@ PACKAGES=(
   # C++ client is generated at build time
   etcd-server golang-etcd-server-dev golang-github-gogo-protobuf-dev
   golang-github-grpc-ecosystem-grpc-gateway-dev
+  # pprof's profile.proto, from which `dripctl diagnose --pprof`'s writer is generated, and
+  # Go, whose `go tool pprof` reads what it writes in the tests
+  golang-github-google-pprof-dev golang-go
 )
 
 missing=()

@@ -48,10 +48,10 @@ print_stages() {
   echo
   echo "== stages =="
   for i in "${!stage_names[@]}"; do
-    printf '%-32s %4d:%02d\n' "${stage_names[$i]}" $((stage_seconds[i] / 60)) $((stage_seconds[i] % 60))
+    printf '%-52s %4d:%02d\n' "${stage_names[$i]}" $((stage_seconds[i] / 60)) $((stage_seconds[i] % 60))
     total=$((total + stage_seconds[i]))
   done
-  printf '%-32s %4d:%02d\n' "total" $((total / 60)) $((total % 60))
+  printf '%-52s %4d:%02d\n' "total" $((total / 60)) $((total % 60))
   exit "$status"
 }
 # A background job (the sanitizer build) as a process group of its own, at

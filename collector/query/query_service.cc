@@ -266,43 +266,64 @@ grpc::Status QueryServiceImpl::DoListAudit(const drip::v1::ListAuditRequest& req
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::ListMembers(grpc::CallbackServerContext* context,
-                                                        const drip::v1::ListMembersRequest*,
+                                                        const drip::v1::ListMembersRequest* request,
                                                         drip::v1::ListMembersResponse* response) {
   return Serve(context, Role::kViewer, "ListMembers",
-               [this, response](const Caller&, const Scope&) { return DoListMembers(response); });
+               [this, request, response](const Caller&, const Scope&) {
+                 return DoListMembers(*request, response);
+               });
 }
 
-grpc::Status QueryServiceImpl::DoListMembers(drip::v1::ListMembersResponse* response) {
+grpc::Status QueryServiceImpl::DoListMembers(const drip::v1::ListMembersRequest& request,
+                                             drip::v1::ListMembersResponse* response) {
+  constexpr uint32_t kDefaultHostsPerMember = 100;
+  constexpr uint32_t kMaxHostsPerMember = 10000;
+  const size_t max_names = request.max_hosts_per_member() == 0
+                               ? kDefaultHostsPerMember
+                               : std::min(request.max_hosts_per_member(), kMaxHostsPerMember);
+  absl::StatusOr<std::vector<drip::v1::HostInfo>> stored = store_->ListHosts();
+  if (!stored.ok()) return ToGrpcStatus(stored.status());
   const ClusterMembership* cluster = cluster_.load();
+  // Each member as the answer lists it, then the stored hosts placed on each.
+  std::vector<ClusterMember> members;
+  std::string self_name;
   if (cluster == nullptr) {
     response->set_mode("standalone");
-    drip::v1::ClusterMember* self = response->add_members();
     char name[256] = {};
-    if (gethostname(name, sizeof(name) - 1) == 0) self->set_name(name);
-    self->set_hosts_connected(hosts_->size());
-    self->set_self(true);
-    return grpc::Status::OK;
+    if (gethostname(name, sizeof(name) - 1) == 0) self_name = name;
+    members.push_back(ClusterMember{self_name, "", 0, 0});
+  } else {
+    response->set_mode("etcd");
+    response->set_etcd_up(cluster->etcd_up());
+    response->set_etcd_endpoint(cluster->etcd_endpoint_in_use());
+    members = cluster->Members();
+    self_name = cluster->member_name();
   }
-  response->set_mode("etcd");
-  response->set_etcd_up(cluster->etcd_up());
-  response->set_etcd_endpoint(cluster->etcd_endpoint_in_use());
-  const std::vector<ClusterMember> members = cluster->Members();
   std::vector<std::string> names;
   for (const ClusterMember& m : members) names.push_back(m.name);
-  std::map<std::string, uint64_t> placed;
-  absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store_->ListHosts();
-  if (!hosts.ok()) return ToGrpcStatus(hosts.status());
-  for (const drip::v1::HostInfo& host : *hosts) ++placed[RendezvousOwner(host.host(), names)];
+  std::map<std::string, drip::v1::ClusterMember> by_name;
   for (const ClusterMember& m : members) {
-    drip::v1::ClusterMember* member = response->add_members();
-    member->set_name(m.name);
-    member->set_address(m.address);
-    member->set_started_ms(m.started_ms);
-    member->set_hosts_connected(m.name == cluster->member_name() ? hosts_->size()
-                                                                 : m.hosts_connected);
-    member->set_self(m.name == cluster->member_name());
-    member->set_hosts_placed(placed[m.name]);
+    drip::v1::ClusterMember& member = by_name[m.name];
+    member.set_name(m.name);
+    member.set_address(m.address);
+    member.set_started_ms(m.started_ms);
+    member.set_self(m.name == self_name);
+    member.set_hosts_connected(member.self() ? hosts_->size() : m.hosts_connected);
   }
+  // A standalone collector owns every host; in a cluster, rendezvous placement over the
+  // live members says (docs/cluster.md). ListHosts answers in name order.
+  auto owner_of = [&](const std::string& host) {
+    return cluster == nullptr ? self_name : RendezvousOwner(host, names);
+  };
+  for (const drip::v1::HostInfo& host : *stored) {
+    drip::v1::ClusterMember& member = by_name[owner_of(host.host())];
+    member.set_hosts_placed(member.hosts_placed() + 1);
+    if (request.host().empty() && static_cast<size_t>(member.hosts_size()) < max_names) {
+      member.add_hosts(host.host());
+    }
+  }
+  if (!request.host().empty()) by_name[owner_of(request.host())].add_hosts(request.host());
+  for (const ClusterMember& m : members) *response->add_members() = std::move(by_name[m.name]);
   return grpc::Status::OK;
 }
 

@@ -118,7 +118,8 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
                           drip::v1::MitigateResponse* response);
   grpc::Status DoListAudit(const drip::v1::ListAuditRequest& request,
                            drip::v1::ListAuditResponse* response);
-  grpc::Status DoListMembers(drip::v1::ListMembersResponse* response);
+  grpc::Status DoListMembers(const drip::v1::ListMembersRequest& request,
+                             drip::v1::ListMembersResponse* response);
 
  private:
   // Whom a call answers for: the fleet (a clustered collector), or this collector alone

@@ -238,6 +238,11 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
     EXPECT_EQ((*Member(j, name))["hosts_placed"], std::string(name) == "c2" ? 1 : 0)
         << name << j.dump();
   }
+  // ... and names it: the member that owns it, and which one holds a given host.
+  EXPECT_EQ((*Member(j, "c2"))["hosts"], nlohmann::json::array({host})) << j.dump();
+  CommandOutput holder = collectors[0]->Dripctl({"cluster", "--host", host, "--json"});
+  ASSERT_EQ(holder.exit_code, 0) << holder.err;
+  EXPECT_EQ(nlohmann::json::parse(holder.out)["host"]["member"], "c2") << holder.out;
   // c1 stored nothing of the host, yet answers for it: c2 holds it.
   EXPECT_TRUE(OwnTimestamps(*collectors[1], host, *component, instance).empty());
   nlohmann::json record = HostRecord(*collectors[1], host);
