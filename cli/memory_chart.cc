@@ -28,14 +28,17 @@ std::string RenderMemoryChart(const std::vector<MemoryPoint>& points,
     lo = std::min(lo, p.bytes);
     hi = std::max(hi, p.bytes);
   }
-  hi = std::max(hi, options.limit_bytes);
+  // A limit within four times the peak is the top of the scale: the headroom shows. One
+  // farther off would flatten the growth into the bottom row; it is named instead.
+  const bool limit_drawn = options.limit_bytes > 0 && options.limit_bytes / 4 <= hi;
+  if (limit_drawn) hi = std::max(hi, options.limit_bytes);
   if (hi == lo) hi = lo + 1;
   auto row_of = [&](uint64_t bytes) {  // 0 is the top row
     const double share = static_cast<double>(bytes - lo) / static_cast<double>(hi - lo);
     return height - 1 - static_cast<int>(std::llround(share * (height - 1)));
   };
   std::vector<std::string> grid(static_cast<size_t>(height), std::string(width, ' '));
-  if (options.limit_bytes > 0) {
+  if (limit_drawn) {
     std::string& row = grid[static_cast<size_t>(row_of(options.limit_bytes))];
     for (int col = 0; col < width; col += 2) row[static_cast<size_t>(col)] = '-';
   }
@@ -56,8 +59,10 @@ std::string RenderMemoryChart(const std::vector<MemoryPoint>& points,
                                                               (height - 1 - row) / (height - 1))));
     }
     std::string line = fmt::format("{:>10} |{}", label, grid[static_cast<size_t>(row)]);
-    if (options.limit_bytes > 0 && row == row_of(options.limit_bytes)) {
+    if (limit_drawn && row == row_of(options.limit_bytes)) {
       line += " limit " + FormatBytes(options.limit_bytes);
+    } else if (options.limit_bytes > 0 && !limit_drawn && row == 0) {
+      line += fmt::format(" (limit {}, off the chart)", FormatBytes(options.limit_bytes));
     }
     line.erase(line.find_last_not_of(' ') + 1);
     out += line + "\n";

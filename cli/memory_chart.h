@@ -27,12 +27,14 @@ struct MemoryPoint {
 struct MemoryChartOptions {
   int width = 60;            // columns of the plot; each shows the peak of the samples in it
   int height = 8;            // rows of the plot
-  uint64_t limit_bytes = 0;  // drawn, and kept in the scale, when known (0: unknown)
+  uint64_t limit_bytes = 0;  // 0: unknown
 };
 
 // The chart's lines, each ending in '\n'; empty when `points` (in time order) span no
-// time. The scale runs from the lowest sample to the highest or the limit, whichever is
-// higher: the distance to the limit is what the chart is for.
+// time. The scale runs from the lowest sample to the limit, so that the headroom shows,
+// unless the limit is more than four times the highest sample: then to the highest, with
+// the limit named on the top line ("limit 23.5 GiB, off the chart"), so that the growth
+// still shows.
 std::string RenderMemoryChart(const std::vector<MemoryPoint>& points,
                               const MemoryChartOptions& options);
 

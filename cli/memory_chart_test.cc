@@ -64,11 +64,24 @@ TEST(MemoryChartTest, ALeakClimbsTowardsItsLimitInPlainAscii) {
   }
 }
 
+// A leak of a few hundred MiB on a host of 23.5 GiB (what the demo shows): drawn to the
+// limit it would be a flat line in the bottom row.
+TEST(MemoryChartTest, ALimitFarAboveThePeakIsNamedAndTheGrowthStillShows) {
+  MemoryChartOptions options;
+  options.limit_bytes = 47ull << 29;  // 23.5 GiB
+  const std::string chart = RenderMemoryChart(Leaking(), options);
+  const std::vector<std::string> lines = Lines(chart);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("(limit 23.5 GiB, off the chart)"), std::string::npos) << chart;
+  EXPECT_EQ(RowOfColumn(lines, 0), options.height - 1) << chart;
+  EXPECT_EQ(RowOfColumn(lines, static_cast<size_t>(options.width - 1)), 0) << chart;
+}
+
 TEST(MemoryChartTest, WithoutALimitTheScaleIsTheSeriesOwnAndNoLimitIsDrawn) {
   const std::string chart = RenderMemoryChart(Leaking(), MemoryChartOptions{});
   EXPECT_EQ(chart.find("limit"), std::string::npos) << chart;
-  EXPECT_EQ(chart.find('-', 0), chart.find("+-")+1) << chart;  // only the axis has dashes
-  EXPECT_EQ(RowOfColumn(Lines(chart), 59), 0) << chart;  // the peak is the top
+  EXPECT_EQ(chart.find('-', 0), chart.find("+-") + 1) << chart;  // only the axis has dashes
+  EXPECT_EQ(RowOfColumn(Lines(chart), 59), 0) << chart;          // the peak is the top
 }
 
 TEST(MemoryChartTest, LessThanTwoPointsInTimeDrawNothing) {
