@@ -170,7 +170,72 @@ void RenderText(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, int to
   }
 }
 
+std::string WindowLine(const HeapSnapshot& s) {
+  std::string target = fmt::format("pid {}", s.target.pid);
+  if (!s.target.comm.empty()) target += fmt::format(" ({})", s.target.comm);
+  if (!s.target.host.empty()) target += " on " + s.target.host;
+  return fmt::format("{}, {} mode, {} to {} UTC ({})", TerminalSafe(target), TerminalSafe(s.mode),
+                     FormatTimestamp(s.start_ms), FormatTimestamp(s.end_ms),
+                     FormatSpan(static_cast<double>(s.end_ms - s.start_ms) / 1000));
+}
+
+std::string InWindow(const std::optional<diagnoser::SiteInWindow>& w) {
+  if (!w) return "-";
+  return fmt::format("{} {}", diagnoser::VerdictName(w->verdict),
+                     FormatByteRate(w->growth_bytes_per_hour));
+}
+
+void RenderDiffText(const HeapSnapshot& base, const HeapSnapshot& now,
+                    const diagnoser::SnapshotDiff& diff, int top, std::ostream& out) {
+  out << fmt::format("base      {}\n", WindowLine(base));
+  out << fmt::format("new       {}\n", WindowLine(now));
+  out << fmt::format(
+      "between   {}, window end to window end; ADDED is each site's sustained growth in the "
+      "two windows over that time\n",
+      FormatSpan(static_cast<double>(diff.now_end_ms - diff.base_end_ms) / 1000));
+  out << "\n" << TerminalSafe(diff.summary) << "\n";
+  if (diff.sites.empty()) return;
+  out << "\n";
+  TablePrinter table({"RANK", "ADDED", "OBJECTS", "ALLOCATED", "BASE", "NEW", "TOP FRAME"});
+  const size_t rows = top > 0 ? std::min(diff.sites.size(), static_cast<size_t>(top))
+                              : diff.sites.size();
+  for (size_t i = 0; i < rows; ++i) {
+    const diagnoser::SiteChange& c = diff.sites[i];
+    table.AddRow({std::to_string(i + 1),
+                  FormatLiveBytes(static_cast<int64_t>(std::llround(c.grew_bytes))),
+                  fmt::format("{:.0f}", c.grew_objects),
+                  FormatLiveBytes(static_cast<int64_t>(std::llround(c.allocated_bytes))),
+                  InWindow(c.base), InWindow(c.now),
+                  c.frames.empty() ? std::string("<allocator frames only>")
+                                   : TerminalSafe(diagnoser::FrameLabel(c.frames.front()))});
+  }
+  table.Print(out);
+  if (rows < diff.sites.size()) {
+    out << fmt::format("({} more sites; --top 0 or --json lists them all)\n",
+                       diff.sites.size() - rows);
+  }
+  const diagnoser::SiteChange& first = diff.sites.front();
+  if (first.grew_bytes > 0) {
+    out << fmt::format("\n#1 added about {}:\n",
+                       FormatLiveBytes(static_cast<int64_t>(std::llround(first.grew_bytes))));
+    PrintFrames(first.frames, out);
+  }
+}
+
 }  // namespace
+
+void RenderSnapshotDiff(const HeapSnapshot& base, const HeapSnapshot& now,
+                        const diagnoser::SnapshotDiff& diff, bool json, int top,
+                        std::ostream& out) {
+  if (json) {
+    nlohmann::ordered_json j = diagnoser::SnapshotDiffToJson(diff);
+    j["base_snapshot"] = SnapshotJson(base);
+    j["new_snapshot"] = SnapshotJson(now);
+    out << DumpJsonForTerminal(j) << "\n";
+    return;
+  }
+  RenderDiffText(base, now, diff, top, out);
+}
 
 void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, bool json, int top,
                      std::ostream& out) {
@@ -201,6 +266,19 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
   RenderText(HeapSnapshotFromProto(snapshot_proto), *safe, top, out);
 }
 
+namespace {
+
+absl::Status CommitPprof(const std::string& profile, AtomicFile* file) {
+  if (absl::Status written = file->Commit(profile); !written.ok()) {
+    return absl::InvalidArgumentError(fmt::format("--pprof: {}", std::string(written.message())));
+  }
+  return absl::OkStatus();
+}
+
+std::string InputName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+}  // namespace
+
 absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& out) {
   ASSIGN_OR_RETURN(diagnoser::DiagnoserConfig config, LoadDiagnoserConfig(options.config_path));
   // Opened first, so that a path that cannot be written fails before the work; a reader
@@ -215,14 +293,30 @@ absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& ou
     pprof_file = std::move(*file);
   }
   ASSIGN_OR_RETURN(HeapSnapshot snapshot, ReadSnapshotFile(options.input));
-  const Diagnosis diagnosis = diagnoser::HeapDiagnoser(config).Diagnose(snapshot);
-  if (pprof_file.has_value()) {
-    ASSIGN_OR_RETURN(std::string profile, diagnoser::HeapSnapshotToPprofGzip(snapshot, diagnosis));
-    if (absl::Status written = pprof_file->Commit(profile); !written.ok()) {
-      return absl::InvalidArgumentError(fmt::format("--pprof: {}", std::string(written.message())));
+  const diagnoser::HeapDiagnoser diagnoser(config);
+  const Diagnosis diagnosis = diagnoser.Diagnose(snapshot);
+  if (options.base.empty()) {
+    if (pprof_file.has_value()) {
+      ASSIGN_OR_RETURN(std::string profile,
+                       diagnoser::HeapSnapshotToPprofGzip(snapshot, diagnosis));
+      RETURN_IF_ERROR(CommitPprof(profile, &*pprof_file));
     }
+    RenderDiagnosis(snapshot, diagnosis, options.json, options.top, out);
+    return absl::OkStatus();
   }
-  RenderDiagnosis(snapshot, diagnosis, options.json, options.top, out);
+  ASSIGN_OR_RETURN(HeapSnapshot base, ReadSnapshotFile(options.base));
+  absl::StatusOr<diagnoser::SnapshotDiff> diff =
+      diagnoser::DiffSnapshots(base, diagnoser.Diagnose(base), snapshot, diagnosis);
+  if (!diff.ok()) {
+    return absl::InvalidArgumentError(fmt::format("{} against --base {}: {}", InputName(options.input),
+                                                  InputName(options.base),
+                                                  std::string(diff.status().message())));
+  }
+  if (pprof_file.has_value()) {
+    ASSIGN_OR_RETURN(std::string profile, diagnoser::SnapshotDiffToPprofGzip(snapshot, *diff));
+    RETURN_IF_ERROR(CommitPprof(profile, &*pprof_file));
+  }
+  RenderSnapshotDiff(base, snapshot, *diff, options.json, options.top, out);
   return absl::OkStatus();
 }
 

@@ -23,10 +23,16 @@ using diagnoser::testing::Frame;
 using diagnoser::testing::SyntheticHeap;
 using diagnoser::testing::SyntheticOptions;
 
-// A leak under request churn, next to a cache that fills and levels off.
-HeapSnapshot LeakySnapshot(bool with_leak = true) {
+constexpr int64_t kHourMs = 3'600'000;
+
+// A leak under request churn, next to a cache that fills and levels off (or, with
+// `cache_from_s` before the window, is already full and replaces its entries). Its window
+// starts `start_ms` (the synthetic default when 0).
+HeapSnapshot LeakySnapshot(bool with_leak = true, int64_t start_ms = 0, double cache_from_s = 0) {
   SyntheticOptions options;
   options.duration_s = 1800;
+  if (start_ms != 0) options.start_ms = start_ms;
+  options.seed = static_cast<uint32_t>(1 + start_ms % 97);
   SyntheticHeap heap(options);
   if (with_leak) {
     AllocationSite leak;
@@ -44,6 +50,7 @@ HeapSnapshot LeakySnapshot(bool with_leak = true) {
   cache.rate_per_s = 200;
   cache.size = 1024;
   cache.fifo_capacity = 126'000;
+  cache.from_s = cache_from_s;
   heap.AddSite(cache);
   AllocationSite churn;
   churn.frames = {Frame("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
@@ -55,6 +62,9 @@ HeapSnapshot LeakySnapshot(bool with_leak = true) {
   HeapSnapshot snapshot = heap.Build();
   snapshot.duty_cycle = {0.05, 5000, 0.8, 123456, 0.012};
   snapshot.stop_detail = "ran for the 30 min asked";
+  snapshot.target.pid = 4242;
+  snapshot.target.comm = "app";
+  snapshot.target.start_time_ms = 1'690'000'000'000;  // one process, whatever the window
   return snapshot;
 }
 
@@ -251,6 +261,30 @@ TEST(DiagnoseCommandTest, ConfigChangesThresholdsAndRejectsUnknownKeys) {
   for (const std::string& p : {strict, path, typo}) ::unlink(p.c_str());
 }
 
+struct GoPprofTop {
+  int exit_status = -1;
+  std::string text;
+  std::string first_row;  // the first function row after the header
+};
+
+// `go tool pprof -top -unit=B -sample_index=inuse_space ARGS` (Debian's golang-go).
+GoPprofTop RunGoPprofTop(const std::string& args) {
+  const std::string command =
+      "HOME=${HOME:-/tmp} go tool pprof -top -unit=B -sample_index=inuse_space " + args + " 2>&1";
+  GoPprofTop top;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return top;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) top.text.append(buffer, n);
+  top.exit_status = ::pclose(pipe);
+  std::istringstream lines(top.text);
+  std::string line;
+  while (std::getline(lines, line) && line.find("flat%") == std::string::npos) {
+  }
+  std::getline(lines, top.first_row);
+  return top;
+}
+
 // What an engineer does with the export: go tool pprof, Debian's golang-go, reads it; the
 // stacks Drip calls leaks (the verdict label) put the leaking function on top, with the
 // in-use bytes the diagnosis estimated (a cache holds more here, and is not a leak).
@@ -264,25 +298,12 @@ TEST(DiagnoseCommandTest, PprofExportIsReadByGoToolPprofWithTheLeakOnTop) {
   absl::Status status = DiagnoseFile(snapshot, options, &out);
   ASSERT_TRUE(status.ok()) << status;
   // -unit=B: bytes as they are; the first row is the largest in-use site of the leaks.
-  const std::string command =
-      "HOME=${HOME:-/tmp} go tool pprof -top -unit=B -tagfocus=verdict=leak "
-      "-sample_index=inuse_space " +
-      profile + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string text;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) text.append(buffer, n);
-  const int exit_status = ::pclose(pipe);
+  const GoPprofTop top = RunGoPprofTop("-tagfocus=verdict=leak " + profile);
   ::unlink(profile.c_str());
-  ASSERT_EQ(exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << text;
-  EXPECT_NE(text.find("Type: inuse_space"), std::string::npos) << text;
-  // The first function row after the header.
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line) && line.find("flat%") == std::string::npos) {
-  }
-  ASSERT_TRUE(std::getline(lines, line)) << text;
+  ASSERT_EQ(top.exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << top.text;
+  EXPECT_NE(top.text.find("Type: inuse_space"), std::string::npos) << top.text;
+  const std::string& line = top.first_row;
+  const std::string& text = top.text;
   EXPECT_NE(line.find("Session::Remember"), std::string::npos) << text;
   const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser().Diagnose(snapshot);
   ASSERT_EQ(diagnosis.stacks[0].verdict, diagnoser::Verdict::kLeak);
@@ -302,6 +323,126 @@ TEST(DiagnoseCommandTest, APprofPathThatCannotBeWrittenIsOneLineBeforeAnyWork) {
   EXPECT_EQ(status.message().find('\n'), std::string::npos);
   EXPECT_EQ(ExitCodeFor(status), kExitUsage);
   EXPECT_TRUE(out.str().empty());
+}
+
+// Two snapshots of one process six hours apart, as files: the first sees the cache fill
+// and level off, the second sees it full, replacing its entries; the leak runs throughout.
+struct SnapshotPair {
+  HeapSnapshot base = LeakySnapshot(true, 1'700'000'000'000);
+  HeapSnapshot now = LeakySnapshot(true, 1'700'000'000'000 + 6 * kHourMs, -6 * 3600);
+  std::string base_path = WriteTemp("base.json", HeapSnapshotToJson(base));
+  std::string now_path = WriteTemp("now.json", HeapSnapshotToJson(now));
+  ~SnapshotPair() {
+    ::unlink(base_path.c_str());
+    ::unlink(now_path.c_str());
+  }
+  DiagnoseOptions Options() const {
+    DiagnoseOptions options;
+    options.input = now_path;
+    options.base = base_path;
+    return options;
+  }
+};
+
+TEST(DiagnoseCommandTest, BaseShowsTheLeakAsWhatGrewAndTheLevelledCacheAsNoGrowth) {
+  const SnapshotPair pair;
+  std::ostringstream text;
+  absl::Status status = RunDiagnoseCommand(pair.Options(), text);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_NE(text.str().find("In the 6.0 h between the snapshots, Session::Remember"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("#1 added about"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("  #0  Session::Remember(Request const&) (session.cc:88)"),
+            std::string::npos)
+      << text.str();
+
+  DiagnoseOptions json_options = pair.Options();
+  json_options.json = true;
+  std::ostringstream json;
+  status = RunDiagnoseCommand(json_options, json);
+  ASSERT_TRUE(status.ok()) << status;
+  const nlohmann::json j = nlohmann::json::parse(json.str());
+  ASSERT_GE(j["sites"].size(), 2u);
+  EXPECT_EQ(j["sites"][0]["frames"][0]["function"], "Session::Remember(Request const&)");
+  EXPECT_EQ(j["sites"][0]["new"]["verdict"], "leak");
+  // 72 MB/h for 6 h, within each window's sampling noise.
+  EXPECT_NEAR(j["sites"][0]["grew_bytes"].get<double>(), 432e6, 0.25 * 432e6);
+  bool cache_seen = false;
+  for (const nlohmann::json& site : j["sites"]) {
+    if (site["frames"][0]["function"] != "LruCache::Insert(Key const&, Value)") continue;
+    cache_seen = true;
+    EXPECT_EQ(site["grew_bytes"].get<double>(), 0) << site.dump();
+    EXPECT_NE(site["new"]["verdict"], "leak");
+  }
+  EXPECT_TRUE(cache_seen) << j.dump();
+  EXPECT_EQ(j["base_snapshot"]["target"]["pid"], 4242);
+}
+
+// The diff as a pprof profile: go tool pprof puts the leak on top with what it added. And
+// pprof's own -diff_base of two plain exports works on Drip's profiles: a leak that began
+// between the two windows is what the newer one has more of.
+TEST(DiagnoseCommandTest, BasePprofIsReadByGoToolPprofAndDiffBaseOfTwoExportsShowsANewLeak) {
+  const SnapshotPair pair;
+  const std::string diff_profile =
+      ::testing::TempDir() + "diff." + std::to_string(::getpid()) + ".pb.gz";
+  DiagnoseOptions options = pair.Options();
+  options.pprof_path = diff_profile;
+  options.json = true;
+  std::ostringstream json;
+  absl::Status status = RunDiagnoseCommand(options, json);
+  ASSERT_TRUE(status.ok()) << status;
+  const nlohmann::json j = nlohmann::json::parse(json.str());
+  GoPprofTop top = RunGoPprofTop(diff_profile);
+  ::unlink(diff_profile.c_str());
+  ASSERT_EQ(top.exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << top.text;
+  EXPECT_NE(top.first_row.find("Session::Remember"), std::string::npos) << top.text;
+  EXPECT_EQ(std::stoll(top.first_row.substr(top.first_row.find_first_not_of(' '))),
+            std::llround(j["sites"][0]["grew_bytes"].get<double>()))
+      << top.text;
+
+  const std::string before = ::testing::TempDir() + "before." + std::to_string(::getpid()) + ".pb.gz";
+  const std::string after = ::testing::TempDir() + "after." + std::to_string(::getpid()) + ".pb.gz";
+  DiagnoseOptions export_before;
+  export_before.pprof_path = before;
+  std::ostringstream ignored;
+  ASSERT_TRUE(DiagnoseFile(LeakySnapshot(false, 1'700'000'000'000), export_before, &ignored).ok());
+  DiagnoseOptions export_after;
+  export_after.pprof_path = after;
+  ASSERT_TRUE(DiagnoseFile(LeakySnapshot(true, 1'700'000'000'000 + kHourMs), export_after, &ignored)
+                  .ok());
+  top = RunGoPprofTop("-diff_base=" + before + " " + after);
+  ::unlink(before.c_str());
+  ::unlink(after.c_str());
+  ASSERT_EQ(top.exit_status, 0) << top.text;
+  EXPECT_NE(top.first_row.find("Session::Remember"), std::string::npos) << top.text;
+}
+
+TEST(DiagnoseCommandTest, BaseOfAnotherProcessIsOneLineNamingBothFiles) {
+  SnapshotPair pair;
+  pair.base.target.pid = 777;
+  std::ofstream(pair.base_path) << HeapSnapshotToJson(pair.base);
+  std::ostringstream out;
+  absl::Status status = RunDiagnoseCommand(pair.Options(), out);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().rfind(pair.now_path + " against --base " + pair.base_path +
+                                       ": not one process: the base is of pid 777 (app), the new "
+                                       "snapshot of pid 4242 (app)",
+                                   0),
+            0u)
+      << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  EXPECT_EQ(ExitCodeFor(status), kExitUsage);
+  EXPECT_TRUE(out.str().empty());
+
+  DiagnoseOptions swapped = pair.Options();
+  std::swap(swapped.input, swapped.base);
+  pair.base.target.pid = 4242;
+  std::ofstream(pair.base_path) << HeapSnapshotToJson(pair.base);
+  status = RunDiagnoseCommand(swapped, out);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("give the earlier snapshot as the base"), std::string::npos)
+      << status.message();
 }
 
 }  // namespace

@@ -124,6 +124,9 @@ int main(int argc, char** argv) {
   diagnose->add_option("--pprof", diagnose_options.pprof_path,
                        "also write the snapshot and its verdicts as a gzipped pprof profile "
                        "(go tool pprof, Pyroscope, Parca, speedscope)");
+  diagnose->add_option("--base", diagnose_options.base,
+                       "an earlier snapshot of the same process: show what grew between the two "
+                       "(text, --json, --pprof)");
 
   bool suspects_json = false;
   std::string suspects_component;

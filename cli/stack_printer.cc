@@ -28,9 +28,13 @@ void PrintDiagnosedStack(int rank, const diagnoser::DiagnosedStack& s, std::ostr
                      diagnoser::VerdictName(s.verdict), s.stack_id, FormatLiveBytes(s.live_bytes),
                      s.live_allocs, FormatByteRate(s.growth_bytes_per_hour), s.score);
   if (!s.reason.empty()) out << fmt::format("  {}\n", s.reason);
-  if (s.frames.empty()) out << "  <allocator frames only>\n";
-  for (size_t i = 0; i < s.frames.size(); ++i) {
-    const StackFrame& f = s.frames[i];
+  PrintFrames(s.frames, out);
+}
+
+void PrintFrames(const std::vector<StackFrame>& frames, std::ostream& out) {
+  if (frames.empty()) out << "  <allocator frames only>\n";
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const StackFrame& f = frames[i];
     std::string where;
     if (!f.function.empty() && !f.module.empty()) {
       where = fmt::format("  [{}+{:#x}]", TerminalSafe(Basename(f.module)), f.module_offset);

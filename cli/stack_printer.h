@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "diagnoser/diagnosis.h"
@@ -21,6 +22,8 @@ std::string FormatLiveBytes(int64_t bytes);
 // `rank` is 1-based. Frames as diagnoser::FrameLabel, plus [module+0xoffset] when the
 // function is known (so a frame without source still names its binary).
 void PrintDiagnosedStack(int rank, const diagnoser::DiagnosedStack& stack, std::ostream& out);
+// Its frames alone, one per line, made terminal-safe.
+void PrintFrames(const std::vector<StackFrame>& frames, std::ostream& out);
 
 // The collector's proto stacks (a report's top_stacks) as the diagnoser's; INVALID_ARGUMENT
 // when a verdict is not one this dripctl knows (a newer collector).

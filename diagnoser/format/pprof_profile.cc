@@ -115,59 +115,37 @@ int64_t EstimatedAllocatedObjects(const SnapshotStack& stack, const LivePoint& e
   return stack.sampled_allocs;
 }
 
-}  // namespace
-
-Profile HeapSnapshotToPprof(const HeapSnapshot& snapshot, const Diagnosis& diagnosis) {
-  Profile profile;
-  ProfileBuilder builder(&profile);
-  builder.ValueType(profile.add_sample_type(), "alloc_objects", "count");
-  builder.ValueType(profile.add_sample_type(), "alloc_space", "bytes");
-  builder.ValueType(profile.add_sample_type(), "inuse_objects", "count");
-  builder.ValueType(profile.add_sample_type(), "inuse_space", "bytes");
-  profile.set_default_sample_type(builder.String("inuse_space"));
-  builder.ValueType(profile.mutable_period_type(), "space", "bytes");
-  profile.set_period(static_cast<int64_t>(snapshot.sampling_mean_bytes));
-  profile.set_time_nanos(snapshot.start_ms * 1'000'000);
-  profile.set_duration_nanos(std::max<int64_t>(0, snapshot.end_ms - snapshot.start_ms) * 1'000'000);
-  std::string what = fmt::format("drip heap snapshot of pid {}", snapshot.target.pid);
-  if (!snapshot.target.comm.empty()) what += fmt::format(" ({})", snapshot.target.comm);
-  if (!snapshot.target.host.empty()) what += " on " + snapshot.target.host;
-  if (!snapshot.mode.empty()) what += ", " + snapshot.mode + " mode";
-  profile.add_comment(builder.String(what));
-  if (!diagnosis.summary.empty()) profile.add_comment(builder.String(diagnosis.summary));
-
-  // Each merged site's verdict and rank, by the id the diagnosis keeps for it.
-  std::unordered_map<uint64_t, std::pair<const DiagnosedStack*, int64_t>> judged;
-  for (size_t i = 0; i < diagnosis.stacks.size(); ++i) {
-    judged.emplace(diagnosis.stacks[i].stack_id,
-                   std::make_pair(&diagnosis.stacks[i], static_cast<int64_t>(i + 1)));
-  }
-  const int64_t verdict_key = builder.String("verdict");
-  const int64_t rank_key = builder.String("rank");
-  for (const MergedStack& merged : MergeStacks(snapshot.stacks)) {
-    const SnapshotStack& stack = merged.stack;
-    const LivePoint end = stack.series.empty() ? LivePoint{} : stack.series.back();
-    perftools::profiles::Sample* sample = profile.add_sample();
-    for (const StackFrame& frame : stack.frames) sample->add_location_id(builder.Location(frame));
-    sample->add_value(EstimatedAllocatedObjects(stack, end));
-    sample->add_value(stack.allocated_bytes);
-    sample->add_value(end.live_allocs);
-    sample->add_value(end.live_bytes);
-    if (auto it = judged.find(stack.id); it != judged.end()) {
-      perftools::profiles::Label* verdict = sample->add_label();
-      verdict->set_key(verdict_key);
-      verdict->set_str(builder.String(std::string(VerdictName(it->second.first->verdict))));
-      perftools::profiles::Label* rank = sample->add_label();
-      rank->set_key(rank_key);
-      rank->set_num(it->second.second);
-    }
-  }
-  return profile;
+// Go's heap profile layout: the sample types in its order, inuse_space the default, the
+// period in bytes, and what the profile is of as its first comment.
+void StartHeapProfile(const HeapSnapshot& snapshot, const std::string& what,
+                      ProfileBuilder* builder, Profile* profile) {
+  builder->ValueType(profile->add_sample_type(), "alloc_objects", "count");
+  builder->ValueType(profile->add_sample_type(), "alloc_space", "bytes");
+  builder->ValueType(profile->add_sample_type(), "inuse_objects", "count");
+  builder->ValueType(profile->add_sample_type(), "inuse_space", "bytes");
+  profile->set_default_sample_type(builder->String("inuse_space"));
+  builder->ValueType(profile->mutable_period_type(), "space", "bytes");
+  profile->set_period(static_cast<int64_t>(snapshot.sampling_mean_bytes));
+  std::string of = fmt::format("{} pid {}", what, snapshot.target.pid);
+  if (!snapshot.target.comm.empty()) of += fmt::format(" ({})", snapshot.target.comm);
+  if (!snapshot.target.host.empty()) of += " on " + snapshot.target.host;
+  if (!snapshot.mode.empty()) of += ", " + snapshot.mode + " mode";
+  profile->add_comment(builder->String(of));
 }
 
-absl::StatusOr<std::string> HeapSnapshotToPprofGzip(const HeapSnapshot& snapshot,
-                                                    const Diagnosis& diagnosis) {
-  const std::string raw = HeapSnapshotToPprof(snapshot, diagnosis).SerializeAsString();
+void AddLabels(Verdict verdict, int64_t rank, ProfileBuilder* builder,
+               perftools::profiles::Sample* sample) {
+  perftools::profiles::Label* label = sample->add_label();
+  label->set_key(builder->String("verdict"));
+  label->set_str(builder->String(std::string(VerdictName(verdict))));
+  if (rank > 0) {
+    label = sample->add_label();
+    label->set_key(builder->String("rank"));
+    label->set_num(rank);
+  }
+}
+
+absl::StatusOr<std::string> Gzip(const std::string& raw) {
   z_stream stream{};
   // 15 + 16: a gzip header and trailer around the deflate stream, as pprof writes.
   if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
@@ -184,6 +162,68 @@ absl::StatusOr<std::string> HeapSnapshotToPprofGzip(const HeapSnapshot& snapshot
   deflateEnd(&stream);
   if (result != Z_STREAM_END) return absl::InternalError("zlib: deflate did not finish");
   return out;
+}
+
+}  // namespace
+
+Profile HeapSnapshotToPprof(const HeapSnapshot& snapshot, const Diagnosis& diagnosis) {
+  Profile profile;
+  ProfileBuilder builder(&profile);
+  StartHeapProfile(snapshot, "drip heap snapshot of", &builder, &profile);
+  profile.set_time_nanos(snapshot.start_ms * 1'000'000);
+  profile.set_duration_nanos(std::max<int64_t>(0, snapshot.end_ms - snapshot.start_ms) * 1'000'000);
+  if (!diagnosis.summary.empty()) profile.add_comment(builder.String(diagnosis.summary));
+
+  // Each merged site's verdict and rank, by the id the diagnosis keeps for it.
+  std::unordered_map<uint64_t, std::pair<const DiagnosedStack*, int64_t>> judged;
+  for (size_t i = 0; i < diagnosis.stacks.size(); ++i) {
+    judged.emplace(diagnosis.stacks[i].stack_id,
+                   std::make_pair(&diagnosis.stacks[i], static_cast<int64_t>(i + 1)));
+  }
+  for (const MergedStack& merged : MergeStacks(snapshot.stacks)) {
+    const SnapshotStack& stack = merged.stack;
+    const LivePoint end = stack.series.empty() ? LivePoint{} : stack.series.back();
+    perftools::profiles::Sample* sample = profile.add_sample();
+    for (const StackFrame& frame : stack.frames) sample->add_location_id(builder.Location(frame));
+    sample->add_value(EstimatedAllocatedObjects(stack, end));
+    sample->add_value(stack.allocated_bytes);
+    sample->add_value(end.live_allocs);
+    sample->add_value(end.live_bytes);
+    if (auto it = judged.find(stack.id); it != judged.end()) {
+      AddLabels(it->second.first->verdict, it->second.second, &builder, sample);
+    }
+  }
+  return profile;
+}
+
+Profile SnapshotDiffToPprof(const HeapSnapshot& now, const SnapshotDiff& diff) {
+  Profile profile;
+  ProfileBuilder builder(&profile);
+  StartHeapProfile(now, "drip heap diff: what grew between two snapshots of", &builder, &profile);
+  profile.set_time_nanos(diff.base_end_ms * 1'000'000);
+  profile.set_duration_nanos((diff.now_end_ms - diff.base_end_ms) * 1'000'000);
+  profile.add_comment(builder.String(diff.summary));
+  for (const SiteChange& site : diff.sites) {
+    perftools::profiles::Sample* sample = profile.add_sample();
+    for (const StackFrame& frame : site.frames) sample->add_location_id(builder.Location(frame));
+    sample->add_value(std::llround(site.allocated_objects));
+    sample->add_value(std::llround(site.allocated_bytes));
+    sample->add_value(std::llround(site.grew_objects));
+    sample->add_value(std::llround(site.grew_bytes));
+    const SiteInWindow& latest = site.now ? *site.now : *site.base;
+    AddLabels(latest.verdict, site.now ? site.now->rank : 0, &builder, sample);
+  }
+  return profile;
+}
+
+absl::StatusOr<std::string> SnapshotDiffToPprofGzip(const HeapSnapshot& now,
+                                                    const SnapshotDiff& diff) {
+  return Gzip(SnapshotDiffToPprof(now, diff).SerializeAsString());
+}
+
+absl::StatusOr<std::string> HeapSnapshotToPprofGzip(const HeapSnapshot& snapshot,
+                                                    const Diagnosis& diagnosis) {
+  return Gzip(HeapSnapshotToPprof(snapshot, diagnosis).SerializeAsString());
 }
 
 absl::StatusOr<std::string> Gunzip(const std::string& bytes) {

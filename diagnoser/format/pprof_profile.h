@@ -17,6 +17,9 @@
 //     the mapping; one mapping per module, carrying its GNU build-id;
 //   - each sample labelled with Drip's verdict ("verdict") and its rank ("rank", 1 is the
 //     likeliest leak) from the diagnosis.
+// A diff of two snapshots (snapshot_diff.h) has the same layout, so pprof's tools read it
+// alike; its values are what each site is estimated to have added (inuse) and allocated
+// (alloc) between the two snapshots' ends, and its verdict the latest one.
 // alloc_objects is estimated: the snapshot counts bytes allocated, not objects, so the
 // objects are the bytes over the site's mean live object size (its sampled allocations
 // when nothing is live). Frames carry no inlining: one line per location.
@@ -27,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "common/base/heap_snapshot.h"
 #include "diagnoser/diagnosis.h"
+#include "diagnoser/snapshot_diff.h"
 #include "github.com/google/pprof/proto/profile.pb.h"
 
 namespace drip::diagnoser {
@@ -39,6 +43,11 @@ perftools::profiles::Profile HeapSnapshotToPprof(const HeapSnapshot& snapshot,
 // only if zlib fails.
 absl::StatusOr<std::string> HeapSnapshotToPprofGzip(const HeapSnapshot& snapshot,
                                                     const Diagnosis& diagnosis);
+
+// What grew between two snapshots (`now` is the later one, for the profile's names).
+perftools::profiles::Profile SnapshotDiffToPprof(const HeapSnapshot& now, const SnapshotDiff& diff);
+absl::StatusOr<std::string> SnapshotDiffToPprofGzip(const HeapSnapshot& now,
+                                                    const SnapshotDiff& diff);
 
 // The bytes of a gzip stream (RFC 1952) uncompressed; INVALID_ARGUMENT when they are not
 // one. For tests and readers of what HeapSnapshotToPprofGzip wrote.
