@@ -38,9 +38,9 @@ inline constexpr std::string_view kTooManyAwaitingHello = "too_many_awaiting_hel
 // The query API's methods, the values of drip_query_denied_total's "method" label; a
 // call refused before gRPC dispatched it to a method it does not name is counted as
 // kOtherMethod.
-inline constexpr std::string_view kQueryMethods[] = {"ListHosts", "GetSeries", "ListSuspects",
-                                                     "ListLeaks", "GetLeak",   "UpdateLeakState",
-                                                     "Mitigate",  "ListAudit", "ListMembers"};
+inline constexpr std::string_view kQueryMethods[] = {
+    "ListHosts",       "GetSeries", "ListSuspects", "ListLeaks",  "GetLeak",
+    "GetLeakSnapshot", "UpdateLeakState", "Mitigate", "ListAudit", "ListMembers"};
 // The member API's methods (drip.v1.MemberService, between collectors), counted in the
 // same family with the label "member.<method>".
 inline constexpr std::string_view kMemberMethods[] = {

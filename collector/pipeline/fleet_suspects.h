@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@ struct SnapshotAttempt {
   int64_t deadline_ms = 0;
   int64_t finished_ms = 0;
   diagnoser::Diagnosis diagnosis;  // kDone
+  // kDone: the snapshot as the agent sent it (a serialized drip.v1.HeapSnapshot), for the
+  // report book to keep; dropped a cool-down (10 minutes at least) after it came, by when
+  // the book has long kept it.
+  std::shared_ptr<const std::string> snapshot;
 };
 
 // "pending", "done", "failed": the wire and the reports' spelling.

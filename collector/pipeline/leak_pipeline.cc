@@ -215,6 +215,10 @@ absl::StatusOr<drip::v1::LeakReport> LeakPipeline::GetReport(const std::string& 
   return reports_.Get(id);
 }
 
+absl::StatusOr<std::string> LeakPipeline::ReportSnapshot(const std::string& id, bool first) const {
+  return reports_.Snapshot(id, first);
+}
+
 absl::StatusOr<drip::v1::LeakReport> LeakPipeline::SetReportState(const std::string& id,
                                                                   const std::string& state,
                                                                   const std::string& actor,

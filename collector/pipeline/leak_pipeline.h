@@ -109,6 +109,7 @@ class LeakPipeline final : public DetectorFeed, public ReportDesk {
                                                 const std::string& component) const override;
   absl::StatusOr<drip::v1::LeakReport> GetReport(const std::string& id) const override;
   absl::StatusOr<drip::v1::LeakReport> KnownReport(const std::string& id) const override;
+  absl::StatusOr<std::string> ReportSnapshot(const std::string& id, bool first) const override;
   absl::StatusOr<drip::v1::LeakReport> SetReportState(const std::string& id,
                                                       const std::string& state,
                                                       const std::string& actor,

@@ -345,6 +345,9 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
         r->set_diagnosed_ms(snapshot->finished_ms);
         r->set_diagnosis_summary(d.summary());
       }
+      if (snapshot && snapshot->state == SnapshotAttempt::State::kDone) {
+        KeepSnapshotLocked(r, s.host, *snapshot);
+      }
     }
     if (auto it = hosts_seen.find(component); it != hosts_seen.end()) {
       r->set_hosts_seen(std::max(it->second, r->hosts_size()));
@@ -389,13 +392,91 @@ void LeakReportBook::Update(int64_t now_ms, const FleetSuspects& suspects) {
   }
 }
 
+void LeakReportBook::KeepSnapshotLocked(drip::v1::LeakReport* r, const std::string& host,
+                                        const SnapshotAttempt& attempt) {
+  if (attempt.snapshot == nullptr) return;  // long kept, or never sent (an older agent)
+  const drip::v1::SnapshotRef& first = r->first_snapshot();
+  const drip::v1::SnapshotRef& latest = r->latest_snapshot();
+  if (attempt.command_id == first.command_id() || attempt.command_id == latest.command_id() ||
+      attempt.finished_ms <= latest.finished_ms()) {
+    return;
+  }
+  drip::v1::SnapshotRef ref;
+  ref.set_command_id(attempt.command_id);
+  ref.set_host(host);
+  ref.set_instance(attempt.instance);
+  ref.set_finished_ms(attempt.finished_ms);
+  ref.set_size_bytes(attempt.snapshot->size());
+  const bool same_process = r->has_first_snapshot() && first.host() == host &&
+                            first.instance() == attempt.instance;
+  // The pair stays on one process while the report still follows it on its host: a diff
+  // needs two snapshots of one process.
+  const bool first_followed =
+      r->has_first_snapshot() &&
+      std::any_of(r->hosts().begin(), r->hosts().end(), [&](const drip::v1::LeakHost& h) {
+        return h.host() == first.host() && h.instance() == first.instance();
+      });
+  if (same_process) {
+    *r->mutable_latest_snapshot() = ref;
+    pending_snapshots_[{r->id(), false}] = attempt.snapshot;
+  } else if (!first_followed) {
+    *r->mutable_first_snapshot() = ref;
+    *r->mutable_latest_snapshot() = std::move(ref);
+    pending_snapshots_[{r->id(), true}] = attempt.snapshot;
+    pending_snapshots_.erase({r->id(), false});
+  } else {
+    return;
+  }
+  dirty_.insert(r->id());
+}
+
+absl::StatusOr<std::string> LeakReportBook::Snapshot(const std::string& id, bool first) const {
+  bool in_first_place = first;
+  drip::v1::SnapshotRef ref;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = reports_.find(id);
+    if (it == reports_.end() || !OwnsLocked(it->second.component())) {
+      return absl::NotFoundError(fmt::format("no leak report {} here", id));
+    }
+    const drip::v1::LeakReport& r = it->second;
+    if (!r.has_first_snapshot()) {
+      return absl::NotFoundError(fmt::format(
+          "leak report {} has no heap snapshot yet: none of its hosts' snapshots was diagnosed "
+          "(dripctl leaks show {} lists each host's snapshot state)",
+          id, id));
+    }
+    // While there is one snapshot it is both, and kept once, as the first.
+    in_first_place = first || r.latest_snapshot().command_id() == r.first_snapshot().command_id();
+    ref = first ? r.first_snapshot() : r.latest_snapshot();
+    if (auto p = pending_snapshots_.find({id, in_first_place}); p != pending_snapshots_.end()) {
+      return *p->second;
+    }
+  }
+  // Outside the lock: a snapshot is megabytes read from disk.
+  absl::StatusOr<std::string> bytes = store_->ReadSnapshot(id, in_first_place);
+  if (bytes.status().code() == absl::StatusCode::kNotFound) {
+    // A report adopted from another member of a cluster: its snapshots stay on the disk of
+    // the member that owned it when they were taken.
+    return absl::NotFoundError(fmt::format(
+        "leak report {}'s {} heap snapshot ({} of {}) is not stored on this collector: the "
+        "member that owned the report when it was taken keeps it",
+        id, first ? "first" : "latest", ref.command_id(), ref.host()));
+  }
+  return bytes;
+}
+
 absl::Status LeakReportBook::FlushLocked(std::vector<drip::v1::AuditEntry>* audit) {
   // Entries of a failed write wait here for the next one: the audit log loses nothing.
   const size_t first_new = pending_audit_.size();
   for (drip::v1::AuditEntry& e : *audit) pending_audit_.push_back(std::move(e));
   std::vector<drip::v1::LeakReport> changed;
   for (const std::string& id : dirty_) changed.push_back(reports_[id]);
-  absl::Status s = store_->Write(changed, &pending_audit_);
+  std::vector<ReportSnapshot> snapshots;
+  for (const auto& [place, bytes] : pending_snapshots_) {
+    snapshots.push_back({place.first, place.second, bytes});
+  }
+  absl::Status s = store_->Write(changed, snapshots, &pending_audit_);
   if (!s.ok()) {
     audit->assign(pending_audit_.begin() + static_cast<std::ptrdiff_t>(first_new),
                   pending_audit_.end());
@@ -408,6 +489,7 @@ absl::Status LeakReportBook::FlushLocked(std::vector<drip::v1::AuditEntry>* audi
   audit->assign(pending_audit_.begin() + static_cast<std::ptrdiff_t>(first_new),
                 pending_audit_.end());
   pending_audit_.clear();
+  pending_snapshots_.clear();
   dirty_.clear();
   return absl::OkStatus();
 }

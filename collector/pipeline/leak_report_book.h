@@ -117,6 +117,10 @@ class LeakReportBook {
   // The newest report of each owned component, resolved or not: what the owner writes to
   // etcd for the next owner.
   std::vector<drip::v1::LeakReport> Owned() const;
+  // The bytes of a heap snapshot report `id` keeps (a serialized drip.v1.HeapSnapshot):
+  // its first, else its latest. NOT_FOUND for a report this book does not own, or one
+  // without a snapshot yet (the message says which).
+  absl::StatusOr<std::string> Snapshot(const std::string& id, bool first) const;
   // Whether the book holds report `id`, resolved (owned or not).
   bool HasResolved(const std::string& id) const;
 
@@ -138,6 +142,10 @@ class LeakReportBook {
   void ChangeStateLocked(drip::v1::LeakReport* report, drip::v1::ReportState to,
                          const std::string& actor, const std::string& note, int64_t now_ms,
                          std::vector<drip::v1::AuditEntry>* audit);
+  // Keeps `attempt`'s snapshot of `host` as the report's first or latest, as
+  // LeakReport.first_snapshot says; written with the report.
+  void KeepSnapshotLocked(drip::v1::LeakReport* report, const std::string& host,
+                          const SnapshotAttempt& attempt);
   // Writes the dirty reports and `audit`; on failure keeps them dirty for the next try.
   absl::Status FlushLocked(std::vector<drip::v1::AuditEntry>* audit);
 
@@ -151,6 +159,8 @@ class LeakReportBook {
   std::function<bool(const std::string&)> owns_;         // null: every component
   std::function<void()> on_change_between_passes_;
   std::vector<drip::v1::AuditEntry> pending_audit_;  // not yet written
+  // Snapshots not yet written, by report id and place (true: first).
+  std::map<std::pair<std::string, bool>, std::shared_ptr<const std::string>> pending_snapshots_;
   uint64_t next_number_ = 1;
   Counts counts_;
 };

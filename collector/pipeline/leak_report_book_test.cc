@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <set>
 
 #include "collector/storage/rocksdb_series_store.h"
@@ -226,6 +227,52 @@ TEST_F(LeakReportBookTest, TheLatestDiagnosisBecomesTheReportsStacks) {
   EXPECT_NE(r->growth_explained().find("94% of the "), std::string::npos) << r->growth_explained();
   EXPECT_NE(r->growth_explained().find("the detector measured on a"), std::string::npos)
       << r->growth_explained();
+}
+
+// The report keeps its first and latest snapshots of one process, on disk: a second
+// snapshot of that process becomes the latest; one of another host's process does not
+// break the pair while the first's process is still followed; once that process is gone
+// (restarted), the next snapshot starts a new pair.
+TEST_F(LeakReportBookTest, KeepsTheFirstAndLatestSnapshotsOfOneProcessAcrossARestart) {
+  auto pass_with = [](const std::string& host, const std::string& instance,
+                      const std::string& command_id, int64_t finished_ms) {
+    FleetSuspects pass;
+    HostSuspect s = MakeSuspect(host, "svc:leaky.service", kT0Ms / 1000);
+    s.process_instance = instance;
+    AddDoneSnapshot(&s, diagnoser::Verdict::kLeak, 60e6);
+    s.snapshot->command_id = command_id;
+    s.snapshot->instance = instance;
+    s.snapshot->finished_ms = finished_ms;
+    s.snapshot->snapshot = std::make_shared<const std::string>("bytes of " + command_id);
+    pass.hosts.push_back(s);
+    return pass;
+  };
+  EXPECT_EQ(book_->Snapshot("leak-1", true).status().code(), absl::StatusCode::kNotFound);
+  book_->Update(kT0Ms, pass_with("a", "4242@100", "snapshot-1", kT0Ms));
+  // One snapshot is both the first and the latest.
+  EXPECT_EQ(*book_->Snapshot("leak-1", true), "bytes of snapshot-1");
+  EXPECT_EQ(*book_->Snapshot("leak-1", false), "bytes of snapshot-1");
+
+  FleetSuspects both = pass_with("a", "4242@100", "snapshot-2", kT0Ms + 3'600'000);
+  both.hosts.push_back(pass_with("b", "77@5", "snapshot-3", kT0Ms + 3'700'000).hosts[0]);
+  book_->Update(kT0Ms + 3'700'000, both);
+  Open();  // from disk
+  auto r = book_->Get("leak-1");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->first_snapshot().command_id(), "snapshot-1");
+  EXPECT_EQ(r->latest_snapshot().command_id(), "snapshot-2");
+  EXPECT_EQ(r->latest_snapshot().instance(), "4242@100");
+  EXPECT_EQ(r->latest_snapshot().size_bytes(), std::string("bytes of snapshot-2").size());
+  EXPECT_EQ(*book_->Snapshot("leak-1", true), "bytes of snapshot-1");
+  EXPECT_EQ(*book_->Snapshot("leak-1", false), "bytes of snapshot-2");
+
+  // Host a's process restarted: the report follows 4243@900 there now.
+  book_->Update(kT0Ms + 7'200'000, pass_with("a", "4243@900", "snapshot-4", kT0Ms + 7'200'000));
+  r = book_->Get("leak-1");
+  EXPECT_EQ(r->first_snapshot().command_id(), "snapshot-4");
+  EXPECT_EQ(r->latest_snapshot().command_id(), "snapshot-4");
+  EXPECT_EQ(*book_->Snapshot("leak-1", true), "bytes of snapshot-4");
+  EXPECT_EQ(*book_->Snapshot("leak-1", false), "bytes of snapshot-4");
 }
 
 // A diagnosis that names no leak while the detector has seen the host grow for hours says

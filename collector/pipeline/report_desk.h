@@ -34,6 +34,9 @@ class ReportDesk {
                                                         const std::string& component) const = 0;
   // NOT_FOUND for a report this member does not keep.
   virtual absl::StatusOr<drip::v1::LeakReport> GetReport(const std::string& id) const = 0;
+  // A heap snapshot report `id` keeps, its first or its latest (LeakReportBook::Snapshot),
+  // as the bytes of a drip.v1.HeapSnapshot. NOT_FOUND when there is none here.
+  virtual absl::StatusOr<std::string> ReportSnapshot(const std::string& id, bool first) const = 0;
   // The report `id` as this member knows it: its own, or the cluster's copy as last read
   // from etcd (a report another member owns). NOT_FOUND otherwise.
   virtual absl::StatusOr<drip::v1::LeakReport> KnownReport(const std::string& id) const = 0;

@@ -45,8 +45,14 @@ void SnapshotScheduler::Tick(int64_t now_ms, const FleetSuspects& suspects) {
   });
   // An agent takes one snapshot at a time: a host with one pending gets no other.
   std::set<std::string> busy_hosts;
-  for (const auto& [key, attempt] : attempts_) {
+  for (auto& [key, attempt] : attempts_) {
     if (attempt.state == State::kPending) busy_hosts.insert(key.first);
+    // The report book has kept it long since (it looks every pass); memory is for the
+    // snapshots still to come.
+    const int64_t keep_ms = std::max<int64_t>(policy_.cooldown.count(), 10 * 60'000);
+    if (attempt.snapshot != nullptr && now_ms - attempt.finished_ms >= keep_ms) {
+      attempt.snapshot.reset();
+    }
   }
   for (auto& [component, list] : ordered) {
     if (auto it = component_started_.find(component);
@@ -149,11 +155,13 @@ void SnapshotScheduler::Diagnose(const Key& key, const std::string& command_id,
     Finish(key, command_id, std::string(snapshot.status().message()), {});
     return;
   }
-  Finish(key, command_id, "", diagnoser::HeapDiagnoser(diagnoser_config_).Diagnose(*snapshot));
+  Finish(key, command_id, "", diagnoser::HeapDiagnoser(diagnoser_config_).Diagnose(*snapshot),
+         std::make_shared<const std::string>(result.payload()));
 }
 
 void SnapshotScheduler::Finish(const Key& key, const std::string& command_id, std::string error,
-                               diagnoser::Diagnosis diagnosis) {
+                               diagnoser::Diagnosis diagnosis,
+                               std::shared_ptr<const std::string> snapshot) {
   auto log = Logger("collector");
   std::lock_guard<std::mutex> lock(mu_);
   auto it = attempts_.find(key);
@@ -166,6 +174,7 @@ void SnapshotScheduler::Finish(const Key& key, const std::string& command_id, st
   if (error.empty()) {
     attempt.state = SnapshotAttempt::State::kDone;
     attempt.diagnosis = std::move(diagnosis);
+    attempt.snapshot = std::move(snapshot);
     counts_.succeeded++;
     log->info("snapshot {} from {}: {}", command_id, key.first, attempt.diagnosis.summary);
   } else {

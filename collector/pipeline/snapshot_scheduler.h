@@ -80,9 +80,9 @@ class SnapshotScheduler {
   void Diagnose(const Key& key, const std::string& command_id,
                 const drip::v1::CommandResult& result);
   // Ends the attempt `command_id` of `key`, if it is still that one and pending: done with
-  // `diagnosis` when `error` is empty, else failed with it.
+  // `diagnosis` of `snapshot` when `error` is empty, else failed with it.
   void Finish(const Key& key, const std::string& command_id, std::string error,
-              diagnoser::Diagnosis diagnosis);
+              diagnoser::Diagnosis diagnosis, std::shared_ptr<const std::string> snapshot = nullptr);
 
   SnapshotPolicy policy_;
   diagnoser::DiagnoserConfig diagnoser_config_;

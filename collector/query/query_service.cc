@@ -166,6 +166,15 @@ grpc::ServerUnaryReactor* QueryServiceImpl::GetLeak(grpc::CallbackServerContext*
                });
 }
 
+grpc::ServerUnaryReactor* QueryServiceImpl::GetLeakSnapshot(
+    grpc::CallbackServerContext* context, const drip::v1::GetLeakSnapshotRequest* request,
+    drip::v1::HeapSnapshot* response) {
+  return Serve(context, Role::kViewer, "GetLeakSnapshot",
+               [this, request, response](const Caller&, const Scope& scope) {
+                 return DoGetLeakSnapshot(scope, *request, response);
+               });
+}
+
 grpc::ServerUnaryReactor* QueryServiceImpl::UpdateLeakState(
     grpc::CallbackServerContext* context, const drip::v1::UpdateLeakStateRequest* request,
     drip::v1::LeakReport* response) {
@@ -228,6 +237,25 @@ grpc::Status QueryServiceImpl::DoGetLeak(const drip::v1::GetLeakRequest& request
   absl::StatusOr<drip::v1::LeakReport> report = reports_->GetReport(request.id());
   if (!report.ok()) return ToGrpcStatus(report.status());
   *response = std::move(*report);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::DoGetLeakSnapshot(const Scope& scope,
+                                                 const drip::v1::GetLeakSnapshotRequest& request,
+                                                 drip::v1::HeapSnapshot* response) {
+  if (absl::StatusOr<drip::v1::LeakReport> report = reports_->GetReport(request.id());
+      !report.ok()) {
+    // Snapshots stay with the member that keeps the report: the caller is sent there, as
+    // for a state change, rather than megabytes relayed through this one.
+    return HeldElsewhere(scope, request.id(), ToGrpcStatus(report.status()));
+  }
+  absl::StatusOr<std::string> bytes = reports_->ReportSnapshot(request.id(), request.first());
+  if (!bytes.ok()) return ToGrpcStatus(bytes.status());
+  if (!response->ParseFromString(*bytes)) {
+    return grpc::Status(grpc::StatusCode::DATA_LOSS,
+                        fmt::format("leak report {}'s stored heap snapshot does not parse",
+                                    request.id()));
+  }
   return grpc::Status::OK;
 }
 

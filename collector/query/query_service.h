@@ -78,6 +78,9 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   grpc::ServerUnaryReactor* ListLeaks(grpc::CallbackServerContext* context,
                                       const drip::v1::ListLeaksRequest* request,
                                       drip::v1::ListLeaksResponse* response) override;
+  grpc::ServerUnaryReactor* GetLeakSnapshot(grpc::CallbackServerContext* context,
+                                            const drip::v1::GetLeakSnapshotRequest* request,
+                                            drip::v1::HeapSnapshot* response) override;
   grpc::ServerUnaryReactor* GetLeak(grpc::CallbackServerContext* context,
                                     const drip::v1::GetLeakRequest* request,
                                     drip::v1::LeakReport* response) override;
@@ -171,6 +174,9 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   // For a report this collector does not hold: FAILED_PRECONDITION naming the member
   // that does, or the local NOT_FOUND when none does.
   grpc::Status HeldElsewhere(const Scope& scope, const std::string& id, const grpc::Status& local);
+  // This member's copy; FAILED_PRECONDITION naming the member that keeps the report.
+  grpc::Status DoGetLeakSnapshot(const Scope& scope, const drip::v1::GetLeakSnapshotRequest& request,
+                                 drip::v1::HeapSnapshot* response);
 
   const AccessPolicy* access_;
   SeriesStore* store_;

@@ -14,6 +14,11 @@ namespace {
 constexpr std::string_view kReportPrefix = "r/";
 constexpr std::string_view kAuditPrefix = "a/";
 constexpr std::string_view kAuditEnd = "a0";  // '0' follows '/': the end of "a/..."
+constexpr std::string_view kSnapshotPrefix = "s/";
+
+std::string SnapshotKey(const std::string& report_id, bool first) {
+  return fmt::format("{}{}/{}", kSnapshotPrefix, report_id, first ? "first" : "latest");
+}
 
 std::string AuditKey(uint64_t sequence) {
   std::string key(kAuditPrefix);
@@ -52,6 +57,7 @@ absl::Status RocksDbReportStore::Init(const StoreHandles& handles) {
 }
 
 absl::Status RocksDbReportStore::Write(const std::vector<drip::v1::LeakReport>& reports,
+                                       const std::vector<ReportSnapshot>& snapshots,
                                        std::vector<drip::v1::AuditEntry>* audit) {
   StoreDb::Lease lease(db_);
   if (!lease.open()) return lease.ClosedError();
@@ -61,6 +67,12 @@ absl::Status RocksDbReportStore::Write(const std::vector<drip::v1::LeakReport>& 
     rocksdb::Status s = batch.Put(lease->reports, fmt::format("{}{}", kReportPrefix, report.id()),
                                   report.SerializeAsString());
     if (!s.ok()) return StoreError(path_, "staging a leak report", s);
+  }
+  for (const ReportSnapshot& snapshot : snapshots) {
+    if (snapshot.bytes == nullptr) continue;
+    rocksdb::Status s = batch.Put(lease->reports, SnapshotKey(snapshot.report_id, snapshot.first),
+                                  *snapshot.bytes);
+    if (!s.ok()) return StoreError(path_, "staging a leak report's heap snapshot", s);
   }
   uint64_t sequence = last_audit_sequence_;
   if (audit != nullptr) {
@@ -96,6 +108,21 @@ absl::StatusOr<std::vector<drip::v1::LeakReport>> RocksDbReportStore::LoadReport
   }
   if (!it->status().ok()) return StoreError(path_, "reading leak reports", it->status());
   return reports;
+}
+
+absl::StatusOr<std::string> RocksDbReportStore::ReadSnapshot(const std::string& report_id,
+                                                            bool first) {
+  StoreDb::Lease lease(db_);
+  if (!lease.open()) return lease.ClosedError();
+  std::string bytes;
+  rocksdb::Status s =
+      lease->db->Get(rocksdb::ReadOptions(), lease->reports, SnapshotKey(report_id, first), &bytes);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(fmt::format("store at {}: no {} heap snapshot of leak report {}",
+                                           path_, first ? "first" : "latest", report_id));
+  }
+  if (!s.ok()) return StoreError(path_, "reading a leak report's heap snapshot", s);
+  return bytes;
 }
 
 absl::StatusOr<std::vector<drip::v1::AuditEntry>> RocksDbReportStore::ReadAudit(

@@ -1,7 +1,8 @@
 // RocksDbReportStore: ReportStore on the `reports` column family of the collector's
 // RocksDB, owned by RocksDbSeriesStore (which opens and closes the database).
 //
-// Keys: "r/<report id>" -> drip.v1.LeakReport; "a/" be64(sequence) -> drip.v1.AuditEntry.
+// Keys: "r/<report id>" -> drip.v1.LeakReport; "a/" be64(sequence) -> drip.v1.AuditEntry;
+// "s/<report id>/first" and "s/<report id>/latest" -> a serialized drip.v1.HeapSnapshot.
 // Audit sequences continue from the last stored one after a restart.
 #pragma once
 
@@ -25,7 +26,9 @@ class RocksDbReportStore final : public ReportStore {
   absl::Status Init(const StoreHandles& handles);
 
   absl::Status Write(const std::vector<drip::v1::LeakReport>& reports,
+                     const std::vector<ReportSnapshot>& snapshots,
                      std::vector<drip::v1::AuditEntry>* audit) override;
+  absl::StatusOr<std::string> ReadSnapshot(const std::string& report_id, bool first) override;
   absl::StatusOr<std::vector<drip::v1::LeakReport>> LoadReports() override;
   absl::StatusOr<std::vector<drip::v1::AuditEntry>> ReadAudit(const std::string& report_id,
                                                               int64_t since_ms,

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+
 #include "collector/storage/rocksdb_series_store.h"
 #include "collector/storage/scoped_temp_dir.h"
 
@@ -39,10 +42,10 @@ TEST(RocksDbReportStoreTest, ReportsAndAuditSurviveReopeningTheStore) {
   {
     auto store = OpenStore(dir.path());
     std::vector<drip::v1::AuditEntry> audit = {Entry(1000, "leak-1", "open")};
-    ASSERT_TRUE(store->reports()->Write({Report("leak-1", "open")}, &audit).ok());
+    ASSERT_TRUE(store->reports()->Write({Report("leak-1", "open")}, {}, &audit).ok());
     EXPECT_EQ(audit[0].id(), "000000000001");
     audit = {Entry(2000, "leak-1", "ack")};
-    ASSERT_TRUE(store->reports()->Write({Report("leak-1", "acknowledged")}, &audit).ok());
+    ASSERT_TRUE(store->reports()->Write({Report("leak-1", "acknowledged")}, {}, &audit).ok());
   }
   auto store = OpenStore(dir.path());
   auto reports = store->reports()->LoadReports();
@@ -51,13 +54,44 @@ TEST(RocksDbReportStoreTest, ReportsAndAuditSurviveReopeningTheStore) {
   EXPECT_EQ((*reports)[0].state(), "acknowledged");
   // Sequences continue after the restart instead of overwriting older entries.
   std::vector<drip::v1::AuditEntry> audit = {Entry(3000, "leak-1", "resolve")};
-  ASSERT_TRUE(store->reports()->Write({}, &audit).ok());
+  ASSERT_TRUE(store->reports()->Write({}, {}, &audit).ok());
   EXPECT_EQ(audit[0].id(), "000000000003");
   auto entries = store->reports()->ReadAudit("", 0, 100);
   ASSERT_TRUE(entries.ok());
   ASSERT_EQ(entries->size(), 3u);
   EXPECT_EQ((*entries)[0].action(), "resolve");  // newest first
   EXPECT_EQ((*entries)[2].action(), "open");
+}
+
+TEST(RocksDbReportStoreTest, AReportsSnapshotsAreKeptBesideItAcrossReopening) {
+  ScopedTempDir dir;
+  {
+    auto store = OpenStore(dir.path());
+    std::vector<drip::v1::AuditEntry> audit;
+    auto first = std::make_shared<const std::string>("first snapshot bytes");
+    ASSERT_TRUE(store->reports()
+                    ->Write({Report("leak-1", "open")}, {{"leak-1", true, first}}, &audit)
+                    .ok());
+    auto latest = std::make_shared<const std::string>(std::string(3 << 20, 'x'));
+    ASSERT_TRUE(store->reports()->Write({}, {{"leak-1", false, latest}}, &audit).ok());
+    ASSERT_TRUE(store->reports()
+                    ->Write({}, {{"leak-1", false, std::make_shared<const std::string>("newer")}},
+                            &audit)
+                    .ok());
+  }
+  auto store = OpenStore(dir.path());
+  auto first = store->reports()->ReadSnapshot("leak-1", true);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, "first snapshot bytes");
+  auto latest = store->reports()->ReadSnapshot("leak-1", false);
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(*latest, "newer");  // replaced, not added
+  auto none = store->reports()->ReadSnapshot("leak-2", true);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  // Snapshots are not reports.
+  auto reports = store->reports()->LoadReports();
+  ASSERT_TRUE(reports.ok());
+  EXPECT_EQ(reports->size(), 1u);
 }
 
 TEST(RocksDbReportStoreTest, AuditReadsFilterByReportTimeAndLimit) {
@@ -67,7 +101,7 @@ TEST(RocksDbReportStoreTest, AuditReadsFilterByReportTimeAndLimit) {
   for (int i = 0; i < 10; ++i) {
     audit.push_back(Entry(1000 * (i + 1), i % 2 == 0 ? "leak-1" : "leak-2", "open"));
   }
-  ASSERT_TRUE(store->reports()->Write({}, &audit).ok());
+  ASSERT_TRUE(store->reports()->Write({}, {}, &audit).ok());
   auto only_two = store->reports()->ReadAudit("leak-2", 0, 100);
   ASSERT_TRUE(only_two.ok());
   EXPECT_EQ(only_two->size(), 5u);

@@ -281,15 +281,15 @@ TEST(RocksDbSeriesStoreRecoveryTest, AuditSequencesContinueAfterARecovery) {
   ASSERT_NE(store, nullptr);
   std::vector<drip::v1::AuditEntry> audit(2);
   for (auto& entry : audit) entry.set_time_ms(kRecoveryNow);
-  ASSERT_TRUE(store->reports()->Write({}, &audit).ok());
+  ASSERT_TRUE(store->reports()->Write({}, {}, &audit).ok());
   h.fs->FailAppends(FaultyFileSystem::kWal);
   std::vector<drip::v1::AuditEntry> lost(1);
-  EXPECT_FALSE(store->reports()->Write({}, &lost).ok());
+  EXPECT_FALSE(store->reports()->Write({}, {}, &lost).ok());
   h.fs->FailAppends(FaultyFileSystem::kNone);
   ASSERT_TRUE(store->Recover().ok());
   std::vector<drip::v1::AuditEntry> more(1);
   more[0].set_time_ms(kRecoveryNow + 1);
-  ASSERT_TRUE(store->reports()->Write({}, &more).ok());
+  ASSERT_TRUE(store->reports()->Write({}, {}, &more).ok());
   absl::StatusOr<std::vector<drip::v1::AuditEntry>> read = store->reports()->ReadAudit("", 0, 10);
   ASSERT_TRUE(read.ok()) << read.status();
   std::set<std::string> ids;
