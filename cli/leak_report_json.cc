@@ -1,5 +1,7 @@
 #include "cli/leak_report_json.h"
 
+#include <tuple>
+
 #include "analyzer/format/rollout_format.h"
 #include "cli/stack_printer.h"
 #include "cli/terminal_safe_text.h"
@@ -92,6 +94,21 @@ nlohmann::ordered_json LeakReportToJson(const drip::v1::LeakReport& r) {
   j["diagnosed_ms"] = r.diagnosed_ms();
   j["diagnosis_summary"] = r.diagnosis_summary();
   j["growth_explained"] = r.growth_explained();
+  for (const auto& [key, ref, set] :
+       {std::tuple("first_snapshot", &r.first_snapshot(), r.has_first_snapshot()),
+        std::tuple("latest_snapshot", &r.latest_snapshot(), r.has_latest_snapshot())}) {
+    if (!set) {
+      j[key] = nullptr;
+      continue;
+    }
+    nlohmann::ordered_json snapshot;
+    snapshot["command_id"] = ref->command_id();
+    snapshot["host"] = ref->host();
+    snapshot["instance"] = ref->instance();
+    snapshot["finished_ms"] = ref->finished_ms();
+    snapshot["size_bytes"] = ref->size_bytes();
+    j[key] = std::move(snapshot);
+  }
   j["recommended_action"] = r.recommended_action();
   j["recommendation"] = r.recommendation();
   nlohmann::ordered_json history = nlohmann::ordered_json::array();

@@ -172,7 +172,7 @@ TEST_F(LeaksClientTest, MitigateWithWaitZeroDoesNotReadTheAuditLog) {
 
 TEST_F(LeaksClientTest, UnknownReportIsNotFoundNamingTheCollector) {
   std::ostringstream out;
-  absl::Status status = RunLeaksShowCommand(*client_, "leak-99", false, TerminalStyle(), out);
+  absl::Status status = RunLeaksShowCommand(*client_, {.id = "leak-99"}, TerminalStyle(), out);
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ReportExitCodeFor(status), kExitNotFound);
   EXPECT_NE(std::string(status.message()).find("collector at " + address_ + " refused GetLeak"),

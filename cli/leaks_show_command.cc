@@ -1,10 +1,18 @@
 #include "cli/leaks_show_command.h"
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 
 #include "cli/leak_report_format.h"
 #include "cli/leak_report_json.h"
+#include "diagnoser/snapshot_diff.h"
+#include "diagnoser/heap_diagnoser.h"
+#include "diagnoser/format/pprof_profile.h"
+#include "common/snapshot/heap_snapshot_proto.h"
+#include "common/base/status_macros.h"
+#include "common/base/atomic_file.h"
+#include "cli/diagnose_command.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "common/base/duration.h"
@@ -100,6 +108,24 @@ void RenderStacks(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalS
   if (!r.diagnosis_summary().empty()) out << ": " << r.diagnosis_summary();
   out << "\n";
   if (!r.growth_explained().empty()) out << r.growth_explained() << "\n";
+  if (r.has_first_snapshot()) {
+    const drip::v1::SnapshotRef& first = r.first_snapshot();
+    const drip::v1::SnapshotRef& latest = r.latest_snapshot();
+    if (first.command_id() == latest.command_id()) {
+      out << fmt::format(
+          "snapshot kept: {} of {} on {} ({}); --pprof FILE exports it, and --diff shows what "
+          "grew once a later snapshot of the process is kept\n",
+          first.command_id(), first.instance(), first.host(), When(first.finished_ms(), now_ms));
+    } else {
+      out << fmt::format(
+          "snapshots kept: the first {} and the latest {} of {} on {} ({}); --diff shows what "
+          "grew between them\n",
+          When(first.finished_ms(), now_ms), When(latest.finished_ms(), now_ms), first.instance(),
+          first.host(), FormatSpan(static_cast<double>(latest.finished_ms() - first.finished_ms()) /
+                                   1000) +
+                            " apart");
+    }
+  }
   absl::StatusOr<diagnoser::Diagnosis> stacks = StacksFromProto(r.top_stacks());
   if (!stacks.ok()) {
     // A newer collector's verdict: say so rather than print half a stack.
@@ -230,16 +256,94 @@ void RenderLeakReport(const drip::v1::LeakReport& report, bool json, int64_t now
   RenderHistory(report, style, out);
 }
 
-absl::Status RunLeaksShowCommand(QueryClient& client, const std::string& id, bool json,
+namespace {
+
+// One snapshot the report keeps, checked as any snapshot file is.
+absl::StatusOr<HeapSnapshot> FetchSnapshot(QueryClient& client, const std::string& id, bool first) {
+  ASSIGN_OR_RETURN(drip::v1::HeapSnapshot proto, client.GetLeakSnapshot(id, first));
+  return ParseHeapSnapshotProto(proto,
+                                fmt::format("{}'s {} snapshot", id, first ? "first" : "latest"));
+}
+
+absl::Status CommitPprof(const absl::StatusOr<std::string>& profile, AtomicFile* file) {
+  if (!profile.ok()) return profile.status();
+  if (absl::Status written = file->Commit(*profile); !written.ok()) {
+    return absl::InvalidArgumentError(fmt::format("--pprof: {}", std::string(written.message())));
+  }
+  return absl::OkStatus();
+}
+
+// --diff: the report's first and latest snapshots of one process, diffed here.
+absl::Status RunSnapshotDiff(QueryClient& client, const LeaksShowOptions& options,
+                             std::optional<AtomicFile>* pprof, std::ostream& out) {
+  ASSIGN_OR_RETURN(drip::v1::LeakReport report, client.GetLeak(options.id));
+  if (!report.has_first_snapshot()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{} has no heap snapshot yet: none of its hosts' snapshots was diagnosed", options.id));
+  }
+  if (report.first_snapshot().command_id() == report.latest_snapshot().command_id()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{} keeps one snapshot so far ({} of {} on {}): a diff needs a later one of the same "
+        "process, which the collector takes a cool-down (snapshots.cooldown) later while the "
+        "leak lasts",
+        options.id, report.first_snapshot().command_id(), report.first_snapshot().instance(),
+        report.first_snapshot().host()));
+  }
+  ASSIGN_OR_RETURN(HeapSnapshot base, FetchSnapshot(client, options.id, true));
+  ASSIGN_OR_RETURN(HeapSnapshot now, FetchSnapshot(client, options.id, false));
+  const diagnoser::HeapDiagnoser diagnoser;
+  absl::StatusOr<diagnoser::SnapshotDiff> diff =
+      diagnoser::DiffSnapshots(base, diagnoser.Diagnose(base), now, diagnoser.Diagnose(now));
+  if (!diff.ok()) {
+    return absl::FailedPreconditionError(fmt::format("{}'s snapshots: {}", options.id,
+                                                     std::string(diff.status().message())));
+  }
+  if (pprof->has_value()) {
+    RETURN_IF_ERROR(CommitPprof(diagnoser::SnapshotDiffToPprofGzip(now, *diff), &**pprof));
+  }
+  RenderSnapshotDiff(base, now, *diff, options.json, 20, out);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunLeaksShowCommand(QueryClient& client, const LeaksShowOptions& options,
                                  const TerminalStyle& style, std::ostream& out) {
+  // Opened first, so that a path that cannot be written fails before the work.
+  std::optional<AtomicFile> pprof;
+  if (!options.pprof_path.empty()) {
+    absl::StatusOr<AtomicFile> file = AtomicFile::Create(options.pprof_path);
+    if (!file.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("--pprof: {}", std::string(file.status().message())));
+    }
+    pprof = std::move(*file);
+  }
+  if (options.diff) return RunSnapshotDiff(client, options, &pprof, out);
+  const std::string& id = options.id;
+  const bool json = options.json;
   auto report = client.GetLeak(id);
   if (!report.ok()) return report.status();
+  if (pprof.has_value()) {
+    if (!report->has_latest_snapshot()) {
+      return absl::FailedPreconditionError(fmt::format(
+          "--pprof: {} has no heap snapshot yet: none of its hosts' snapshots was diagnosed", id));
+    }
+    ASSIGN_OR_RETURN(HeapSnapshot latest, FetchSnapshot(client, id, false));
+    RETURN_IF_ERROR(CommitPprof(
+        diagnoser::HeapSnapshotToPprofGzip(latest, diagnoser::HeapDiagnoser().Diagnose(latest)),
+        &*pprof));
+  }
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
   std::vector<MemoryPoint> memory;
   if (!json) memory = MemoryOfMostUrgentHost(client, *report, now_ms);
   RenderLeakReport(*report, json, now_ms, style, out, memory);
+  if (pprof.has_value() && !json) {
+    out << fmt::format("\nwrote {}: the latest snapshot ({}) as a pprof profile\n",
+                       options.pprof_path, report->latest_snapshot().command_id());
+  }
   return absl::OkStatus();
 }
 

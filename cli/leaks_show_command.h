@@ -2,6 +2,10 @@
 // on which hosts and how fast, a chart of the most urgent host's memory over the report's
 // life with its limit (memory_chart.h), the call stacks that leak, what the mitigation
 // policy recommends, what was done about it and who changed its state.
+// --pprof FILE also writes the report's latest heap snapshot as a pprof profile; --diff
+// shows instead what grew between the first and latest snapshots the report keeps of one
+// process (as `dripctl diagnose NEW --base OLD`, with --json and --pprof alike). Both
+// diagnose the snapshots here, with the diagnoser's defaults.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +21,17 @@
 
 namespace drip::cli {
 
-// NOT_FOUND (exit kExitNotFound) for an unknown id.
-absl::Status RunLeaksShowCommand(QueryClient& client, const std::string& id, bool json,
+struct LeaksShowOptions {
+  std::string id;
+  bool json = false;
+  std::string pprof_path;  // also write a gzipped pprof profile here (empty: none)
+  bool diff = false;
+};
+
+// NOT_FOUND (exit kExitNotFound) for an unknown id or a report without a snapshot;
+// FAILED_PRECONDITION for --diff of a report that keeps one snapshot so far;
+// INVALID_ARGUMENT for a --pprof path that cannot be written (before any call).
+absl::Status RunLeaksShowCommand(QueryClient& client, const LeaksShowOptions& options,
                                  const TerminalStyle& style, std::ostream& out);
 
 // Rendering apart from fetching, so tests can check the output of a known report.

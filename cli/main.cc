@@ -145,12 +145,17 @@ int main(int argc, char** argv) {
   leaks_list->add_option("--component", list_options.component, "only this component");
   leaks_list->add_flag("--json", list_options.json, "print JSON instead of a table");
 
-  std::string show_id;
-  bool show_json = false;
+  drip::cli::LeaksShowOptions show_options;
   auto* leaks_show = leaks->add_subcommand(
       "show", "one leak report: hosts, leaking call stacks, recommendation, history");
-  leaks_show->add_option("ID", show_id, "report id, e.g. leak-7")->required();
-  leaks_show->add_flag("--json", show_json, "print JSON instead of the report");
+  leaks_show->add_option("ID", show_options.id, "report id, e.g. leak-7")->required();
+  leaks_show->add_flag("--json", show_options.json, "print JSON instead of the report");
+  leaks_show->add_option("--pprof", show_options.pprof_path,
+                         "also write the report's latest heap snapshot (or with --diff, the "
+                         "diff) as a gzipped pprof profile");
+  leaks_show->add_flag("--diff", show_options.diff,
+                       "show what grew between the first and latest snapshots the report keeps "
+                       "of one process");
 
   // ack and resolve take the same arguments and differ in the state they set.
   auto add_state_command = [&](const char* name, drip::v1::ReportState state, const char* help,
@@ -249,7 +254,7 @@ int main(int argc, char** argv) {
   // The commands that name a report: an unknown ID has its own exit code (FailReport).
   if (leaks_show->parsed()) {
     absl::Status status =
-        drip::cli::RunLeaksShowCommand(client, show_id, show_json, style, std::cout);
+        drip::cli::RunLeaksShowCommand(client, show_options, style, std::cout);
     return status.ok() ? drip::cli::kExitOk : FailReport(status);
   }
   if (leaks_ack->parsed() || leaks_resolve->parsed()) {

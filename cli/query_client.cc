@@ -133,6 +133,18 @@ absl::StatusOr<drip::v1::LeakReport> QueryClient::GetLeak(const std::string& id)
   return response;
 }
 
+absl::StatusOr<drip::v1::HeapSnapshot> QueryClient::GetLeakSnapshot(const std::string& id,
+                                                                    bool first) {
+  auto context = NewContext();
+  drip::v1::GetLeakSnapshotRequest request;
+  request.set_id(id);
+  request.set_first(first);
+  drip::v1::HeapSnapshot response;
+  grpc::Status status = stub_->GetLeakSnapshot(context.get(), request, &response);
+  if (!status.ok()) return ToStatus(status, "GetLeakSnapshot");
+  return response;
+}
+
 absl::StatusOr<drip::v1::LeakReport> QueryClient::UpdateLeakState(
     const drip::v1::UpdateLeakStateRequest& request) {
   auto context = NewContext();

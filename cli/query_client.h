@@ -39,6 +39,9 @@ class QueryClient {
   // resolved report) FAILED_PRECONDITION; both keep the collector's own message.
   absl::StatusOr<drip::v1::ListLeaksResponse> ListLeaks(const drip::v1::ListLeaksRequest& request);
   absl::StatusOr<drip::v1::LeakReport> GetLeak(const std::string& id);
+  // The report's first or latest heap snapshot, as the agent took it: names are left as
+  // they are (for pprof files), and whoever prints them makes them terminal-safe.
+  absl::StatusOr<drip::v1::HeapSnapshot> GetLeakSnapshot(const std::string& id, bool first);
   absl::StatusOr<drip::v1::LeakReport> UpdateLeakState(
       const drip::v1::UpdateLeakStateRequest& request);
   // Returns once the collector has sent the commands, with one audit entry per host

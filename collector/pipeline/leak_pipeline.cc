@@ -130,9 +130,12 @@ void LeakPipeline::RunOnce() {
   // Overdue commands end first (snapshots, mitigations, relays): a host whose snapshot
   // never answered is free for the next one.
   commands_->Expire(now_ms);
-  snapshots_.Tick(now_ms, suspects);
-  // The reports show each suspect's snapshot and diagnosis.
+  // The reports show each suspect's snapshot and diagnosis. Read before the round starts
+  // new snapshots: a new one replaces the suspect's attempt, and the diagnosis that
+  // finished since the last pass must reach its report first (with a short cool-down the
+  // next round starts in the very pass that would have seen it).
   snapshots_.Annotate(&suspects);
+  snapshots_.Tick(now_ms, suspects);
   if (peer_suspects_.hosts.empty() && peer_suspects_.components.empty()) {
     reports_.Update(now_ms, suspects);
   } else {

@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "fmt/format.h"
@@ -62,9 +66,44 @@ TEST(PipelineTest, ChildAllocating200MiBShowsUpInDripctlSeriesWithinFivePercent)
   EXPECT_TRUE(found) << hosts.out;
 }
 
+// `go tool pprof -top -unit=B -sample_index=inuse_space ARGS` (Debian's golang-go): its exit
+// status, its output, and its first function row.
+struct PprofTop {
+  int exit_status = -1;
+  std::string text;
+  std::string first_row;
+};
+
+PprofTop GoPprofTop(const std::string& args) {
+  PprofTop top;
+  const std::string command =
+      "HOME=${HOME:-/tmp} go tool pprof -top -unit=B -sample_index=inuse_space " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return top;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) top.text.append(buffer, n);
+  top.exit_status = ::pclose(pipe);
+  std::istringstream lines(top.text);
+  std::string line;
+  while (std::getline(lines, line) && line.find("flat%") == std::string::npos) {
+  }
+  std::getline(lines, top.first_row);
+  return top;
+}
+
+// Bytes of the first row of `go tool pprof -top -unit=B` ("  1234B 50.00% ...").
+int64_t RowBytes(const std::string& row) {
+  const size_t start = row.find_first_not_of(' ');
+  return start == std::string::npos ? -1 : std::stoll(row.substr(start));
+}
+
 TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFunction) {
   LocalDrip drip;
-  ASSERT_TRUE(drip.StartCollector(std::string(kFastDetectorYaml) + kFastSnapshotsYaml).ok())
+  // A second snapshot of the same process 20 s after the first, so that the report keeps
+  // two and its diff can be read (the default cool-down is an hour).
+  ASSERT_TRUE(drip.StartCollector(std::string(kFastDetectorYaml) + kFastSnapshotsYaml +
+                                  "  cooldown: 20s\n")
+                  .ok())
       << drip.Logs();
   std::string host = fmt::format("it-suspect-{}", getpid());
   // Only the example may be snapshotted (one at a time): a sanitized collector grows too.
@@ -143,6 +182,56 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
   EXPECT_NE(show.out.find("leaky_service.cc:"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find(host), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("\nVersions\nevery host runs 2.4.1-it"), std::string::npos) << show.out;
+
+  // The report's latest snapshot as a pprof profile: go tool pprof reads it, with the
+  // leaking function on top (of the stacks Drip calls leaks) holding the in-use bytes
+  // the report's diagnosis estimated from that snapshot.
+  const std::string profile = drip.dir().File("latest.pb.gz");
+  CommandOutput exported = drip.Dripctl({"leaks", "show", id, "--pprof", profile, "--json"});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const nlohmann::json shown = nlohmann::json::parse(exported.out);
+  PprofTop top = GoPprofTop("-tagfocus=verdict=leak " + profile);
+  ASSERT_EQ(top.exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << top.text;
+  EXPECT_NE(top.first_row.find("RememberSession"), std::string::npos) << top.text;
+  if (shown["latest_snapshot"]["finished_ms"] == shown["diagnosed_ms"]) {
+    ASSERT_FALSE(shown["top_stacks"].empty()) << shown.dump(2);
+    EXPECT_EQ(RowBytes(top.first_row), shown["top_stacks"][0]["live_bytes"].get<int64_t>())
+        << top.text << shown.dump(2);
+  }
+
+  // A second snapshot of the same process comes a cool-down later; the report keeps the
+  // first and the latest, and --diff names the leak as what grew between them, at about
+  // the rate it leaks (4 MiB/s).
+  for (int attempt = 0; attempt < 90; ++attempt) {
+    CommandOutput json = drip.Dripctl({"leaks", "show", id, "--json"});
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    last = json.out;
+    const nlohmann::json r = nlohmann::json::parse(json.out);
+    if (!r["first_snapshot"].is_null() &&
+        r["first_snapshot"]["command_id"] != r["latest_snapshot"]["command_id"]) {
+      break;
+    }
+    std::this_thread::sleep_for(seconds(1));
+  }
+  const std::string diff_profile = drip.dir().File("diff.pb.gz");
+  CommandOutput diff =
+      drip.Dripctl({"leaks", "show", id, "--diff", "--json", "--pprof", diff_profile});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err << "\n" << last << drip.Logs();
+  const nlohmann::json d = nlohmann::json::parse(diff.out);
+  ASSERT_FALSE(d["sites"].empty()) << d.dump(2);
+  const nlohmann::json& grew = d["sites"][0];
+  EXPECT_NE(grew["frames"][0]["function"].get<std::string>().find("RememberSession"),
+            std::string::npos)
+      << d.dump(2);
+  const double seconds_between =
+      static_cast<double>(d["new_end_ms"].get<int64_t>() - d["base_end_ms"].get<int64_t>()) / 1000;
+  const double leaked = 4096.0 * 1024 * seconds_between;
+  EXPECT_GT(grew["grew_bytes"].get<double>(), 0.5 * leaked) << d.dump(2);
+  EXPECT_LT(grew["grew_bytes"].get<double>(), 1.5 * leaked) << d.dump(2);
+  top = GoPprofTop(diff_profile);
+  ASSERT_EQ(top.exit_status, 0) << top.text;
+  EXPECT_NE(top.first_row.find("RememberSession"), std::string::npos) << top.text;
+  EXPECT_EQ(RowBytes(top.first_row), std::llround(grew["grew_bytes"].get<double>())) << top.text;
 }
 
 // Runs a copy of the leak scenarios program under its own name, `drip-NAME` (its plugin
