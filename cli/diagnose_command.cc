@@ -197,8 +197,8 @@ void RenderDiffText(const HeapSnapshot& base, const HeapSnapshot& now,
   if (diff.sites.empty()) return;
   out << "\n";
   TablePrinter table({"RANK", "ADDED", "OBJECTS", "ALLOCATED", "BASE", "NEW", "TOP FRAME"});
-  const size_t rows = top > 0 ? std::min(diff.sites.size(), static_cast<size_t>(top))
-                              : diff.sites.size();
+  const size_t rows =
+      top > 0 ? std::min(diff.sites.size(), static_cast<size_t>(top)) : diff.sites.size();
   for (size_t i = 0; i < rows; ++i) {
     const diagnoser::SiteChange& c = diff.sites[i];
     table.AddRow({std::to_string(i + 1),
@@ -308,8 +308,8 @@ absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& ou
   absl::StatusOr<diagnoser::SnapshotDiff> diff =
       diagnoser::DiffSnapshots(base, diagnoser.Diagnose(base), snapshot, diagnosis);
   if (!diff.ok()) {
-    return absl::InvalidArgumentError(fmt::format("{} against --base {}: {}", InputName(options.input),
-                                                  InputName(options.base),
+    return absl::InvalidArgumentError(fmt::format("{} against --base {}: {}",
+                                                  InputName(options.input), InputName(options.base),
                                                   std::string(diff.status().message())));
   }
   if (pprof_file.has_value()) {

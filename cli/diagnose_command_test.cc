@@ -401,7 +401,8 @@ TEST(DiagnoseCommandTest, BasePprofIsReadByGoToolPprofAndDiffBaseOfTwoExportsSho
             std::llround(j["sites"][0]["grew_bytes"].get<double>()))
       << top.text;
 
-  const std::string before = ::testing::TempDir() + "before." + std::to_string(::getpid()) + ".pb.gz";
+  const std::string before =
+      ::testing::TempDir() + "before." + std::to_string(::getpid()) + ".pb.gz";
   const std::string after = ::testing::TempDir() + "after." + std::to_string(::getpid()) + ".pb.gz";
   DiagnoseOptions export_before;
   export_before.pprof_path = before;
@@ -409,8 +410,8 @@ TEST(DiagnoseCommandTest, BasePprofIsReadByGoToolPprofAndDiffBaseOfTwoExportsSho
   ASSERT_TRUE(DiagnoseFile(LeakySnapshot(false, 1'700'000'000'000), export_before, &ignored).ok());
   DiagnoseOptions export_after;
   export_after.pprof_path = after;
-  ASSERT_TRUE(DiagnoseFile(LeakySnapshot(true, 1'700'000'000'000 + kHourMs), export_after, &ignored)
-                  .ok());
+  ASSERT_TRUE(
+      DiagnoseFile(LeakySnapshot(true, 1'700'000'000'000 + kHourMs), export_after, &ignored).ok());
   top = RunGoPprofTop("-diff_base=" + before + " " + after);
   ::unlink(before.c_str());
   ::unlink(after.c_str());

@@ -1,23 +1,23 @@
 #include "cli/leaks_show_command.h"
 
 #include <algorithm>
-#include <optional>
 #include <chrono>
+#include <optional>
 
+#include "cli/diagnose_command.h"
 #include "cli/leak_report_format.h"
 #include "cli/leak_report_json.h"
-#include "diagnoser/snapshot_diff.h"
-#include "diagnoser/heap_diagnoser.h"
-#include "diagnoser/format/pprof_profile.h"
-#include "common/snapshot/heap_snapshot_proto.h"
-#include "common/base/status_macros.h"
-#include "common/base/atomic_file.h"
-#include "cli/diagnose_command.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
+#include "common/base/atomic_file.h"
 #include "common/base/duration.h"
+#include "common/base/status_macros.h"
 #include "common/rpc/report_state.h"
 #include "common/rpc/sample_figures.h"
+#include "common/snapshot/heap_snapshot_proto.h"
+#include "diagnoser/format/pprof_profile.h"
+#include "diagnoser/heap_diagnoser.h"
+#include "diagnoser/snapshot_diff.h"
 #include "fmt/format.h"
 
 namespace drip::cli {
@@ -121,9 +121,9 @@ void RenderStacks(const drip::v1::LeakReport& r, int64_t now_ms, const TerminalS
           "snapshots kept: the first {} and the latest {} of {} on {} ({}); --diff shows what "
           "grew between them\n",
           When(first.finished_ms(), now_ms), When(latest.finished_ms(), now_ms), first.instance(),
-          first.host(), FormatSpan(static_cast<double>(latest.finished_ms() - first.finished_ms()) /
-                                   1000) +
-                            " apart");
+          first.host(),
+          FormatSpan(static_cast<double>(latest.finished_ms() - first.finished_ms()) / 1000) +
+              " apart");
     }
   }
   absl::StatusOr<diagnoser::Diagnosis> stacks = StacksFromProto(r.top_stacks());
@@ -295,8 +295,8 @@ absl::Status RunSnapshotDiff(QueryClient& client, const LeaksShowOptions& option
   absl::StatusOr<diagnoser::SnapshotDiff> diff =
       diagnoser::DiffSnapshots(base, diagnoser.Diagnose(base), now, diagnoser.Diagnose(now));
   if (!diff.ok()) {
-    return absl::FailedPreconditionError(fmt::format("{}'s snapshots: {}", options.id,
-                                                     std::string(diff.status().message())));
+    return absl::FailedPreconditionError(
+        fmt::format("{}'s snapshots: {}", options.id, std::string(diff.status().message())));
   }
   if (pprof->has_value()) {
     RETURN_IF_ERROR(CommitPprof(diagnoser::SnapshotDiffToPprofGzip(now, *diff), &**pprof));

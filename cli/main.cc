@@ -253,8 +253,7 @@ int main(int argc, char** argv) {
   }
   // The commands that name a report: an unknown ID has its own exit code (FailReport).
   if (leaks_show->parsed()) {
-    absl::Status status =
-        drip::cli::RunLeaksShowCommand(client, show_options, style, std::cout);
+    absl::Status status = drip::cli::RunLeaksShowCommand(client, show_options, style, std::cout);
     return status.ok() ? drip::cli::kExitOk : FailReport(status);
   }
   if (leaks_ack->parsed() || leaks_resolve->parsed()) {

@@ -39,8 +39,8 @@ inline constexpr std::string_view kTooManyAwaitingHello = "too_many_awaiting_hel
 // call refused before gRPC dispatched it to a method it does not name is counted as
 // kOtherMethod.
 inline constexpr std::string_view kQueryMethods[] = {
-    "ListHosts",       "GetSeries", "ListSuspects", "ListLeaks",  "GetLeak",
-    "GetLeakSnapshot", "UpdateLeakState", "Mitigate", "ListAudit", "ListMembers"};
+    "ListHosts",       "GetSeries",       "ListSuspects", "ListLeaks", "GetLeak",
+    "GetLeakSnapshot", "UpdateLeakState", "Mitigate",     "ListAudit", "ListMembers"};
 // The member API's methods (drip.v1.MemberService, between collectors), counted in the
 // same family with the label "member.<method>".
 inline constexpr std::string_view kMemberMethods[] = {

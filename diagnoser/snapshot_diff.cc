@@ -54,7 +54,8 @@ std::map<std::string, WindowSite> SitesOf(const HeapSnapshot& snapshot,
     allocated_by_id[merged.stack.id] += static_cast<double>(merged.stack.allocated_bytes);
   }
   const double window_hours =
-      static_cast<double>(std::max<int64_t>(0, snapshot.end_ms - snapshot.start_ms)) / kMillisPerHour;
+      static_cast<double>(std::max<int64_t>(0, snapshot.end_ms - snapshot.start_ms)) /
+      kMillisPerHour;
   std::map<std::string, WindowSite> sites;
   for (size_t i = 0; i < diagnosis.stacks.size(); ++i) {
     const DiagnosedStack& d = diagnosis.stacks[i];
@@ -94,17 +95,18 @@ std::string WhyNotOneInstance(const SnapshotTarget& a, const SnapshotTarget& b) 
   }
   if (a.start_time_ms > 0 && b.start_time_ms > 0) {
     if (a.start_time_ms == b.start_time_ms) return "";
-    return fmt::format("{} started again between them ({} apart): another process with its pid",
-                       Process(b),
-                       FormatSpan(static_cast<double>(std::abs(b.start_time_ms - a.start_time_ms)) /
-                                  1000));
+    return fmt::format(
+        "{} started again between them ({} apart): another process with its pid", Process(b),
+        FormatSpan(static_cast<double>(std::abs(b.start_time_ms - a.start_time_ms)) / 1000));
   }
   // Without a start time a reused pid is told apart by what it runs, at least.
   if (!a.exe.empty() && !b.exe.empty() && a.exe != b.exe) {
-    return fmt::format("pid {} runs {} in the base and {} in the new snapshot", a.pid, a.exe, b.exe);
+    return fmt::format("pid {} runs {} in the base and {} in the new snapshot", a.pid, a.exe,
+                       b.exe);
   }
   if (!a.comm.empty() && !b.comm.empty() && a.comm != b.comm) {
-    return fmt::format("pid {} is {} in the base and {} in the new snapshot", a.pid, a.comm, b.comm);
+    return fmt::format("pid {} is {} in the base and {} in the new snapshot", a.pid, a.comm,
+                       b.comm);
   }
   return "";
 }
@@ -124,7 +126,8 @@ double MeanObjectBytes(const SiteChange& c) {
 }
 
 std::string SignedBytes(int64_t bytes) {
-  return fmt::format("{}{}", bytes < 0 ? "-" : "+", FormatBytes(static_cast<uint64_t>(std::abs(bytes))));
+  return fmt::format("{}{}", bytes < 0 ? "-" : "+",
+                     FormatBytes(static_cast<uint64_t>(std::abs(bytes))));
 }
 
 std::string Summarize(const SnapshotDiff& diff) {
@@ -149,8 +152,8 @@ std::string Summarize(const SnapshotDiff& diff) {
       diff.sites.begin(), diff.sites.end(), [](const SiteChange& c) { return c.grew_bytes > 0; }));
   std::string others;
   if (growing > 1) {
-    others = fmt::format(", of about {} that {} sites grew", FormatBytes(static_cast<uint64_t>(diff.grew_bytes)),
-                         growing);
+    others = fmt::format(", of about {} that {} sites grew",
+                         FormatBytes(static_cast<uint64_t>(diff.grew_bytes)), growing);
   }
   return fmt::format("In the {} between the snapshots, {} grew the most: about {} ({} now){}{}",
                      FormatSpan(seconds), where, FormatBytes(static_cast<uint64_t>(top.grew_bytes)),
@@ -159,8 +162,9 @@ std::string Summarize(const SnapshotDiff& diff) {
 
 }  // namespace
 
-absl::StatusOr<SnapshotDiff> DiffSnapshots(const HeapSnapshot& base, const Diagnosis& base_diagnosis,
-                                           const HeapSnapshot& now, const Diagnosis& now_diagnosis) {
+absl::StatusOr<SnapshotDiff> DiffSnapshots(const HeapSnapshot& base,
+                                           const Diagnosis& base_diagnosis, const HeapSnapshot& now,
+                                           const Diagnosis& now_diagnosis) {
   if (std::string why = WhyNotOneInstance(base.target, now.target); !why.empty()) {
     return absl::InvalidArgumentError(
         fmt::format("not one process: {}; a diff compares two snapshots of the same process "

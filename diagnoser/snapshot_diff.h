@@ -46,7 +46,7 @@ struct SiteInWindow {
 };
 
 struct SiteChange {
-  std::vector<StackFrame> frames;  // innermost first, allocator frames dropped
+  std::vector<StackFrame> frames;    // innermost first, allocator frames dropped
   std::optional<SiteInWindow> base;  // unset: the base window saw nothing of it
   std::optional<SiteInWindow> now;
   // Estimated between the ends of the two windows.
@@ -62,16 +62,17 @@ struct SnapshotDiff {
   // anon RSS (+ swap) at the end of each window; unset when a snapshot did not read it.
   std::optional<int64_t> base_anon_bytes;
   std::optional<int64_t> now_anon_bytes;
-  double grew_bytes = 0;           // summed over the sites
-  std::vector<SiteChange> sites;   // most growth first, then by the new window's live bytes
-  std::string summary;             // one line for people
+  double grew_bytes = 0;          // summed over the sites
+  std::vector<SiteChange> sites;  // most growth first, then by the new window's live bytes
+  std::string summary;            // one line for people
 };
 
 // INVALID_ARGUMENT, one line, when the two are not snapshots of one process instance
 // (host, pid, the process's start time; its executable when a start time is unknown), or
 // when `now` does not end after `base`. The messages call them "the base" and "the new
 // snapshot"; callers add the file names.
-absl::StatusOr<SnapshotDiff> DiffSnapshots(const HeapSnapshot& base, const Diagnosis& base_diagnosis,
-                                           const HeapSnapshot& now, const Diagnosis& now_diagnosis);
+absl::StatusOr<SnapshotDiff> DiffSnapshots(const HeapSnapshot& base,
+                                           const Diagnosis& base_diagnosis, const HeapSnapshot& now,
+                                           const Diagnosis& now_diagnosis);
 
 }  // namespace drip::diagnoser

@@ -100,7 +100,8 @@ TEST(SnapshotDiffTest, TheLeakIsWhatGrewBetweenTwoSnapshotsAndTheFullCacheDidNot
   // The first window sees the cache fill and level off; the second, six hours on, sees it
   // at capacity, replacing its entries. The leak runs through both.
   const HeapSnapshot base = Window(kFirstStartMs, 1, {SteadyLeak(), FifoCache(0)});
-  const HeapSnapshot now = Window(kFirstStartMs + 6 * kHourMs, 2, {SteadyLeak(), FifoCache(-6 * 3600)});
+  const HeapSnapshot now =
+      Window(kFirstStartMs + 6 * kHourMs, 2, {SteadyLeak(), FifoCache(-6 * 3600)});
   absl::StatusOr<SnapshotDiff> diff = Diff(base, now);
   ASSERT_TRUE(diff.ok()) << diff.status();
 

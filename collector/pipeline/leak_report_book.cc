@@ -407,8 +407,8 @@ void LeakReportBook::KeepSnapshotLocked(drip::v1::LeakReport* r, const std::stri
   ref.set_instance(attempt.instance);
   ref.set_finished_ms(attempt.finished_ms);
   ref.set_size_bytes(attempt.snapshot->size());
-  const bool same_process = r->has_first_snapshot() && first.host() == host &&
-                            first.instance() == attempt.instance;
+  const bool same_process =
+      r->has_first_snapshot() && first.host() == host && first.instance() == attempt.instance;
   // The pair stays on one process while the report still follows it on its host: a diff
   // needs two snapshots of one process.
   const bool first_followed =

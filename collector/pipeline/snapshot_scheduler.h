@@ -82,7 +82,8 @@ class SnapshotScheduler {
   // Ends the attempt `command_id` of `key`, if it is still that one and pending: done with
   // `diagnosis` of `snapshot` when `error` is empty, else failed with it.
   void Finish(const Key& key, const std::string& command_id, std::string error,
-              diagnoser::Diagnosis diagnosis, std::shared_ptr<const std::string> snapshot = nullptr);
+              diagnoser::Diagnosis diagnosis,
+              std::shared_ptr<const std::string> snapshot = nullptr);
 
   SnapshotPolicy policy_;
   diagnoser::DiagnoserConfig diagnoser_config_;

@@ -252,9 +252,9 @@ grpc::Status QueryServiceImpl::DoGetLeakSnapshot(const Scope& scope,
   absl::StatusOr<std::string> bytes = reports_->ReportSnapshot(request.id(), request.first());
   if (!bytes.ok()) return ToGrpcStatus(bytes.status());
   if (!response->ParseFromString(*bytes)) {
-    return grpc::Status(grpc::StatusCode::DATA_LOSS,
-                        fmt::format("leak report {}'s stored heap snapshot does not parse",
-                                    request.id()));
+    return grpc::Status(
+        grpc::StatusCode::DATA_LOSS,
+        fmt::format("leak report {}'s stored heap snapshot does not parse", request.id()));
   }
   return grpc::Status::OK;
 }

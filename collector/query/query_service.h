@@ -175,7 +175,8 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   // that does, or the local NOT_FOUND when none does.
   grpc::Status HeldElsewhere(const Scope& scope, const std::string& id, const grpc::Status& local);
   // This member's copy; FAILED_PRECONDITION naming the member that keeps the report.
-  grpc::Status DoGetLeakSnapshot(const Scope& scope, const drip::v1::GetLeakSnapshotRequest& request,
+  grpc::Status DoGetLeakSnapshot(const Scope& scope,
+                                 const drip::v1::GetLeakSnapshotRequest& request,
                                  drip::v1::HeapSnapshot* response);
 
   const AccessPolicy* access_;

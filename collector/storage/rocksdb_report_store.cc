@@ -70,8 +70,8 @@ absl::Status RocksDbReportStore::Write(const std::vector<drip::v1::LeakReport>& 
   }
   for (const ReportSnapshot& snapshot : snapshots) {
     if (snapshot.bytes == nullptr) continue;
-    rocksdb::Status s = batch.Put(lease->reports, SnapshotKey(snapshot.report_id, snapshot.first),
-                                  *snapshot.bytes);
+    rocksdb::Status s =
+        batch.Put(lease->reports, SnapshotKey(snapshot.report_id, snapshot.first), *snapshot.bytes);
     if (!s.ok()) return StoreError(path_, "staging a leak report's heap snapshot", s);
   }
   uint64_t sequence = last_audit_sequence_;
@@ -111,7 +111,7 @@ absl::StatusOr<std::vector<drip::v1::LeakReport>> RocksDbReportStore::LoadReport
 }
 
 absl::StatusOr<std::string> RocksDbReportStore::ReadSnapshot(const std::string& report_id,
-                                                            bool first) {
+                                                             bool first) {
   StoreDb::Lease lease(db_);
   if (!lease.open()) return lease.ClosedError();
   std::string bytes;

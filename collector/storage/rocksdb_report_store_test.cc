@@ -74,10 +74,10 @@ TEST(RocksDbReportStoreTest, AReportsSnapshotsAreKeptBesideItAcrossReopening) {
                     .ok());
     auto latest = std::make_shared<const std::string>(std::string(3 << 20, 'x'));
     ASSERT_TRUE(store->reports()->Write({}, {{"leak-1", false, latest}}, &audit).ok());
-    ASSERT_TRUE(store->reports()
-                    ->Write({}, {{"leak-1", false, std::make_shared<const std::string>("newer")}},
-                            &audit)
-                    .ok());
+    ASSERT_TRUE(
+        store->reports()
+            ->Write({}, {{"leak-1", false, std::make_shared<const std::string>("newer")}}, &audit)
+            .ok());
   }
   auto store = OpenStore(dir.path());
   auto first = store->reports()->ReadSnapshot("leak-1", true);

@@ -101,9 +101,9 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
   LocalDrip drip;
   // A second snapshot of the same process 20 s after the first, so that the report keeps
   // two and its diff can be read (the default cool-down is an hour).
-  ASSERT_TRUE(drip.StartCollector(std::string(kFastDetectorYaml) + kFastSnapshotsYaml +
-                                  "  cooldown: 20s\n")
-                  .ok())
+  ASSERT_TRUE(
+      drip.StartCollector(std::string(kFastDetectorYaml) + kFastSnapshotsYaml + "  cooldown: 20s\n")
+          .ok())
       << drip.Logs();
   std::string host = fmt::format("it-suspect-{}", getpid());
   // Only the example may be snapshotted (one at a time): a sanitized collector grows too.
