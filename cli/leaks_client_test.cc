@@ -3,6 +3,7 @@
 // log until the agents answer or --wait runs out, and the exit codes that come of it.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,6 +17,8 @@
 #include "cli/leaks_state_command.h"
 #include "cli/mitigate_command.h"
 #include "cli/query_client.h"
+#include "common/snapshot/heap_snapshot_proto.h"
+#include "diagnoser/synthetic_heap.h"
 #include "drip/v1/query.grpc.pb.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -37,8 +40,32 @@ drip::v1::AuditEntry Entry(int id, const std::string& command_id, const std::str
   return e;
 }
 
-// Knows one report, leak-7. Its agents answer cmd-a on the second read of the audit log
-// and cmd-b only when `answer_b` is set.
+// Two hours apart, 30-minute windows of one process leaking 72 MB/h at
+// Session::Remember: the report's first (`first`) and latest snapshots.
+drip::v1::HeapSnapshot LeakingProcessSnapshot(bool first) {
+  diagnoser::testing::SyntheticOptions options;
+  options.duration_s = 1800;
+  options.start_ms = 1'700'000'000'000 + (first ? 0 : 2 * 3'600'000);
+  options.seed = first ? 1 : 2;
+  diagnoser::testing::SyntheticHeap heap(options);
+  diagnoser::testing::AllocationSite leak;
+  leak.frames = {diagnoser::testing::Frame("malloc", "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+                 diagnoser::testing::Frame("Session::Remember(Request const&)", "/usr/bin/api",
+                                           "src/session.cc", 88)};
+  leak.rate_per_s = 100;
+  leak.size = 200;
+  heap.AddSite(leak);
+  HeapSnapshot snapshot = heap.Build();
+  snapshot.target.pid = 42;
+  snapshot.target.host = "web-1";
+  snapshot.target.start_time_ms = 1'690'000'000'000;
+  drip::v1::HeapSnapshot proto;
+  HeapSnapshotToProto(snapshot, &proto);
+  return proto;
+}
+
+// Knows one report, leak-7, which keeps `snapshots` heap snapshots (0, 1 or 2). Its agents
+// answer cmd-a on the second read of the audit log and cmd-b only when `answer_b` is set.
 class FakeQueryService final : public drip::v1::QueryService::Service {
  public:
   grpc::Status GetLeak(grpc::ServerContext*, const drip::v1::GetLeakRequest* request,
@@ -49,6 +76,22 @@ class FakeQueryService final : public drip::v1::QueryService::Service {
     response->set_id("leak-7");
     response->set_component("svc:api.service");
     response->set_state("open");
+    if (snapshots >= 1) {
+      drip::v1::SnapshotRef* first = response->mutable_first_snapshot();
+      first->set_command_id("snapshot-1");
+      first->set_host("web-1");
+      first->set_instance("42@1690000000");
+      *response->mutable_latest_snapshot() = *first;
+    }
+    if (snapshots >= 2) response->mutable_latest_snapshot()->set_command_id("snapshot-2");
+    return grpc::Status::OK;
+  }
+  grpc::Status GetLeakSnapshot(grpc::ServerContext*,
+                               const drip::v1::GetLeakSnapshotRequest* request,
+                               drip::v1::HeapSnapshot* response) override {
+    if (snapshots == 0) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no snapshot");
+    *response = LeakingProcessSnapshot(request->first() || snapshots == 1);
+    if (corrupt_latest && !request->first()) response->set_mode("ptrace");
     return grpc::Status::OK;
   }
   grpc::Status UpdateLeakState(grpc::ServerContext*,
@@ -82,6 +125,8 @@ class FakeQueryService final : public drip::v1::QueryService::Service {
   }
 
   std::mutex mu;
+  int snapshots = 0;
+  bool corrupt_latest = false;
   bool answer_b = true;
   std::atomic<int> audit_reads{0};
   drip::v1::UpdateLeakStateRequest last_update;
@@ -172,13 +217,71 @@ TEST_F(LeaksClientTest, MitigateWithWaitZeroDoesNotReadTheAuditLog) {
 
 TEST_F(LeaksClientTest, UnknownReportIsNotFoundNamingTheCollector) {
   std::ostringstream out;
-  absl::Status status = RunLeaksShowCommand(*client_, {.id = "leak-99"}, TerminalStyle(), out);
+  LeaksShowOptions options;
+  options.id = "leak-99";
+  absl::Status status = RunLeaksShowCommand(*client_, options, TerminalStyle(), out);
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ReportExitCodeFor(status), kExitNotFound);
   EXPECT_NE(std::string(status.message()).find("collector at " + address_ + " refused GetLeak"),
             std::string::npos)
       << status;
   EXPECT_EQ(out.str(), "");
+}
+
+TEST_F(LeaksClientTest, ShowDiffNamesWhatGrewBetweenTheReportsSnapshotsAndWritesItsProfile) {
+  service_.snapshots = 2;
+  LeaksShowOptions options;
+  options.id = "leak-7";
+  options.diff = true;
+  options.json = true;
+  options.pprof_path = ::testing::TempDir() + "leak-7-diff.pb.gz";
+  std::ostringstream out;
+  absl::Status status = RunLeaksShowCommand(*client_, options, TerminalStyle(), out);
+  ASSERT_TRUE(status.ok()) << status;
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["sites"][0]["frames"][0]["function"], "Session::Remember(Request const&)");
+  // 72 MB/h over the two hours between the windows' ends.
+  EXPECT_NEAR(j["sites"][0]["grew_bytes"].get<double>(), 144e6, 0.25 * 144e6);
+  EXPECT_EQ(::access(options.pprof_path.c_str(), R_OK), 0);
+  ::unlink(options.pprof_path.c_str());
+}
+
+TEST_F(LeaksClientTest, ShowDiffOfAReportWithOneSnapshotOrAPprofWithoutAnyIsOneLine) {
+  LeaksShowOptions options;
+  options.id = "leak-7";
+  options.pprof_path = ::testing::TempDir() + "leak-7.pb.gz";
+  std::ostringstream out;
+  absl::Status status = RunLeaksShowCommand(*client_, options, TerminalStyle(), out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message(),
+            "--pprof: leak-7 has no heap snapshot yet: none of its hosts' snapshots was diagnosed");
+  EXPECT_EQ(ReportExitCodeFor(status), kExitUsage);
+
+  service_.snapshots = 1;
+  options.pprof_path.clear();
+  options.diff = true;
+  status = RunLeaksShowCommand(*client_, options, TerminalStyle(), out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.message().rfind(
+                "leak-7 keeps one snapshot so far (snapshot-1 of 42@1690000000 on web-1)", 0),
+            0u)
+      << status;
+  EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  EXPECT_TRUE(out.str().empty()) << out.str();
+}
+
+TEST_F(LeaksClientTest, ShowRefusesAStoredSnapshotThatIsNotValidNamingIt) {
+  service_.snapshots = 2;
+  service_.corrupt_latest = true;
+  LeaksShowOptions options;
+  options.id = "leak-7";
+  options.diff = true;
+  std::ostringstream out;
+  absl::Status status = RunLeaksShowCommand(*client_, options, TerminalStyle(), out);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("leak-7's latest snapshot"), std::string::npos) << status;
+  EXPECT_NE(status.message().find("ptrace"), std::string::npos) << status;
+  EXPECT_EQ(ReportExitCodeFor(status), kExitUsage);
 }
 
 TEST_F(LeaksClientTest, AckSendsTheActorAndNoteAndPrintsTheNewState) {
