@@ -14,6 +14,7 @@
 #include "diagnoser/heap_diagnoser.h"
 #include "diagnoser/synthetic_heap.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/go_pprof.h"
 
 namespace drip::cli {
 namespace {
@@ -22,6 +23,8 @@ using diagnoser::testing::AllocationSite;
 using diagnoser::testing::Frame;
 using diagnoser::testing::SyntheticHeap;
 using diagnoser::testing::SyntheticOptions;
+using drip::testing::GoPprofTop;
+using drip::testing::RunGoPprofTop;
 
 constexpr int64_t kHourMs = 3'600'000;
 
@@ -261,30 +264,6 @@ TEST(DiagnoseCommandTest, ConfigChangesThresholdsAndRejectsUnknownKeys) {
   for (const std::string& p : {strict, path, typo}) ::unlink(p.c_str());
 }
 
-struct GoPprofTop {
-  int exit_status = -1;
-  std::string text;
-  std::string first_row;  // the first function row after the header
-};
-
-// `go tool pprof -top -unit=B -sample_index=inuse_space ARGS` (Debian's golang-go).
-GoPprofTop RunGoPprofTop(const std::string& args) {
-  const std::string command =
-      "HOME=${HOME:-/tmp} go tool pprof -top -unit=B -sample_index=inuse_space " + args + " 2>&1";
-  GoPprofTop top;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return top;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) top.text.append(buffer, n);
-  top.exit_status = ::pclose(pipe);
-  std::istringstream lines(top.text);
-  std::string line;
-  while (std::getline(lines, line) && line.find("flat%") == std::string::npos) {
-  }
-  std::getline(lines, top.first_row);
-  return top;
-}
-
 // What an engineer does with the export: go tool pprof, Debian's golang-go, reads it; the
 // stacks Drip calls leaks (the verdict label) put the leaking function on top, with the
 // in-use bytes the diagnosis estimated (a cache holds more here, and is not a leak).
@@ -302,13 +281,10 @@ TEST(DiagnoseCommandTest, PprofExportIsReadByGoToolPprofWithTheLeakOnTop) {
   ::unlink(profile.c_str());
   ASSERT_EQ(top.exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << top.text;
   EXPECT_NE(top.text.find("Type: inuse_space"), std::string::npos) << top.text;
-  const std::string& line = top.first_row;
-  const std::string& text = top.text;
-  EXPECT_NE(line.find("Session::Remember"), std::string::npos) << text;
+  EXPECT_NE(top.first_row.find("Session::Remember"), std::string::npos) << top.text;
   const diagnoser::Diagnosis diagnosis = diagnoser::HeapDiagnoser().Diagnose(snapshot);
   ASSERT_EQ(diagnosis.stacks[0].verdict, diagnoser::Verdict::kLeak);
-  EXPECT_EQ(std::stoll(line.substr(line.find_first_not_of(' '))), diagnosis.stacks[0].live_bytes)
-      << text;
+  EXPECT_EQ(top.first_row_bytes, diagnosis.stacks[0].live_bytes) << top.text;
 }
 
 TEST(DiagnoseCommandTest, APprofPathThatCannotBeWrittenIsOneLineBeforeAnyWork) {
@@ -397,8 +373,7 @@ TEST(DiagnoseCommandTest, BasePprofIsReadByGoToolPprofAndDiffBaseOfTwoExportsSho
   ::unlink(diff_profile.c_str());
   ASSERT_EQ(top.exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << top.text;
   EXPECT_NE(top.first_row.find("Session::Remember"), std::string::npos) << top.text;
-  EXPECT_EQ(std::stoll(top.first_row.substr(top.first_row.find_first_not_of(' '))),
-            std::llround(j["sites"][0]["grew_bytes"].get<double>()))
+  EXPECT_EQ(top.first_row_bytes, std::llround(j["sites"][0]["grew_bytes"].get<double>()))
       << top.text;
 
   const std::string before =

@@ -5,14 +5,13 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "fmt/format.h"
 #include "tests/integration/local_drip.h"
+#include "tests/support/go_pprof.h"
 
 namespace drip::testing {
 namespace {
@@ -64,37 +63,6 @@ TEST(PipelineTest, ChildAllocating200MiBShowsUpInDripctlSeriesWithinFivePercent)
     EXPECT_FALSE(h["agent_version"].get<std::string>().empty());
   }
   EXPECT_TRUE(found) << hosts.out;
-}
-
-// `go tool pprof -top -unit=B -sample_index=inuse_space ARGS` (Debian's golang-go): its exit
-// status, its output, and its first function row.
-struct PprofTop {
-  int exit_status = -1;
-  std::string text;
-  std::string first_row;
-};
-
-PprofTop GoPprofTop(const std::string& args) {
-  PprofTop top;
-  const std::string command =
-      "HOME=${HOME:-/tmp} go tool pprof -top -unit=B -sample_index=inuse_space " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return top;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) top.text.append(buffer, n);
-  top.exit_status = ::pclose(pipe);
-  std::istringstream lines(top.text);
-  std::string line;
-  while (std::getline(lines, line) && line.find("flat%") == std::string::npos) {
-  }
-  std::getline(lines, top.first_row);
-  return top;
-}
-
-// Bytes of the first row of `go tool pprof -top -unit=B` ("  1234B 50.00% ...").
-int64_t RowBytes(const std::string& row) {
-  const size_t start = row.find_first_not_of(' ');
-  return start == std::string::npos ? -1 : std::stoll(row.substr(start));
 }
 
 TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFunction) {
@@ -190,12 +158,12 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
   CommandOutput exported = drip.Dripctl({"leaks", "show", id, "--pprof", profile, "--json"});
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   const nlohmann::json shown = nlohmann::json::parse(exported.out);
-  PprofTop top = GoPprofTop("-tagfocus=verdict=leak " + profile);
+  GoPprofTop top = RunGoPprofTop("-tagfocus=verdict=leak " + profile);
   ASSERT_EQ(top.exit_status, 0) << "go tool pprof (package golang-go) failed:\n" << top.text;
   EXPECT_NE(top.first_row.find("RememberSession"), std::string::npos) << top.text;
   if (shown["latest_snapshot"]["finished_ms"] == shown["diagnosed_ms"]) {
     ASSERT_FALSE(shown["top_stacks"].empty()) << shown.dump(2);
-    EXPECT_EQ(RowBytes(top.first_row), shown["top_stacks"][0]["live_bytes"].get<int64_t>())
+    EXPECT_EQ(top.first_row_bytes, shown["top_stacks"][0]["live_bytes"].get<int64_t>())
         << top.text << shown.dump(2);
   }
 
@@ -228,10 +196,10 @@ TEST(PipelineTest, LeakingChildBecomesASuspectWhoseHeapSnapshotNamesTheLeakingFu
   const double leaked = 4096.0 * 1024 * seconds_between;
   EXPECT_GT(grew["grew_bytes"].get<double>(), 0.5 * leaked) << d.dump(2);
   EXPECT_LT(grew["grew_bytes"].get<double>(), 1.5 * leaked) << d.dump(2);
-  top = GoPprofTop(diff_profile);
+  top = RunGoPprofTop(diff_profile);
   ASSERT_EQ(top.exit_status, 0) << top.text;
   EXPECT_NE(top.first_row.find("RememberSession"), std::string::npos) << top.text;
-  EXPECT_EQ(RowBytes(top.first_row), std::llround(grew["grew_bytes"].get<double>())) << top.text;
+  EXPECT_EQ(top.first_row_bytes, std::llround(grew["grew_bytes"].get<double>())) << top.text;
 }
 
 // Runs a copy of the leak scenarios program under its own name, `drip-NAME` (its plugin
