@@ -12,10 +12,10 @@
 #include <string>
 
 #include "cli/input_file.h"
+#include "cli/pprof_output.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
 #include "cli/terminal_safe_text.h"
-#include "common/base/atomic_file.h"
 #include "common/base/config_reader.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"
@@ -268,38 +268,19 @@ void RenderDiagnosis(const HeapSnapshot& snapshot, const Diagnosis& diagnosis, b
 
 namespace {
 
-absl::Status CommitPprof(const std::string& profile, AtomicFile* file) {
-  if (absl::Status written = file->Commit(profile); !written.ok()) {
-    return absl::InvalidArgumentError(fmt::format("--pprof: {}", std::string(written.message())));
-  }
-  return absl::OkStatus();
-}
-
 std::string InputName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
 }  // namespace
 
 absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& out) {
   ASSIGN_OR_RETURN(diagnoser::DiagnoserConfig config, LoadDiagnoserConfig(options.config_path));
-  // Opened first, so that a path that cannot be written fails before the work; a reader
-  // never sees half a profile.
-  std::optional<AtomicFile> pprof_file;
-  if (!options.pprof_path.empty()) {
-    absl::StatusOr<AtomicFile> file = AtomicFile::Create(options.pprof_path);
-    if (!file.ok()) {
-      return absl::InvalidArgumentError(
-          fmt::format("--pprof: {}", std::string(file.status().message())));
-    }
-    pprof_file = std::move(*file);
-  }
+  ASSIGN_OR_RETURN(PprofOutput pprof, PprofOutput::Open(options.pprof_path));
   ASSIGN_OR_RETURN(HeapSnapshot snapshot, ReadSnapshotFile(options.input));
   const diagnoser::HeapDiagnoser diagnoser(config);
   const Diagnosis diagnosis = diagnoser.Diagnose(snapshot);
   if (options.base.empty()) {
-    if (pprof_file.has_value()) {
-      ASSIGN_OR_RETURN(std::string profile,
-                       diagnoser::HeapSnapshotToPprofGzip(snapshot, diagnosis));
-      RETURN_IF_ERROR(CommitPprof(profile, &*pprof_file));
+    if (pprof.wanted()) {
+      RETURN_IF_ERROR(pprof.Write(diagnoser::HeapSnapshotToPprofGzip(snapshot, diagnosis)));
     }
     RenderDiagnosis(snapshot, diagnosis, options.json, options.top, out);
     return absl::OkStatus();
@@ -312,10 +293,8 @@ absl::Status RunDiagnoseCommand(const DiagnoseOptions& options, std::ostream& ou
                                                   InputName(options.input), InputName(options.base),
                                                   std::string(diff.status().message())));
   }
-  if (pprof_file.has_value()) {
-    ASSIGN_OR_RETURN(std::string profile, diagnoser::SnapshotDiffToPprofGzip(snapshot, *diff));
-    RETURN_IF_ERROR(CommitPprof(profile, &*pprof_file));
-  }
+  if (pprof.wanted())
+    RETURN_IF_ERROR(pprof.Write(diagnoser::SnapshotDiffToPprofGzip(snapshot, *diff)));
   RenderSnapshotDiff(base, snapshot, *diff, options.json, options.top, out);
   return absl::OkStatus();
 }

@@ -7,9 +7,9 @@
 #include "cli/diagnose_command.h"
 #include "cli/leak_report_format.h"
 #include "cli/leak_report_json.h"
+#include "cli/pprof_output.h"
 #include "cli/stack_printer.h"
 #include "cli/table_printer.h"
-#include "common/base/atomic_file.h"
 #include "common/base/duration.h"
 #include "common/base/status_macros.h"
 #include "common/rpc/report_state.h"
@@ -265,17 +265,9 @@ absl::StatusOr<HeapSnapshot> FetchSnapshot(QueryClient& client, const std::strin
                                 fmt::format("{}'s {} snapshot", id, first ? "first" : "latest"));
 }
 
-absl::Status CommitPprof(const absl::StatusOr<std::string>& profile, AtomicFile* file) {
-  if (!profile.ok()) return profile.status();
-  if (absl::Status written = file->Commit(*profile); !written.ok()) {
-    return absl::InvalidArgumentError(fmt::format("--pprof: {}", std::string(written.message())));
-  }
-  return absl::OkStatus();
-}
-
 // --diff: the report's first and latest snapshots of one process, diffed here.
 absl::Status RunSnapshotDiff(QueryClient& client, const LeaksShowOptions& options,
-                             std::optional<AtomicFile>* pprof, std::ostream& out) {
+                             PprofOutput* pprof, std::ostream& out) {
   ASSIGN_OR_RETURN(drip::v1::LeakReport report, client.GetLeak(options.id));
   if (!report.has_first_snapshot()) {
     return absl::FailedPreconditionError(fmt::format(
@@ -298,9 +290,8 @@ absl::Status RunSnapshotDiff(QueryClient& client, const LeaksShowOptions& option
     return absl::FailedPreconditionError(
         fmt::format("{}'s snapshots: {}", options.id, std::string(diff.status().message())));
   }
-  if (pprof->has_value()) {
-    RETURN_IF_ERROR(CommitPprof(diagnoser::SnapshotDiffToPprofGzip(now, *diff), &**pprof));
-  }
+  if (pprof->wanted())
+    RETURN_IF_ERROR(pprof->Write(diagnoser::SnapshotDiffToPprofGzip(now, *diff)));
   RenderSnapshotDiff(base, now, *diff, options.json, 20, out);
   return absl::OkStatus();
 }
@@ -309,30 +300,20 @@ absl::Status RunSnapshotDiff(QueryClient& client, const LeaksShowOptions& option
 
 absl::Status RunLeaksShowCommand(QueryClient& client, const LeaksShowOptions& options,
                                  const TerminalStyle& style, std::ostream& out) {
-  // Opened first, so that a path that cannot be written fails before the work.
-  std::optional<AtomicFile> pprof;
-  if (!options.pprof_path.empty()) {
-    absl::StatusOr<AtomicFile> file = AtomicFile::Create(options.pprof_path);
-    if (!file.ok()) {
-      return absl::InvalidArgumentError(
-          fmt::format("--pprof: {}", std::string(file.status().message())));
-    }
-    pprof = std::move(*file);
-  }
+  ASSIGN_OR_RETURN(PprofOutput pprof, PprofOutput::Open(options.pprof_path));
   if (options.diff) return RunSnapshotDiff(client, options, &pprof, out);
   const std::string& id = options.id;
   const bool json = options.json;
   auto report = client.GetLeak(id);
   if (!report.ok()) return report.status();
-  if (pprof.has_value()) {
+  if (pprof.wanted()) {
     if (!report->has_latest_snapshot()) {
       return absl::FailedPreconditionError(fmt::format(
           "--pprof: {} has no heap snapshot yet: none of its hosts' snapshots was diagnosed", id));
     }
     ASSIGN_OR_RETURN(HeapSnapshot latest, FetchSnapshot(client, id, false));
-    RETURN_IF_ERROR(CommitPprof(
-        diagnoser::HeapSnapshotToPprofGzip(latest, diagnoser::HeapDiagnoser().Diagnose(latest)),
-        &*pprof));
+    RETURN_IF_ERROR(pprof.Write(
+        diagnoser::HeapSnapshotToPprofGzip(latest, diagnoser::HeapDiagnoser().Diagnose(latest))));
   }
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
@@ -340,7 +321,7 @@ absl::Status RunLeaksShowCommand(QueryClient& client, const LeaksShowOptions& op
   std::vector<MemoryPoint> memory;
   if (!json) memory = MemoryOfMostUrgentHost(client, *report, now_ms);
   RenderLeakReport(*report, json, now_ms, style, out, memory);
-  if (pprof.has_value() && !json) {
+  if (pprof.wanted() && !json) {
     out << fmt::format("\nwrote {}: the latest snapshot ({}) as a pprof profile\n",
                        options.pprof_path, report->latest_snapshot().command_id());
   }
