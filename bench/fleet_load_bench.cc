@@ -17,6 +17,7 @@
 //   fleet_load_bench [--streams 1000] [--interval 1s] [--samples-per-batch 300]
 //                    [--window 8] [--duration 300s] [--warmup 20s] [--report-every 10s]
 //                    [--tls plaintext|mtls|both] [--certs DIR] [--dir DIR] [--keep]
+//                    [--collectors 1,2,3] [--replication-factors 1,2]
 //
 // Design: one ClientBidiReactor per stream on gRPC's callback API, each on its own
 // channel and so its own TCP connection (a fleet is a thousand connections, not a
@@ -35,7 +36,9 @@
 // samples/s, the collectors' CPU per million samples, each member's share, and the time
 // of a fleet-wide ListHosts (fanned out to every member) beside the same call answered by
 // one member alone. The self-check then asks the first member, whose merged answer must
-// account for every host of every member.
+// account for every host of every member. `--replication-factors 1,2` runs each cluster
+// once per cluster.replication_factor, side by side: what the copy to a host's replica
+// costs in CPU per million samples and in the time to the agent's acknowledgement.
 //
 // `--tls both` runs the same load twice, plaintext then mutual TLS (one certificate per
 // host, made with scripts/make-certs.sh), each against a fresh collector, and prints
@@ -97,6 +100,8 @@ struct Options {
   bool sync = true;
   int write_threads = 0;              // 0: the collector's default
   std::vector<int> collectors = {1};  // a phase per count
+  // With several collectors, a phase per replication factor (0: the collector's default).
+  std::vector<int> replication_factors = {0};
 };
 
 double Seconds(FleetClock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -135,6 +140,7 @@ struct ResourcePoint {
 struct PhaseResult {
   std::string mode;
   int collectors = 1;
+  int replication_factor = 0;  // 0: the collector's default (and 1 for one collector)
   std::vector<double> member_cores;          // each collector's, over the steady part
   Percentiles fleet_list_ms, local_list_ms;  // ListHosts on the first member
   int samples_per_batch = 0;
@@ -384,13 +390,15 @@ std::pair<Percentiles, Percentiles> TimeListHosts(const Options& opt, bool tls,
 }
 
 PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_count,
-                     const std::vector<FleetBatchEncoder>& hosts) {
+                     int replication_factor, const std::vector<FleetBatchEncoder>& hosts) {
   PhaseResult r;
   r.mode = mode;
   r.collectors = collector_count;
+  r.replication_factor = replication_factor;
   r.samples_per_batch = hosts[0].samples();
   const bool tls = mode == "mtls";
-  const std::string dir = fmt::format("{}/{}-{}", opt.dir, mode, collector_count);
+  const std::string dir =
+      fmt::format("{}/{}-{}-rf{}", opt.dir, mode, collector_count, replication_factor);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string tls_section =
@@ -416,8 +424,11 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_
   for (int c = 0; c < collector_count; ++c) {
     names.push_back(fmt::format("c{}", c));
     const std::string cluster =
-        etcd ? fmt::format("cluster:\n  etcd_endpoints: {}\n  member_name: {}\n",
-                           etcd->EndpointsYaml(), names.back())
+        etcd ? fmt::format("cluster:\n  etcd_endpoints: {}\n  member_name: {}\n{}",
+                           etcd->EndpointsYaml(), names.back(),
+                           replication_factor > 0
+                               ? fmt::format("  replication_factor: {}\n", replication_factor)
+                               : "")
              : "";
     const std::string member_dir = collector_count > 1 ? dir + "/" + names.back() : dir;
     std::filesystem::create_directories(member_dir);
@@ -761,18 +772,24 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_
   return r;
 }
 
-// One row per count of collectors, same load: how ingest scales out on this machine.
+// One row per count of collectors (and replication factor), same load: how ingest scales
+// out on this machine, and what each copy of a sample costs.
 void PrintScaling(const std::vector<PhaseResult>& results) {
   std::printf(
       "\n== scaling out: the same load on 1..N collectors (this machine's cores are shared) ==\n");
-  std::printf("%-11s %12s %12s %10s %12s %14s %14s\n", "collectors", "k samples/s", "vs first",
-              "cores", "core-s/M", "ListHosts p50", "one member p50");
-  const double base = results[0].acked_batches_per_s * results[0].samples_per_batch;
+  std::printf("%-11s %4s %12s %12s %10s %12s %12s %14s %14s\n", "collectors", "rf", "k samples/s",
+              "vs first", "cores", "core-s/M", "ack p50 ms", "ListHosts p50", "one member p50");
+  const PhaseResult& first = results[0];
+  const double base = first.acked_batches_per_s * first.samples_per_batch;
   for (const PhaseResult& r : results) {
     const double rate = r.acked_batches_per_s * r.samples_per_batch;
-    std::printf("%-11d %12.1f %12.2f %10.2f %12.2f %11.1f ms %11.1f ms\n", r.collectors,
-                rate * 0.001, base > 0 ? rate / base : 0, r.collector_cores,
-                r.collector_cpu_per_msample, r.fleet_list_ms.p50, r.local_list_ms.p50);
+    const std::string rf = r.collectors == 1 ? "1"
+                           : r.replication_factor == 0 ? "def"
+                                                       : std::to_string(r.replication_factor);
+    std::printf("%-11d %4s %12.1f %12.2f %10.2f %12.2f %12.1f %11.1f ms %11.1f ms\n", r.collectors,
+                rf.c_str(), rate * 0.001, base > 0 ? rate / base : 0, r.collector_cores,
+                r.collector_cpu_per_msample, r.write_ms.p50, r.fleet_list_ms.p50,
+                r.local_list_ms.p50);
   }
 }
 
@@ -827,6 +844,11 @@ int main(int argc, char** argv) {
                  "a phase per count of collectors sharing the fleet through etcd, e.g. 1,2,3")
       ->delimiter(',')
       ->check(CLI::Range(1, 16));
+  app.add_option("--replication-factors", opt.replication_factors,
+                 "with several collectors, a phase per cluster.replication_factor, e.g. 1,2 "
+                 "(default: the collector's own)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 3));
   CLI11_PARSE(app, argc, argv);
   opt.collectors = collectors;
   for (auto [text, out] : {std::pair{&interval, &opt.interval},
@@ -884,15 +906,20 @@ int main(int argc, char** argv) {
   for (const std::string mode : {"plaintext", "mtls"}) {
     if (opt.tls != "both" && opt.tls != mode) continue;
     for (int count : opt.collectors) {
-      results.push_back(RunPhase(opt, mode, count, hosts));
-      if (!results.back().started) {
-        std::fprintf(stderr, "fleet_load_bench: the %s collectors (%d) did not start\n",
-                     mode.c_str(), count);
-        return 1;
+      for (int rf : opt.replication_factors) {
+        results.push_back(RunPhase(opt, mode, count, rf, hosts));
+        if (!results.back().started) {
+          std::fprintf(stderr, "fleet_load_bench: the %s collectors (%d) did not start\n",
+                       mode.c_str(), count);
+          return 1;
+        }
+        if (count == 1) break;  // one collector has one copy, whatever the factor
       }
     }
   }
-  if (opt.collectors.size() > 1) PrintScaling(results);
+  if (results.size() > 1 && (opt.collectors.size() > 1 || opt.replication_factors.size() > 1)) {
+    PrintScaling(results);
+  }
   if (results.size() == 2 && opt.collectors.size() == 1) PrintComparison(results[0], results[1]);
   std::ifstream loadavg_end("/proc/loadavg");
   std::getline(loadavg_end, load);

@@ -43,6 +43,7 @@ void RenderHosts(const drip::v1::ListHostsResponse& response, bool json, int64_t
                        {"last_seen_ms", h.last_seen_ms()},
                        {"acked_sequence", h.acked_sequence()},
                        {"samples_stored", h.samples_stored()},
+                       {"replica_samples_stored", h.replica_samples_stored()},
                        {"gaps", h.gaps()},
                        {"memory_total_bytes", h.memory_total_bytes()},
                        {"collector", h.collector()}});

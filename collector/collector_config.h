@@ -82,6 +82,9 @@ struct CollectorConfig {
     // gRPC listen address with the port it bound (and this host's name for 0.0.0.0).
     std::string advertise_address;
     std::chrono::milliseconds lease_ttl = std::chrono::seconds(10);
+    // How many members keep each host's samples (docs/cluster.md, "Replication"): its
+    // owner and the next replication_factor - 1 members of its rendezvous order. 1..3.
+    int replication_factor = 2;
     // TLS to etcd when cluster.tls.ca_file is set (then cert_file and key_file too, if
     // etcd asks for client certificates); plaintext otherwise.
     TlsSettings tls;

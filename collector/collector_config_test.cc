@@ -144,6 +144,19 @@ TEST(CollectorConfigTest, ZeroSamplesPerBatchIsAnError) {
               HasSubstr("collector.yaml:2: ingest.max_samples_per_batch: 0 is out of range"));
 }
 
+TEST(CollectorConfigTest, ReplicationFactorIsTwoByDefaultAndOneToThree) {
+  absl::StatusOr<CollectorConfig> c = ParseWithPlaintext("", "collector.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->cluster.replication_factor, 2);
+  c = ParseWithPlaintext("cluster:\n  replication_factor: 3\n", "collector.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->cluster.replication_factor, 3);
+  c = ParseWithPlaintext("cluster:\n  replication_factor: 4\n", "collector.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("collector.yaml:2: cluster.replication_factor"));
+}
+
 TEST(CollectorConfigTest, UnknownLogLevelIsAnError) {
   absl::StatusOr<CollectorConfig> c = ParseWithPlaintext("log:\n  level: loud\n", "collector.yaml");
   ASSERT_FALSE(c.ok());

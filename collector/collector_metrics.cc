@@ -147,6 +147,23 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
                                      "Mitigation commands another member asked this one to "
                                      "deliver and it refused: not from the component's owner, "
                                      "or beyond this member's policy or hourly budget")),
+      cluster_replicated_batches(
+          Counter(r, "drip_cluster_replicated_batches_total",
+                  "Batches of this member's own hosts stored on every replica as well before "
+                  "the agent was acknowledged")),
+      cluster_under_replicated_batches(
+          Counter(r, "drip_cluster_under_replicated_batches_total",
+                  "Batches of this member's own hosts acknowledged with a replica missing (it "
+                  "refused, failed or did not answer in time)")),
+      cluster_replication_seconds(BuildHistogram()
+                                      .Name("drip_cluster_replication_seconds")
+                                      .Help("Time to store a batch on the host's replicas, "
+                                            "which the agent's acknowledgement waits for")
+                                      .Register(r)
+                                      .Add({}, FanOutBuckets())),
+      cluster_replica_batches(Counter(r, "drip_cluster_replica_batches_total",
+                                      "Batches other members had this one keep as a replica of "
+                                      "their hosts (new ones, not those it had already)")),
       query_fanout_seconds(BuildHistogram()
                                .Name("drip_query_fanout_seconds")
                                .Help("Time to ask the other members of the cluster for their "

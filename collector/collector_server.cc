@@ -141,6 +141,14 @@ void CollectorServer::BuildServices() {
       const ClusterPresence* cluster = cluster_for_sessions_.load();
       return cluster == nullptr ? std::nullopt : cluster->OwnerElsewhere(host);
     };
+    if (config_.cluster.replication_factor > 1) {
+      session.replicate = [this](const drip::v1::HostInfo& host,
+                                 const drip::v1::SampleBatch& batch) {
+        if (const ClusterPresence* cluster = cluster_for_sessions_.load()) {
+          cluster->Replicate(host, batch);
+        }
+      };
+    }
   }
   IngestOptions ingest;
   ingest.write_threads = config_.storage.write_threads;
@@ -153,8 +161,11 @@ void CollectorServer::BuildServices() {
   ingest_ = std::make_unique<IngestService>(ingest, session, &hosts_, &metrics_);
   query_ = std::make_unique<QueryServiceImpl>(access_.get(), store_.get(), &hosts_, pipeline_.get(),
                                               &metrics_, clock_, config_.grpc.max_message_bytes);
+  replica_writer_ =
+      std::make_unique<ReplicaWriter>(&validator_, store_.get(), pipeline_.get(), &metrics_);
   member_service_ = std::make_unique<MemberServiceImpl>(access_.get(), query_.get(), &commands_,
-                                                        pipeline_.get(), &metrics_, clock_);
+                                                        pipeline_.get(), replica_writer_.get(),
+                                                        &metrics_, clock_);
 }
 
 absl::Status CollectorServer::ServeMetrics(ServingAddresses* bound) {
@@ -272,6 +283,7 @@ void CollectorServer::TearDown() {
   server_.reset();
   // Each service runs what its workers still hold, then stops them.
   member_service_.reset();
+  replica_writer_.reset();
   query_.reset();
   cluster_.reset();
   ingest_.reset();

@@ -128,8 +128,10 @@ class CollectorServer {
   std::unique_ptr<LeakPipeline> pipeline_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryServiceImpl> query_;
-  // The other members' way in (their parts of fan-outs, relayed mitigations); answers
-  // through query_, so it goes first.
+  // What member_service_ keeps other members' hosts with, as their replica.
+  std::unique_ptr<ReplicaWriter> replica_writer_;
+  // The other members' way in (their parts of fan-outs, relayed mitigations, replicas);
+  // answers through query_, so it goes first.
   std::unique_ptr<MemberServiceImpl> member_service_;
   std::unique_ptr<StorageMaintenance> maintenance_;
   std::unique_ptr<prometheus::Exposer> exposer_;

@@ -146,6 +146,11 @@ class FlakyStore final : public SeriesStore {
     if (fail_writes_->load() && (!mark.ok() || batch.sequence() > *mark)) return Fail();
     return real_->AppendBatch(host, batch);
   }
+  absl::StatusOr<AppendResult> AppendReplicaBatch(const std::string& host,
+                                                  const drip::v1::SampleBatch& batch) override {
+    if (fail_writes_->load()) return Fail();
+    return real_->AppendReplicaBatch(host, batch);
+  }
   absl::StatusOr<uint64_t> AckedSequence(const std::string& host) override {
     return real_->AckedSequence(host);
   }

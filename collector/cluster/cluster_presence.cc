@@ -50,10 +50,14 @@ absl::StatusOr<std::unique_ptr<ClusterPresence>> ClusterPresence::Join(
   if (!membership.ok()) return WithContext(membership.status(), "cluster");
   std::unique_ptr<ClusterPresence> presence(new ClusterPresence(
       parts, std::move(*membership), std::make_unique<MemberQueryClient>(config.tls)));
+  presence->replicator_ = std::make_unique<BatchReplicator>(
+      presence->membership_.get(), presence->member_queries_.get(),
+      config.cluster.replication_factor, parts.metrics);
   Logger("collector")
-      ->info("cluster: member {} at {} with etcd {} (lease {} s)", options.member_name,
-             options.advertise_address, fmt::join(options.etcd.endpoints, ","),
-             options.lease_ttl.count());
+      ->info("cluster: member {} at {} with etcd {} (lease {} s, replication factor {})",
+             options.member_name, options.advertise_address,
+             fmt::join(options.etcd.endpoints, ","), options.lease_ttl.count(),
+             config.cluster.replication_factor);
   return presence;
 }
 
@@ -100,6 +104,12 @@ void ClusterPresence::Stop() {
 std::optional<ClusterMember> ClusterPresence::OwnerElsewhere(const std::string& host) const {
   if (stopped_.load()) return std::nullopt;
   return membership_->OwnerElsewhere(host);
+}
+
+void ClusterPresence::Replicate(const drip::v1::HostInfo& host,
+                                const drip::v1::SampleBatch& batch) const {
+  if (stopped_.load()) return;
+  replicator_->Replicate(host, batch);
 }
 
 void ClusterPresence::DrainHostsPlacedElsewhere() {

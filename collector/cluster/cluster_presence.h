@@ -3,7 +3,8 @@
 // of hosts placed on another member there when members come and go, shares the detector's
 // fleet drift with the others and sums theirs, keeps one owner for each component's leak
 // report (ReportOwnership), and carries mitigations to hosts streaming to other members
-// (MemberCommandRelay). The query and member APIs are pointed at membership() and
+// (MemberCommandRelay), and copies each batch of its own hosts to their replicas
+// (BatchReplicator). The query and member APIs are pointed at membership() and
 // member_queries() by whoever wires the collector.
 //
 // Made by Join once the gRPC port is bound; Start after the pipeline has started; Stop
@@ -20,6 +21,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "collector/cluster/batch_replicator.h"
 #include "collector/cluster/cluster_membership.h"
 #include "collector/cluster/member_command_relay.h"
 #include "collector/cluster/member_query_client.h"
@@ -66,6 +68,12 @@ class ClusterPresence {
   // nullopt once stopped. Thread-safe: agent sessions ask at every hello.
   std::optional<ClusterMember> OwnerElsewhere(const std::string& host) const;
 
+  // Copies a batch this member stored (or had already) to the host's replicas
+  // (BatchReplicator::Replicate); nothing once stopped. Thread-safe: every agent session
+  // calls it before its ack.
+  void Replicate(const drip::v1::HostInfo& host, const drip::v1::SampleBatch& batch) const;
+  int replication_factor() const { return replicator_->replication_factor(); }
+
   const ClusterMembership* membership() const { return membership_.get(); }
   MemberQueryClient* member_queries() const { return member_queries_.get(); }
 
@@ -81,6 +89,7 @@ class ClusterPresence {
   const Parts parts_;
   std::unique_ptr<ClusterMembership> membership_;
   std::unique_ptr<MemberQueryClient> member_queries_;
+  std::unique_ptr<BatchReplicator> replicator_;        // gone before membership_
   std::unique_ptr<MemberCommandRelay> command_relay_;  // gone before membership_
   std::unique_ptr<ReportOwnership> report_ownership_;  // gone before membership_
   size_t drift_unreadable_ = 0;                        // membership thread only

@@ -80,15 +80,20 @@ grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context, grpc::Sta
 
 MemberServiceImpl::MemberServiceImpl(const AccessPolicy* access, QueryServiceImpl* local,
                                      CommandRouter* commands, ReportDesk* reports,
-                                     CollectorMetrics* metrics, const Clock* clock)
+                                     ReplicaWriter* replicas, CollectorMetrics* metrics,
+                                     const Clock* clock)
     : access_(access),
       local_(local),
       commands_(commands),
       reports_(reports),
+      replicas_(replicas),
       metrics_(metrics),
       clock_(clock) {}
 
-MemberServiceImpl::~MemberServiceImpl() { readers_.Stop(); }
+MemberServiceImpl::~MemberServiceImpl() {
+  readers_.Stop();
+  replica_writers_.Stop();
+}
 
 absl::StatusOr<Caller> MemberServiceImpl::Admit(const grpc::CallbackServerContext& context,
                                                 const ClusterMembership* cluster,
@@ -163,6 +168,24 @@ grpc::ServerUnaryReactor* MemberServiceImpl::ListAudit(grpc::CallbackServerConte
                                                        drip::v1::ListAuditResponse* response) {
   return Serve(context, "ListAudit",
                [this, request, response] { return local_->DoListAudit(*request, response); });
+}
+
+grpc::ServerUnaryReactor* MemberServiceImpl::Replicate(grpc::CallbackServerContext* context,
+                                                       const drip::v1::ReplicateRequest* request,
+                                                       drip::v1::ReplicateResponse* response) {
+  const ClusterMembership* cluster = cluster_.load();
+  absl::StatusOr<Caller> caller = Admit(*context, cluster, "Replicate");
+  if (!caller.ok()) return Refuse(context, ToGrpcStatus(caller.status()));
+  response->set_member(cluster->member_name());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FinishOnPool(replica_writers_, reactor, metrics_->queries_shed, [this, request, response] {
+    absl::StatusOr<ReplicaWrite> written = replicas_->Write(request->host(), request->batch());
+    if (!written.ok()) return ToGrpcStatus(written.status());
+    response->set_stored(written->stored);
+    response->set_acked_sequence(written->acked_sequence);
+    return grpc::Status::OK;
+  });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* MemberServiceImpl::RelayCommand(

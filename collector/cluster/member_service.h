@@ -11,6 +11,9 @@
 //              Judged again here as this member's own (AdmitRelay): the report known
 //              here, the caller its component's owner among the live members, the action
 //              within this member's policy and hourly budget.
+//   Replicate: a batch the host's owner stored, kept here as the host's replica
+//              (ingest/replica_writer.h), on a pool of its own so that copies never wait
+//              behind fleet-wide reads.
 //
 // Every call is admitted by AdmitMember (member_admission.h) first; a refusal is
 // UNAUTHENTICATED or PERMISSION_DENIED, counted in drip_query_denied_total with method
@@ -31,6 +34,7 @@
 #include "collector/cluster/cluster_membership.h"
 #include "collector/collector_metrics.h"
 #include "collector/ingest/command_router.h"
+#include "collector/ingest/replica_writer.h"
 #include "collector/pipeline/report_desk.h"
 #include "collector/query/query_service.h"
 #include "collector/worker_pool.h"
@@ -49,7 +53,8 @@ class MemberServiceImpl final : public drip::v1::MemberService::CallbackService 
   // Every pointer must outlive the service. `local` answers the reads as this collector
   // alone.
   MemberServiceImpl(const AccessPolicy* access, QueryServiceImpl* local, CommandRouter* commands,
-                    ReportDesk* reports, CollectorMetrics* metrics, const Clock* clock);
+                    ReportDesk* reports, ReplicaWriter* replicas, CollectorMetrics* metrics,
+                    const Clock* clock);
   // Runs the calls still queued on the readers, then stops them.
   ~MemberServiceImpl() override;
 
@@ -80,6 +85,9 @@ class MemberServiceImpl final : public drip::v1::MemberService::CallbackService 
   grpc::ServerUnaryReactor* RelayCommand(grpc::CallbackServerContext* context,
                                          const drip::v1::RelayCommandRequest* request,
                                          drip::v1::RelayCommandResponse* response) override;
+  grpc::ServerUnaryReactor* Replicate(grpc::CallbackServerContext* context,
+                                      const drip::v1::ReplicateRequest* request,
+                                      drip::v1::ReplicateResponse* response) override;
 
  private:
   // The member calling `method` (counted and logged when refused), with the cluster it
@@ -104,10 +112,12 @@ class MemberServiceImpl final : public drip::v1::MemberService::CallbackService 
   QueryServiceImpl* local_;
   CommandRouter* commands_;
   ReportDesk* reports_;
+  ReplicaWriter* replicas_;
   CollectorMetrics* metrics_;
   const Clock* clock_;
   std::atomic<const ClusterMembership*> cluster_{nullptr};
   WorkerPool readers_{"drip-member", 2, kMaxQueuedCalls};
+  WorkerPool replica_writers_{"drip-replica", 2, kMaxQueuedCalls};
 };
 
 }  // namespace drip::collector

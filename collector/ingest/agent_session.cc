@@ -119,12 +119,7 @@ SessionReply AgentSession::HandleHello(const drip::v1::Hello& hello) {
   *info.mutable_labels() = hello.labels();
   info.set_agent_version(hello.agent_version());
   info.set_memory_total_bytes(hello.memory_total_bytes());
-  // Every ETA to OOM of the host's suspects is computed from it, and automatic policies
-  // act on the urgent ones first: a claim no Linux host makes is ignored, not believed.
-  constexpr uint64_t kMinHostMemory = 64ull << 20;  // 64 MiB
-  constexpr uint64_t kMaxHostMemory = 1ull << 50;   // 1 PiB
-  if (hello.memory_total_bytes() >= kMinHostMemory &&
-      hello.memory_total_bytes() <= kMaxHostMemory) {
+  if (PlausibleHostMemory(hello.memory_total_bytes())) {
     parts_.detector->SetHostMemory(hello.host(), hello.memory_total_bytes());
   } else if (hello.memory_total_bytes() != 0) {
     Logger("collector")
@@ -141,6 +136,7 @@ SessionReply AgentSession::HandleHello(const drip::v1::Hello& hello) {
   if (!acked.ok()) return StoreFailed(acked.status(), "storing the hello");
 
   host_ = hello.host();
+  host_info_ = std::move(info);
   hello_seen_ = true;
   Logger("collector")
       ->info("host {}: connected from {} (agent {}, sampler {}); durable up to sequence {}", host_,
@@ -179,6 +175,9 @@ SessionReply AgentSession::HandleBatch(const drip::v1::SampleBatch& batch, size_
         ->info("host {}: {} batches missing before batch {} (the agent dropped them)", host_,
                result->missing_batches, sequence);
   }
+  // Before the ack: an acknowledged batch is on every replica that could take it. A
+  // duplicate goes too, so that a replica that missed it the first time catches up.
+  if (parts_.replicate) parts_.replicate(host_info_, admitted);
   // A duplicate is acked too: the agent resent it only because it missed the ack.
   return SessionReply::Ack(sequence, static_cast<size_t>(batch.samples_size()), result->stored);
 }

@@ -8,8 +8,8 @@
 //                   sent there (kRedirect); else the host stored and answered with a
 //                   Welcome that says how far the host's batches are durable.
 //   SampleBatch:    validated, appended to the store, and once durable fed to the
-//                   detector (DetectorFeed) and counted; answered with an Ack (duplicates
-//                   too).
+//                   detector (DetectorFeed), counted and copied to the host's replicas
+//                   (in a cluster); answered with an Ack (duplicates too).
 //   CommandResult:  handed to the command router, which gives it to whoever sent the
 //                   command (a snapshot, a mitigation, a relay); never answered.
 // A refusal or a store failure ends the stream; the session says with which status.
@@ -58,6 +58,12 @@ struct AgentSessionParts {
   // Collectors sharing a fleet (docs/cluster.md): the member that owns `host` when it is
   // another one, else nullopt (this collector owns it, or cannot tell). Unset: standalone.
   std::function<std::optional<ClusterMember>(const std::string& host)> owner_elsewhere;
+  // Replication (docs/cluster.md): hands a batch this collector stored, or had already, to
+  // the host's replicas, and returns once they have it or have failed to take it in time
+  // (it never fails the batch: the owner's copy is durable). Unset: standalone, or a
+  // replication factor of 1.
+  std::function<void(const drip::v1::HostInfo& host, const drip::v1::SampleBatch& batch)>
+      replicate;
 };
 
 // What the stream does after a message.
@@ -123,6 +129,7 @@ class AgentSession {
   drip::v1::SampleBatch within_quota_;  // what WithinQuota returned last, when it filtered
   const std::string peer_;
   std::string host_;
+  drip::v1::HostInfo host_info_;  // what the hello said, for the replicas
   bool hello_seen_ = false;
 };
 

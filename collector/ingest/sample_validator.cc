@@ -296,4 +296,10 @@ Verdict SampleValidator::ValidateSample(const drip::v1::SampleBatch& batch, int 
   return Verdict::Accept();
 }
 
+bool PlausibleHostMemory(uint64_t bytes) {
+  constexpr uint64_t kMinHostMemory = 64ull << 20;  // 64 MiB
+  constexpr uint64_t kMaxHostMemory = 1ull << 50;   // 1 PiB
+  return bytes >= kMinHostMemory && bytes <= kMaxHostMemory;
+}
+
 }  // namespace drip::collector

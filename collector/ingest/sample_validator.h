@@ -75,6 +75,11 @@ struct SampleValidatorOptions {
   std::chrono::milliseconds retention = std::chrono::hours(24 * 14);
 };
 
+// Whether a hello's memory_total_bytes is one a Linux host could have (64 MiB to 1 PiB):
+// every ETA to OOM of the host's suspects is computed from it, and automatic policies act
+// on the urgent ones first, so a claim no host makes is ignored, not believed.
+bool PlausibleHostMemory(uint64_t bytes);
+
 class SampleValidator {
  public:
   // `clock` must outlive the validator.

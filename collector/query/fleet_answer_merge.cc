@@ -32,7 +32,10 @@ void CombineHost(drip::v1::HostInfo from, const std::string& member, drip::v1::H
                              : from.first_seen_ms() == 0
                                  ? into->first_seen_ms()
                                  : std::min(into->first_seen_ms(), from.first_seen_ms());
+  // A replica's copies count apart (docs/cluster.md, "Replication"): the samples the host's
+  // streams stored add up across the owners it had, and the copies of them are no more.
   const uint64_t samples = into->samples_stored() + from.samples_stored();
+  const uint64_t replica_samples = into->replica_samples_stored() + from.replica_samples_stored();
   const uint64_t gaps = into->gaps() + from.gaps();
   const uint64_t acked = std::max(into->acked_sequence(), from.acked_sequence());
   const int64_t last_sample = std::max(into->last_sample_ms(), from.last_sample_ms());
@@ -45,6 +48,7 @@ void CombineHost(drip::v1::HostInfo from, const std::string& member, drip::v1::H
   }
   into->set_first_seen_ms(first_seen);
   into->set_samples_stored(samples);
+  into->set_replica_samples_stored(replica_samples);
   into->set_gaps(gaps);
   into->set_acked_sequence(acked);
   into->set_last_sample_ms(last_sample);

@@ -63,6 +63,24 @@ TEST(FleetAnswerMergeTest, AHostStoredByTwoOwnersIsOneRecordNamingTheOneStreamin
   EXPECT_EQ(reversed.SerializeAsString(), merged.SerializeAsString());
 }
 
+// With replication a host's samples are on its owner and its replica: the replica's copies
+// count apart, so that the host's samples_stored is what its agent's stream stored once.
+TEST(FleetAnswerMergeTest, AReplicasCopiesAreCountedApartAndTheOwnerNamesTheHost) {
+  MemberPart<drip::v1::ListHostsResponse> owner{"c0", {}};
+  *owner.response.add_hosts() = Host("web-1", 1000, 9000, true, 30, "0.2.0");
+  MemberPart<drip::v1::ListHostsResponse> replica{"c1", {}};
+  drip::v1::HostInfo copy = Host("web-1", 1000, 9100, false, 0, "0.2.0");
+  copy.set_replica_samples_stored(30);
+  *replica.response.add_hosts() = copy;
+  for (const drip::v1::ListHostsResponse& merged :
+       {MergeHosts({owner, replica}), MergeHosts({replica, owner})}) {
+    ASSERT_EQ(merged.hosts_size(), 1);
+    EXPECT_EQ(merged.hosts(0).samples_stored(), 30u);
+    EXPECT_EQ(merged.hosts(0).replica_samples_stored(), 30u);
+    EXPECT_EQ(merged.hosts(0).collector(), "c0");
+  }
+}
+
 TEST(FleetAnswerMergeTest, ADisconnectedHostIsNamedByTheMemberThatHeardFromItLast) {
   MemberPart<drip::v1::ListHostsResponse> a{"c0", {}};
   *a.response.add_hosts() = Host("web-1", 1000, 4000, false, 10, "0.1.0");

@@ -313,6 +313,17 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::SeriesIdLocked(
 
 absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& host,
                                                              const drip::v1::SampleBatch& batch) {
+  return Append(host, batch, /*replica=*/false);
+}
+
+absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendReplicaBatch(
+    const std::string& host, const drip::v1::SampleBatch& batch) {
+  return Append(host, batch, /*replica=*/true);
+}
+
+absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
+                                                        const drip::v1::SampleBatch& batch,
+                                                        bool replica) {
   if (host.empty()) return absl::InvalidArgumentError("AppendBatch: host is empty");
   StoreDb::Lease db(db_.get());
   if (!db.open()) return db.ClosedError();
@@ -365,9 +376,13 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     record.set_host(host);
     record.set_connected(false);
     record.set_acked_sequence(sequence);
-    record.set_samples_stored(record.samples_stored() +
-                              static_cast<uint64_t>(batch.samples_size()));
-    record.set_gaps(record.gaps() + result.missing_batches);
+    const auto samples = static_cast<uint64_t>(batch.samples_size());
+    if (replica) {
+      record.set_replica_samples_stored(record.replica_samples_stored() + samples);
+    } else {
+      record.set_samples_stored(record.samples_stored() + samples);
+      record.set_gaps(record.gaps() + result.missing_batches);
+    }
     int64_t newest = record.last_sample_ms();
     for (const drip::v1::Sample& sample : batch.samples()) {
       newest = std::max(newest, sample.timestamp_ms());
@@ -381,7 +396,9 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::AppendBatch(const std::string& 
     if (s.ok() && next_series_id != 0) {
       s = write.Put(db->meta, ToSlice(kNextSeriesIdKey), EncodeUint64(next_series_id));
     }
-    if (s.ok() && result.missing_batches > 0) {
+    // A replica's skipped sequences are copies it missed, not the agent's drops: the
+    // owner has them.
+    if (s.ok() && result.missing_batches > 0 && !replica) {
       GapRecord gap{gap_from, sequence, now_ms};
       // The agent's account of what it dropped; without one (batches lost before a
       // restart of the agent), at least where the gap ends: this batch's first sample.

@@ -86,6 +86,8 @@ class RocksDbSeriesStore final : public SeriesStore {
 
   absl::StatusOr<AppendResult> AppendBatch(const std::string& host,
                                            const drip::v1::SampleBatch& batch) override;
+  absl::StatusOr<AppendResult> AppendReplicaBatch(const std::string& host,
+                                                  const drip::v1::SampleBatch& batch) override;
   absl::StatusOr<uint64_t> AckedSequence(const std::string& host) override;
   absl::Status PutHost(const drip::v1::HostInfo& info) override;
   absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() override;
@@ -134,6 +136,10 @@ class RocksDbSeriesStore final : public SeriesStore {
   }
 
  private:
+  // AppendBatch and AppendReplicaBatch: `replica` says which counter the samples go to and
+  // whether skipped sequences are gaps.
+  absl::StatusOr<AppendResult> Append(const std::string& host, const drip::v1::SampleBatch& batch,
+                                      bool replica);
   explicit RocksDbSeriesStore(const RocksDbSeriesStoreOptions& options);
 
   absl::Status OpenDb();

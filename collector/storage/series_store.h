@@ -44,6 +44,13 @@ class SeriesStore {
   virtual absl::StatusOr<AppendResult> AppendBatch(const std::string& host,
                                                    const drip::v1::SampleBatch& batch) = 0;
 
+  // AppendBatch for a batch another member stored from the host's stream and handed to
+  // this one as the host's replica (docs/cluster.md, "Replication"): its samples count in
+  // the host's replica_samples_stored, not samples_stored, and sequences it skips are not
+  // the agent's drops, so no gap is recorded (missing_batches still says how many).
+  virtual absl::StatusOr<AppendResult> AppendReplicaBatch(const std::string& host,
+                                                          const drip::v1::SampleBatch& batch) = 0;
+
   // The host's high-water mark: highest sequence durably stored, 0 when none.
   virtual absl::StatusOr<uint64_t> AckedSequence(const std::string& host) = 0;
 

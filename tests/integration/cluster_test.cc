@@ -231,7 +231,7 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   ASSERT_TRUE(c1_metrics.ok());
   auto redirects = MetricValue(*c1_metrics, "drip_cluster_redirects_total");
   EXPECT_TRUE(redirects.ok() && *redirects >= 1) << *c1_metrics;
-  // Only the owner stored the host, and placement, computed by any member, agrees.
+  // Placement, computed by any member, agrees: c2 owns the host.
   j = Cluster(*collectors[2]);
   for (const char* name : {"c0", "c1", "c2"}) {
     ASSERT_NE(Member(j, name), nullptr) << j.dump();
@@ -243,16 +243,26 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   CommandOutput holder = collectors[0]->Dripctl({"cluster", "--host", host, "--json"});
   ASSERT_EQ(holder.exit_code, 0) << holder.err;
   EXPECT_EQ(nlohmann::json::parse(holder.out)["host"]["member"], "c2") << holder.out;
-  // c1 stored nothing of the host, yet answers for it: c2 holds it.
-  EXPECT_TRUE(OwnTimestamps(*collectors[1], host, *component, instance).empty());
-  nlohmann::json record = HostRecord(*collectors[1], host);
-  ASSERT_FALSE(record.is_null()) << collectors[1]->Dripctl({"hosts", "--json"}).out;
+  // Replication factor 2 (the default): c2 copies each batch to the next member of the
+  // host's rendezvous order, the one that would own it without c2, before it acknowledges
+  // the batch. The third member stored nothing of the host, yet answers for it: c2 holds it.
+  const int heir = collector::RendezvousOwner(host, {"c0", "c1"}) == "c0" ? 0 : 1;
+  const int bystander = 1 - heir;
+  std::this_thread::sleep_for(std::chrono::seconds(4));  // a few batches, copied
+  EXPECT_FALSE(OwnTimestamps(*collectors[heir], host, *component, instance).empty()) << logs();
+  EXPECT_TRUE(OwnTimestamps(*collectors[bystander], host, *component, instance).empty());
+  nlohmann::json record = HostRecord(*collectors[bystander], host);
+  ASSERT_FALSE(record.is_null()) << collectors[bystander]->Dripctl({"hosts", "--json"}).out;
   EXPECT_EQ(record["collector"], "c2") << record.dump();
   EXPECT_EQ(record["connected"], true) << record.dump();
+  auto c2_metrics = HttpGet(collectors[2]->metrics_address(), "/metrics");
+  ASSERT_TRUE(c2_metrics.ok());
+  auto replicated = MetricValue(*c2_metrics, "drip_cluster_replicated_batches_total");
+  EXPECT_TRUE(replicated.ok() && *replicated >= 2) << *c2_metrics;
 
   // c2 dies without a word: it leaves once its lease (3 s) expires, and the agent, which
-  // buffered meanwhile, goes back to its list and on to the new owner with everything
-  // c2 had not acknowledged.
+  // buffered meanwhile, goes back to its list and on to the new owner (c2's replica) with
+  // everything c2 had not acknowledged.
   const int64_t killed_ms = SystemClock::Get()->NowMs();
   collectors[2]->KillCollector(SIGKILL);
   j = AwaitCluster(
@@ -260,7 +270,6 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
       std::chrono::seconds(15));
   EXPECT_EQ(Members(j), 2u) << j.dump() << logs();
   EXPECT_EQ(Member(j, "c2"), nullptr) << j.dump();
-  const int heir = collector::RendezvousOwner(host, {"c0", "c1"}) == "c0" ? 0 : 1;
   j = AwaitCluster(
       *collectors[heir],
       [&](const nlohmann::json& c) {
@@ -276,9 +285,10 @@ TEST(ClusterTest, CollectorsShareARealEtcdAndLeaveWhenTheyDieOrEtcdIsGone) {
   std::this_thread::sleep_for(std::chrono::seconds(3));  // a few passes on the new owner
   const std::vector<int64_t> stamps = OwnTimestamps(*collectors[heir], host, *component, instance);
   ASSERT_FALSE(stamps.empty()) << logs();
-  // From the kill on, every second's pass is there: sampled while no collector took it,
-  // then resent to the heir.
-  EXPECT_LE(stamps.front(), killed_ms + 1500) << fmt::format("{}", fmt::join(stamps, ","));
+  // The heir kept c2's copies as the host's replica: its own store has the host's samples
+  // from before the kill, and from the kill on every second's pass, sampled while no
+  // collector took it, then resent to the heir.
+  EXPECT_LE(stamps.front(), killed_ms - 3000) << fmt::format("{}", fmt::join(stamps, ","));
   for (size_t i = 1; i < stamps.size(); ++i) {
     EXPECT_LE(stamps[i] - stamps[i - 1], 2500) << "gap before sample " << i;
   }

@@ -1,0 +1,53 @@
+#include "collector/ingest/replica_writer.h"
+
+#include "fmt/format.h"
+
+namespace drip::collector {
+
+ReplicaWriter::ReplicaWriter(const SampleValidator* validator, SeriesStore* store,
+                             DetectorFeed* detector, CollectorMetrics* metrics)
+    : validator_(validator), store_(store), detector_(detector), metrics_(metrics) {}
+
+absl::StatusOr<ReplicaWrite> ReplicaWriter::Write(const drip::v1::HostInfo& host,
+                                                  const drip::v1::SampleBatch& batch) {
+  if (host.host().empty()) return absl::InvalidArgumentError("host.host is empty");
+  // The owner checked it already; a member is trusted no further than an agent is.
+  const Verdict verdict =
+      validator_->ValidateBatch(batch, host.host(), static_cast<size_t>(batch.ByteSizeLong()));
+  if (!verdict.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch {} of {}: {}", batch.sequence(), host.host(), verdict.status.message()));
+  }
+  bool first_here = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first_here = hosts_put_.insert(host.host()).second;
+  }
+  if (first_here) {
+    drip::v1::HostInfo info = host;
+    // The store keeps its own counters; only what the hello said is the owner's to give.
+    info.clear_acked_sequence();
+    info.clear_samples_stored();
+    info.clear_replica_samples_stored();
+    info.clear_gaps();
+    if (absl::Status put = store_->PutHost(info); !put.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      hosts_put_.erase(host.host());
+      return put;
+    }
+    if (PlausibleHostMemory(host.memory_total_bytes())) {
+      detector_->SetHostMemory(host.host(), host.memory_total_bytes());
+    }
+  }
+  absl::StatusOr<AppendResult> result = store_->AppendReplicaBatch(host.host(), batch);
+  if (!result.ok()) return result.status();
+  if (result->stored) {
+    detector_->ObserveBatch(host.host(), batch);
+    metrics_->cluster_replica_batches.Increment();
+  }
+  absl::StatusOr<uint64_t> acked = store_->AckedSequence(host.host());
+  if (!acked.ok()) return acked.status();
+  return ReplicaWrite{result->stored, *acked};
+}
+
+}  // namespace drip::collector

@@ -1,0 +1,53 @@
+// ReplicaWriter: the replica's half of replication (docs/cluster.md, "Replication"). A
+// host's owner hands each batch it stored to the host's replicas (MemberService.Replicate);
+// here the batch is checked as a stream's batch would be, stored under the host with the
+// owner's sequence (so a batch handed over twice is stored once, and a batch the replica
+// missed is recorded as the host's gap), and, once durable, fed to this member's detector:
+// the member that takes the host over when its owner dies judges it with the history it
+// already has, not as a new series.
+//
+// Thread-safe: batches of one host arrive from its one owner in order.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "collector/collector_metrics.h"
+#include "collector/ingest/sample_validator.h"
+#include "collector/pipeline/detector_feed.h"
+#include "collector/storage/series_store.h"
+#include "drip/v1/agent.pb.h"
+#include "drip/v1/query.pb.h"
+
+namespace drip::collector {
+
+struct ReplicaWrite {
+  bool stored = false;          // false: this member had the batch already
+  uint64_t acked_sequence = 0;  // the host's high-water mark here, after it
+};
+
+class ReplicaWriter {
+ public:
+  // Every pointer must outlive the writer.
+  ReplicaWriter(const SampleValidator* validator, SeriesStore* store, DetectorFeed* detector,
+                CollectorMetrics* metrics);
+
+  // Stores `batch` of `host.host()`; what the host's hello said is kept the first time
+  // this member sees the host (and again after a restart). INVALID_ARGUMENT for a batch a
+  // stream would refuse (the validator's message); the store's error when it cannot write.
+  absl::StatusOr<ReplicaWrite> Write(const drip::v1::HostInfo& host,
+                                     const drip::v1::SampleBatch& batch);
+
+ private:
+  const SampleValidator* validator_;
+  SeriesStore* store_;
+  DetectorFeed* detector_;
+  CollectorMetrics* metrics_;
+  std::mutex mu_;
+  std::set<std::string> hosts_put_;  // whose hello this process has stored
+};
+
+}  // namespace drip::collector
