@@ -140,7 +140,7 @@ struct ResourcePoint {
 struct PhaseResult {
   std::string mode;
   int collectors = 1;
-  int replication_factor = 0;  // 0: the collector's default (and 1 for one collector)
+  int replication_factor = 0;                // 0: the collector's default (and 1 for one collector)
   std::vector<double> member_cores;          // each collector's, over the steady part
   Percentiles fleet_list_ms, local_list_ms;  // ListHosts on the first member
   int samples_per_batch = 0;
@@ -783,7 +783,7 @@ void PrintScaling(const std::vector<PhaseResult>& results) {
   const double base = first.acked_batches_per_s * first.samples_per_batch;
   for (const PhaseResult& r : results) {
     const double rate = r.acked_batches_per_s * r.samples_per_batch;
-    const std::string rf = r.collectors == 1 ? "1"
+    const std::string rf = r.collectors == 1           ? "1"
                            : r.replication_factor == 0 ? "def"
                                                        : std::to_string(r.replication_factor);
     std::printf("%-11d %4s %12.1f %12.2f %10.2f %12.2f %12.1f %11.1f ms %11.1f ms\n", r.collectors,

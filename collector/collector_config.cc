@@ -144,8 +144,7 @@ absl::Status ReadAll(ConfigReader& r, CollectorConfig* c) {
   RETURN_IF_ERROR(r.ReadString("cluster.member_name", &c->cluster.member_name));
   RETURN_IF_ERROR(r.ReadString("cluster.advertise_address", &c->cluster.advertise_address));
   RETURN_IF_ERROR(r.ReadDuration("cluster.lease_ttl", &c->cluster.lease_ttl, seconds(2)));
-  RETURN_IF_ERROR(
-      r.ReadInt("cluster.replication_factor", &c->cluster.replication_factor, 1, 3));
+  RETURN_IF_ERROR(r.ReadInt("cluster.replication_factor", &c->cluster.replication_factor, 1, 3));
   RETURN_IF_ERROR(ReadTlsSettings(r, "cluster.tls.", &c->cluster.tls));
   c->cluster.tls.plaintext = c->cluster.tls.ca_file.empty();
   return r.CheckNoUnknownKeys();

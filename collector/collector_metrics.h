@@ -43,9 +43,9 @@ inline constexpr std::string_view kQueryMethods[] = {
     "GetLeakSnapshot", "UpdateLeakState", "Mitigate",     "ListAudit", "ListMembers"};
 // The member API's methods (drip.v1.MemberService, between collectors), counted in the
 // same family with the label "member.<method>".
-inline constexpr std::string_view kMemberMethods[] = {
-    "ListHosts", "GetSeries", "ListSuspects", "ListLeaks",
-    "GetLeak",   "ListAudit", "RelayCommand", "Replicate"};
+inline constexpr std::string_view kMemberMethods[] = {"ListHosts",    "GetSeries", "ListSuspects",
+                                                      "ListLeaks",    "GetLeak",   "ListAudit",
+                                                      "RelayCommand", "Replicate"};
 inline constexpr std::string_view kMemberMethodPrefix = "member.";
 inline constexpr std::string_view kOtherMethod = "other";
 
@@ -124,7 +124,7 @@ struct CollectorMetrics {
   prometheus::Counter& cluster_relays_delivered;  // drip_cluster_relays_delivered_total
   // Relayed commands this member refused: not from the component's owner, or beyond its
   // own policy or hourly budget.
-  prometheus::Counter& cluster_relays_refused;      // drip_cluster_relays_refused_total
+  prometheus::Counter& cluster_relays_refused;  // drip_cluster_relays_refused_total
   // Replication (cluster/batch_replicator.h): batches this member stored for its own hosts
   // and copied to every replica before acknowledging them; those acknowledged with a
   // replica missing (it failed, or did not answer in time); the time the copies took; and
@@ -133,8 +133,8 @@ struct CollectorMetrics {
   prometheus::Counter& cluster_under_replicated_batches;  // ..._under_replicated_batches_total
   prometheus::Histogram& cluster_replication_seconds;     // drip_cluster_replication_seconds
   prometheus::Counter& cluster_replica_batches;           // drip_cluster_replica_batches_total
-  prometheus::Histogram& query_fanout_seconds;      // drip_query_fanout_seconds
-  prometheus::Counter& query_fanout_member_errors;  // drip_query_fanout_member_errors_total
+  prometheus::Histogram& query_fanout_seconds;            // drip_query_fanout_seconds
+  prometheus::Counter& query_fanout_member_errors;        // drip_query_fanout_member_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),
   // a degraded mode an alert can find across a fleet.
   prometheus::Gauge& plaintext;

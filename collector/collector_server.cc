@@ -163,9 +163,9 @@ void CollectorServer::BuildServices() {
                                               &metrics_, clock_, config_.grpc.max_message_bytes);
   replica_writer_ =
       std::make_unique<ReplicaWriter>(&validator_, store_.get(), pipeline_.get(), &metrics_);
-  member_service_ = std::make_unique<MemberServiceImpl>(access_.get(), query_.get(), &commands_,
-                                                        pipeline_.get(), replica_writer_.get(),
-                                                        &metrics_, clock_);
+  member_service_ =
+      std::make_unique<MemberServiceImpl>(access_.get(), query_.get(), &commands_, pipeline_.get(),
+                                          replica_writer_.get(), &metrics_, clock_);
 }
 
 absl::Status CollectorServer::ServeMetrics(ServingAddresses* bound) {

@@ -29,10 +29,9 @@ size_t BatchReplicator::Replicate(const drip::v1::HostInfo& host,
   *request.mutable_host() = host;
   *request.mutable_batch() = batch;
   const auto start = std::chrono::steady_clock::now();
-  std::vector<MemberAnswer<drip::v1::ReplicateResponse>> answers =
-      members_->AskAll(replicas, &drip::v1::MemberService::Stub::async_interface::Replicate,
-                       request,
-                       std::chrono::system_clock::now() + kDeadline + std::chrono::milliseconds(250));
+  std::vector<MemberAnswer<drip::v1::ReplicateResponse>> answers = members_->AskAll(
+      replicas, &drip::v1::MemberService::Stub::async_interface::Replicate, request,
+      std::chrono::system_clock::now() + kDeadline + std::chrono::milliseconds(250));
   metrics_->cluster_replication_seconds.Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   size_t held = 0;
@@ -47,10 +46,11 @@ size_t BatchReplicator::Replicate(const drip::v1::HostInfo& host,
     }
     if (failing_.insert(a.member).second) {
       Logger("collector")
-          ->warn("replica {} ({}) did not take batch {} of {}: {}; batches go acknowledged "
-                 "on this member's copy alone until it does",
-                 a.member, a.address, batch.sequence(), host.host(),
-                 FromGrpcStatus(a.status).ToString());
+          ->warn(
+              "replica {} ({}) did not take batch {} of {}: {}; batches go acknowledged "
+              "on this member's copy alone until it does",
+              a.member, a.address, batch.sequence(), host.host(),
+              FromGrpcStatus(a.status).ToString());
     }
   }
   if (held == replicas.size() && replicas.size() == wanted) {

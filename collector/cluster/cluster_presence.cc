@@ -55,9 +55,8 @@ absl::StatusOr<std::unique_ptr<ClusterPresence>> ClusterPresence::Join(
       config.cluster.replication_factor, parts.metrics);
   Logger("collector")
       ->info("cluster: member {} at {} with etcd {} (lease {} s, replication factor {})",
-             options.member_name, options.advertise_address,
-             fmt::join(options.etcd.endpoints, ","), options.lease_ttl.count(),
-             config.cluster.replication_factor);
+             options.member_name, options.advertise_address, fmt::join(options.etcd.endpoints, ","),
+             options.lease_ttl.count(), config.cluster.replication_factor);
   return presence;
 }
 

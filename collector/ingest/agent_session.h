@@ -62,8 +62,7 @@ struct AgentSessionParts {
   // the host's replicas, and returns once they have it or have failed to take it in time
   // (it never fails the batch: the owner's copy is durable). Unset: standalone, or a
   // replication factor of 1.
-  std::function<void(const drip::v1::HostInfo& host, const drip::v1::SampleBatch& batch)>
-      replicate;
+  std::function<void(const drip::v1::HostInfo& host, const drip::v1::SampleBatch& batch)> replicate;
 };
 
 // What the stream does after a message.

@@ -15,8 +15,9 @@ absl::StatusOr<ReplicaWrite> ReplicaWriter::Write(const drip::v1::HostInfo& host
   const Verdict verdict =
       validator_->ValidateBatch(batch, host.host(), static_cast<size_t>(batch.ByteSizeLong()));
   if (!verdict.ok()) {
-    return absl::InvalidArgumentError(
-        fmt::format("batch {} of {}: {}", batch.sequence(), host.host(), verdict.status.message()));
+    return absl::InvalidArgumentError(fmt::format("batch {} of {}: {}", batch.sequence(),
+                                                  host.host(),
+                                                  std::string(verdict.status.message())));
   }
   bool first_here = false;
   {

@@ -16,7 +16,7 @@
 namespace drip::collector {
 namespace {
 
-constexpr int64_t kNowMs = 1'700'000'000'000;
+constexpr int64_t kReplicaNowMs = 1'700'000'000'000;
 
 // What the replica's detector was fed.
 class RecordingDetector final : public DetectorFeed {
@@ -40,7 +40,7 @@ drip::v1::SampleBatch Batch(uint64_t sequence) {
   drip::v1::Sample* s = batch.add_samples();
   s->set_component("svc:api.service");
   s->set_instance("100@1");
-  s->set_timestamp_ms(kNowMs - 1000 + static_cast<int64_t>(sequence));
+  s->set_timestamp_ms(kReplicaNowMs - 1000 + static_cast<int64_t>(sequence));
   s->mutable_process()->set_anon_rss_bytes(1 << 20);
   return batch;
 }
@@ -61,7 +61,7 @@ class ReplicaWriterTest : public ::testing::Test {
   }
 
   ScopedTempDir dir_;
-  FakeClock clock_{kNowMs};
+  FakeClock clock_{kReplicaNowMs};
   SampleValidator validator_{SampleValidatorOptions{}, &clock_};
   prometheus::Registry registry_;
   CollectorMetrics metrics_{registry_};
@@ -111,7 +111,7 @@ TEST_F(ReplicaWriterTest, CopiesTheReplicaMissedAreNotRecordedAsTheAgentsGaps) {
 
 TEST_F(ReplicaWriterTest, ABatchAStreamWouldRefuseIsRefusedNamingIt) {
   drip::v1::SampleBatch bad = Batch(3);
-  bad.mutable_samples(0)->set_timestamp_ms(kNowMs + 3'600'000);  // an hour ahead
+  bad.mutable_samples(0)->set_timestamp_ms(kReplicaNowMs + 3'600'000);  // an hour ahead
   absl::StatusOr<ReplicaWrite> written = writer_->Write(host_, bad);
   ASSERT_FALSE(written.ok());
   EXPECT_EQ(written.status().code(), absl::StatusCode::kInvalidArgument);
@@ -119,8 +119,7 @@ TEST_F(ReplicaWriterTest, ABatchAStreamWouldRefuseIsRefusedNamingIt) {
       << written.status();
   EXPECT_TRUE(detector_.observed.empty());
   drip::v1::HostInfo nameless;
-  EXPECT_EQ(writer_->Write(nameless, Batch(4)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(writer_->Write(nameless, Batch(4)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
