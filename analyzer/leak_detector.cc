@@ -524,28 +524,47 @@ std::vector<std::pair<std::string, std::string>> LeakDetector::ForgetSilentBefor
   Impl& d = *impl_;
   std::vector<std::pair<std::string, std::string>> forgotten;
   for (SeriesId id = 0; id < d.states.size(); ++id) {
-    SeriesState& s = d.states[id];
+    const SeriesState& s = d.states[id];
     // Suspects stay: their reports are resolved elsewhere, and they are few.
     if (!s.started() || s.last_sample() >= before_s || s.suspect_index >= 0) continue;
-    const uint32_t host = d.series_host[id];
-    const uint32_t component = d.series_component[id];
-    ComponentDrift& drift = d.local_drift[component];
-    --drift.hosts_seen;
-    --drift.hosts_by_band[s.band];
-    if (s.climbing) --drift.hosts_climbing;
-    if (s.releasing) --drift.hosts_releasing;
-    if (s.warmed) --drift.hosts_warmed;
-    --d.host_series[host];
-    forgotten.emplace_back(d.hosts[host], d.components[component]);
-    d.key.assign(d.hosts[host]);
-    d.key.push_back('\0');
-    d.key.append(d.components[component]);
-    d.series_by_key.erase(d.key);
-    s = SeriesState();
-    d.instances[id].clear();
-    d.free_ids.push_back(id);
+    forgotten.push_back(Forget(id));
   }
   return forgotten;
+}
+
+std::vector<std::string> LeakDetector::ForgetHost(std::string_view host) {
+  Impl& d = *impl_;
+  std::vector<std::string> forgotten;
+  auto host_id = d.host_ids.find(absl::string_view(host.data(), host.size()));
+  if (host_id == d.host_ids.end()) return forgotten;
+  for (SeriesId id = 0; id < d.states.size(); ++id) {
+    const SeriesState& s = d.states[id];
+    if (!s.started() || d.series_host[id] != host_id->second || s.suspect_index >= 0) continue;
+    forgotten.push_back(Forget(id).second);
+  }
+  return forgotten;
+}
+
+std::pair<std::string, std::string> LeakDetector::Forget(SeriesId id) {
+  Impl& d = *impl_;
+  SeriesState& s = d.states[id];
+  const uint32_t host = d.series_host[id];
+  const uint32_t component = d.series_component[id];
+  ComponentDrift& drift = d.local_drift[component];
+  --drift.hosts_seen;
+  --drift.hosts_by_band[s.band];
+  if (s.climbing) --drift.hosts_climbing;
+  if (s.releasing) --drift.hosts_releasing;
+  if (s.warmed) --drift.hosts_warmed;
+  --d.host_series[host];
+  d.key.assign(d.hosts[host]);
+  d.key.push_back('\0');
+  d.key.append(d.components[component]);
+  d.series_by_key.erase(d.key);
+  s = SeriesState();
+  d.instances[id].clear();
+  d.free_ids.push_back(id);
+  return {d.hosts[host], d.components[component]};
 }
 
 size_t LeakDetector::BytesPerSeries() {

@@ -127,6 +127,10 @@ class LeakDetector {
   // restart that replays only recent history would. Returns the (host, component) pairs
   // forgotten. A series that reports again starts afresh.
   std::vector<std::pair<std::string, std::string>> ForgetSilentBefore(int64_t before_s);
+  // Forgets every series of `host` but suspects, the same way, so that its history can be
+  // replayed from the start (a member's copy repaired with older samples). Returns the
+  // components forgotten.
+  std::vector<std::string> ForgetHost(std::string_view host);
 
   const DetectorCounters& counters() const { return counters_; }
   size_t series_count() const;
@@ -138,6 +142,9 @@ class LeakDetector {
  private:
   struct Impl;
   void CloseEpoch(SeriesId series);
+  // Drops the series' state and its share of its component's drift; returns its (host,
+  // component).
+  std::pair<std::string, std::string> Forget(SeriesId series);
   // Reads a sample's limit and kill count into `s`, counting the kills it adds.
   void ReadLimit(SeriesState& s, const LimitReading& limit);
   // The host's memory for a series (the config's default when unknown; 0: neither).

@@ -164,6 +164,20 @@ CollectorMetrics::CollectorMetrics(prometheus::Registry& r)
       cluster_replica_batches(Counter(r, "drip_cluster_replica_batches_total",
                                       "Batches other members had this one keep as a replica of "
                                       "their hosts (new ones, not those it had already)")),
+      cluster_under_replicated_hosts(
+          Gauge(r, "drip_cluster_under_replicated_hosts",
+                "Hosts this member owns with fewer live copies than the replication factor, "
+                "or with a copy not yet confirmed whole since it last changed")),
+      cluster_repair_backlog(
+          Gauge(r, "drip_cluster_repair_backlog",
+                "Copies of hosts this member holds on other members, (host, member) pairs, "
+                "waiting to be compared with this member's and repaired")),
+      cluster_replication_lag(
+          Gauge(r, "drip_cluster_replication_lag_seconds",
+                "How long the oldest copy in the repair backlog has waited (0: none waits)")),
+      cluster_repaired_samples(
+          Counter(r, "drip_cluster_repaired_samples_total",
+                  "Samples another member's copy of a host gave this one that it lacked")),
       query_fanout_seconds(BuildHistogram()
                                .Name("drip_query_fanout_seconds")
                                .Help("Time to ask the other members of the cluster for their "

@@ -133,6 +133,14 @@ struct CollectorMetrics {
   prometheus::Counter& cluster_under_replicated_batches;  // ..._under_replicated_batches_total
   prometheus::Histogram& cluster_replication_seconds;     // drip_cluster_replication_seconds
   prometheus::Counter& cluster_replica_batches;           // drip_cluster_replica_batches_total
+  // Repair (cluster/replica_repairer.h): this member's hosts with fewer live copies than
+  // the replication factor, or with a copy not yet confirmed whole; the (host, member)
+  // copies waiting to be compared and repaired; how long the oldest has waited; and the
+  // samples other members sent this one that it lacked.
+  prometheus::Gauge& cluster_under_replicated_hosts;  // drip_cluster_under_replicated_hosts
+  prometheus::Gauge& cluster_repair_backlog;          // drip_cluster_repair_backlog
+  prometheus::Gauge& cluster_replication_lag;         // drip_cluster_replication_lag_seconds
+  prometheus::Counter& cluster_repaired_samples;      // drip_cluster_repaired_samples_total
   prometheus::Histogram& query_fanout_seconds;            // drip_query_fanout_seconds
   prometheus::Counter& query_fanout_member_errors;        // drip_query_fanout_member_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),

@@ -235,6 +235,8 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
   parts.hosts = &hosts_;
   parts.pipeline = pipeline_.get();
   parts.metrics = &metrics_;
+  parts.store = store_.get();
+  parts.clock = clock_;
   absl::StatusOr<std::unique_ptr<ClusterPresence>> cluster =
       ClusterPresence::Join(config_, bound.grpc, bound.grpc_port, parts);
   if (!cluster.ok()) return cluster.status();

@@ -151,6 +151,11 @@ class FlakyStore final : public SeriesStore {
     if (fail_writes_->load()) return Fail();
     return real_->AppendReplicaBatch(host, batch);
   }
+  absl::StatusOr<uint64_t> AppendRepairSamples(const std::string& host,
+                                               const drip::v1::SampleBatch& batch) override {
+    if (fail_writes_->load()) return Fail();
+    return real_->AppendRepairSamples(host, batch);
+  }
   absl::StatusOr<uint64_t> AckedSequence(const std::string& host) override {
     return real_->AckedSequence(host);
   }

@@ -8,11 +8,13 @@
 namespace drip::collector {
 
 BatchReplicator::BatchReplicator(const ClusterMembership* membership, MemberQueryClient* members,
-                                 int replication_factor, CollectorMetrics* metrics)
+                                 int replication_factor, CollectorMetrics* metrics,
+                                 ReplicaRepairer* repairer)
     : membership_(membership),
       members_(members),
       replication_factor_(replication_factor),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      repairer_(repairer) {}
 
 size_t BatchReplicator::Replicate(const drip::v1::HostInfo& host,
                                   const drip::v1::SampleBatch& batch) {
@@ -44,6 +46,7 @@ size_t BatchReplicator::Replicate(const drip::v1::HostInfo& host,
       }
       continue;
     }
+    repairer_->NoteMissed(host.host(), a.member);
     if (failing_.insert(a.member).second) {
       Logger("collector")
           ->warn(

@@ -12,7 +12,7 @@
 // alone, counted as under-replicated (drip_cluster_under_replicated_batches_total) and
 // logged once per replica until it takes batches again: the agent is never held up by a
 // dead member for longer than the deadline, and no acknowledged batch is lost with one
-// copy gone.
+// copy gone. The missed copy is repaired later (replica_repairer.h).
 //
 // Thread-safe: sessions of every host call Replicate at once.
 #pragma once
@@ -25,6 +25,7 @@
 
 #include "collector/cluster/cluster_membership.h"
 #include "collector/cluster/member_query_client.h"
+#include "collector/cluster/replica_repairer.h"
 #include "collector/collector_metrics.h"
 #include "drip/v1/agent.pb.h"
 #include "drip/v1/query.pb.h"
@@ -38,8 +39,9 @@ class BatchReplicator {
 
   // Every pointer must outlive the replicator; `replication_factor` counts the owner's
   // copy (1: no replicas).
+  // `repairer` hears of every copy that missed a batch.
   BatchReplicator(const ClusterMembership* membership, MemberQueryClient* members,
-                  int replication_factor, CollectorMetrics* metrics);
+                  int replication_factor, CollectorMetrics* metrics, ReplicaRepairer* repairer);
 
   // Copies `batch` of `host.host()` to its replicas at once and returns how many of them
   // hold it now, once each has answered or run out of time.
@@ -52,6 +54,7 @@ class BatchReplicator {
   MemberQueryClient* members_;
   const int replication_factor_;
   CollectorMetrics* metrics_;
+  ReplicaRepairer* repairer_;
   std::mutex mu_;
   std::set<std::string> failing_;  // replicas whose last copy failed, logged once
 };

@@ -50,9 +50,12 @@ absl::StatusOr<std::unique_ptr<ClusterPresence>> ClusterPresence::Join(
   if (!membership.ok()) return WithContext(membership.status(), "cluster");
   std::unique_ptr<ClusterPresence> presence(new ClusterPresence(
       parts, std::move(*membership), std::make_unique<MemberQueryClient>(config.tls)));
+  presence->repairer_ = std::make_unique<ReplicaRepairer>(
+      presence->membership_.get(), presence->member_queries_.get(), parts.store,
+      config.cluster.replication_factor, config.storage.retention, parts.metrics, parts.clock);
   presence->replicator_ = std::make_unique<BatchReplicator>(
       presence->membership_.get(), presence->member_queries_.get(),
-      config.cluster.replication_factor, parts.metrics);
+      config.cluster.replication_factor, parts.metrics, presence->repairer_.get());
   Logger("collector")
       ->info("cluster: member {} at {} with etcd {} (lease {} s, replication factor {})",
              options.member_name, options.advertise_address, fmt::join(options.etcd.endpoints, ","),
@@ -84,12 +87,16 @@ ClusterPresence::ClusterPresence(Parts parts, std::unique_ptr<ClusterMembership>
 
 ClusterPresence::~ClusterPresence() { Stop(); }
 
-void ClusterPresence::Start() { report_ownership_->Start(); }
+void ClusterPresence::Start() {
+  report_ownership_->Start();
+  repairer_->Start();
+}
 
 void ClusterPresence::Leave() { membership_->Leave(); }
 
 void ClusterPresence::Stop() {
   if (stopped_.exchange(true)) return;
+  repairer_->Stop();
   report_ownership_->Stop();
   parts_.pipeline->reports().SetOnChangeBetweenPasses(nullptr);
   // Cancels the relayed commands still waiting, whose answers the pipeline records.

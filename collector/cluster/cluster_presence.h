@@ -25,6 +25,7 @@
 #include "collector/cluster/cluster_membership.h"
 #include "collector/cluster/member_command_relay.h"
 #include "collector/cluster/member_query_client.h"
+#include "collector/cluster/replica_repairer.h"
 #include "collector/cluster/report_ownership.h"
 #include "collector/collector_config.h"
 #include "collector/collector_metrics.h"
@@ -43,6 +44,8 @@ class ClusterPresence {
     ConnectedHosts* hosts = nullptr;   // drained to another member when placement says so
     LeakPipeline* pipeline = nullptr;  // drift, report ownership, the relay
     CollectorMetrics* metrics = nullptr;
+    SeriesStore* store = nullptr;  // compared with, and repaired from, the other copies
+    const Clock* clock = nullptr;
   };
 
   // With cluster.etcd_endpoints: registers in etcd, advertising `bound_grpc` (the address
@@ -89,7 +92,8 @@ class ClusterPresence {
   const Parts parts_;
   std::unique_ptr<ClusterMembership> membership_;
   std::unique_ptr<MemberQueryClient> member_queries_;
-  std::unique_ptr<BatchReplicator> replicator_;        // gone before membership_
+  std::unique_ptr<ReplicaRepairer> repairer_;          // gone before membership_
+  std::unique_ptr<BatchReplicator> replicator_;        // gone before repairer_
   std::unique_ptr<MemberCommandRelay> command_relay_;  // gone before membership_
   std::unique_ptr<ReportOwnership> report_ownership_;  // gone before membership_
   size_t drift_unreadable_ = 0;                        // membership thread only

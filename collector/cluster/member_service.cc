@@ -188,6 +188,53 @@ grpc::ServerUnaryReactor* MemberServiceImpl::Replicate(grpc::CallbackServerConte
   return reactor;
 }
 
+grpc::ServerUnaryReactor* MemberServiceImpl::CountHostSamples(
+    grpc::CallbackServerContext* context, const drip::v1::CountHostSamplesRequest* request,
+    drip::v1::CountHostSamplesResponse* response) {
+  const ClusterMembership* cluster = cluster_.load();
+  absl::StatusOr<Caller> caller = Admit(*context, cluster, "CountHostSamples");
+  if (!caller.ok()) return Refuse(context, ToGrpcStatus(caller.status()));
+  // A window under a minute would make the answer as large as the samples themselves.
+  if (request->host().empty() || request->window_ms() < 60 * 1000) {
+    return Refuse(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                        "host and a window_ms of at least 60000 are required"));
+  }
+  response->set_member(cluster->member_name());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Reads, on the readers like the other reads, not on the writers replication waits for.
+  FinishOnPool(readers_, reactor, metrics_->queries_shed, [this, request, response] {
+    absl::StatusOr<std::map<int64_t, uint64_t>> counts =
+        replicas_->Count(request->host(), request->since_ms(), request->window_ms());
+    if (!counts.ok()) return ToGrpcStatus(counts.status());
+    response->set_window_ms(request->window_ms());
+    for (const auto& [start_ms, samples] : *counts) {
+      drip::v1::CountHostSamplesResponse::Window* window = response->add_windows();
+      window->set_start_ms(start_ms);
+      window->set_samples(samples);
+    }
+    return grpc::Status::OK;
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MemberServiceImpl::RepairHost(
+    grpc::CallbackServerContext* context, const drip::v1::RepairHostRequest* request,
+    drip::v1::RepairHostResponse* response) {
+  const ClusterMembership* cluster = cluster_.load();
+  absl::StatusOr<Caller> caller = Admit(*context, cluster, "RepairHost");
+  if (!caller.ok()) return Refuse(context, ToGrpcStatus(caller.status()));
+  response->set_member(cluster->member_name());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FinishOnPool(replica_writers_, reactor, metrics_->queries_shed, [this, request, response] {
+    absl::StatusOr<uint64_t> stored =
+        replicas_->Repair(request->host(), request->batch(), request->last());
+    if (!stored.ok()) return ToGrpcStatus(stored.status());
+    response->set_stored(*stored);
+    return grpc::Status::OK;
+  });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* MemberServiceImpl::RelayCommand(
     grpc::CallbackServerContext* context, const drip::v1::RelayCommandRequest* request,
     drip::v1::RelayCommandResponse* response) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -41,13 +42,29 @@ class ReplicaWriter {
   absl::StatusOr<ReplicaWrite> Write(const drip::v1::HostInfo& host,
                                      const drip::v1::SampleBatch& batch);
 
+  // One part of a repair of `host` from another member's copy (MemberService.RepairHost):
+  // stores the samples this member lacks and returns how many. With `last`, once any part
+  // of this repair stored something, the host's history is replayed into the detector, so
+  // that it judges the host with the samples it just got. Errors as Write's.
+  absl::StatusOr<uint64_t> Repair(const drip::v1::HostInfo& host,
+                                  const drip::v1::SampleBatch& batch, bool last);
+
+  // What this member's copy of `host` holds per window (MemberService.CountHostSamples,
+  // host_sample_counts.h): the other holder compares it with its own.
+  absl::StatusOr<std::map<int64_t, uint64_t>> Count(const std::string& host, int64_t since_ms,
+                                                    int64_t window_ms);
+
  private:
   const SampleValidator* validator_;
   SeriesStore* store_;
   DetectorFeed* detector_;
   CollectorMetrics* metrics_;
   std::mutex mu_;
+  // Checks `batch` and stores the host's hello the first time this process sees it.
+  absl::Status Admit(const drip::v1::HostInfo& host, const drip::v1::SampleBatch& batch);
+
   std::set<std::string> hosts_put_;  // whose hello this process has stored
+  std::map<std::string, uint64_t> repaired_;  // samples stored by each host's open repair
 };
 
 }  // namespace drip::collector

@@ -29,8 +29,13 @@ class RecordingDetector final : public DetectorFeed {
     observed.push_back(host + "#" + std::to_string(batch.sequence()));
   }
   void SetHostMemory(const std::string& host, uint64_t bytes) override { memory[host] = bytes; }
+  absl::StatusOr<uint64_t> ReplayHost(const std::string& host) override {
+    replayed.push_back(host);
+    return 0;
+  }
 
   std::vector<std::string> observed;
+  std::vector<std::string> replayed;
   std::map<std::string, uint64_t> memory;
 };
 

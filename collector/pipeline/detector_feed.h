@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "drip/v1/agent.pb.h"
 
 namespace drip::collector {
@@ -29,6 +30,10 @@ class DetectorFeed {
   virtual void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) = 0;
   // The host's total memory, as its hello said: what ETAs to OOM are computed from.
   virtual void SetHostMemory(const std::string& host, uint64_t bytes) = 0;
+  // Judges `host` again from what the store holds (its recent history, as at start), once
+  // a repair has given this member samples older than the ones it judged. Returns how
+  // many samples were replayed.
+  virtual absl::StatusOr<uint64_t> ReplayHost(const std::string& host) = 0;
 };
 
 }  // namespace drip::collector

@@ -51,6 +51,7 @@ constexpr size_t kMaxQueuedDiagnoses = 8;
 LeakPipeline::LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store,
                            CommandRouter* commands, CollectorMetrics* metrics, const Clock* clock)
     : options_(options),
+      store_(store),
       commands_(commands),
       metrics_(metrics),
       clock_(clock),
@@ -199,6 +200,11 @@ void LeakPipeline::ObserveBatch(const std::string& host, const drip::v1::SampleB
 
 void LeakPipeline::SetHostMemory(const std::string& host, uint64_t bytes) {
   detector_.SetHostMemory(host, bytes);
+}
+
+absl::StatusOr<uint64_t> LeakPipeline::ReplayHost(const std::string& host) {
+  const int64_t now_ms = clock_->NowMs();
+  return detector_.RebuildHost(store_, host, now_ms - options_.rebuild_window.count(), now_ms);
 }
 
 void LeakPipeline::SetCommandRelay(CommandRelay* relay) { mitigations_.SetRelay(relay); }

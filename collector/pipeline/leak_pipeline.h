@@ -102,6 +102,7 @@ class LeakPipeline final : public DetectorFeed, public ReportDesk {
                                             size_t max_components) const override;
   void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) override;
   void SetHostMemory(const std::string& host, uint64_t bytes) override;
+  absl::StatusOr<uint64_t> ReplayHost(const std::string& host) override;
 
   // ---- ReportDesk: for the query and member APIs ----
   FleetSuspects Suspects(const std::string& component) const override;
@@ -156,6 +157,7 @@ class LeakPipeline final : public DetectorFeed, public ReportDesk {
   void RefreshMetrics(const FleetSuspects& suspects);
 
   const LeakPipelineOptions options_;
+  SeriesStore* store_;
   CommandRouter* commands_;
   CollectorMetrics* metrics_;
   const Clock* clock_;

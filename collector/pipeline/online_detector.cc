@@ -198,6 +198,31 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
     if (!components.ok()) return components.status();
     for (const std::string& component : *components) series.emplace_back(host.host(), component);
   }
+  return Replay(store, series, since_ms, now_ms);
+}
+
+absl::StatusOr<uint64_t> OnlineDetector::RebuildHost(SeriesStore* store, const std::string& host,
+                                                     int64_t since_ms, int64_t now_ms) {
+  absl::StatusOr<std::vector<std::string>> components = store->ListComponents(host);
+  if (!components.ok()) return components.status();
+  std::vector<std::pair<std::string, std::string>> series;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& component : detector_.ForgetHost(host)) {
+      largest_process_.erase({host, component});
+    }
+    // A suspect stays as it is: it was flagged on what this member saw, and its report
+    // goes on.
+    for (const std::string& component : *components) {
+      if (!detector_.HasSeries(host, component)) series.emplace_back(host, component);
+    }
+  }
+  return Replay(store, series, since_ms, now_ms);
+}
+
+absl::StatusOr<uint64_t> OnlineDetector::Replay(
+    SeriesStore* store, const std::vector<std::pair<std::string, std::string>>& series,
+    int64_t since_ms, int64_t now_ms) {
   // In global time order, as the samples first came and as `dripctl analyze` replays a
   // file: a component's hosts are judged together (its shared cycle, the fleet rule), so
   // replaying host after host would judge the first hosts without the others. A window

@@ -63,6 +63,11 @@ class OnlineDetector {
   // order across hosts, up to `now_ms` and whatever is stored beyond it. Returns how many
   // samples it replayed.
   absl::StatusOr<uint64_t> Rebuild(SeriesStore* store, int64_t since_ms, int64_t now_ms);
+  // Rebuild for one host while serving: its series are forgotten (suspects kept) and its
+  // stored samples since `since_ms` replayed, once a repair has given this member's copy
+  // history it had not seen.
+  absl::StatusOr<uint64_t> RebuildHost(SeriesStore* store, const std::string& host,
+                                       int64_t since_ms, int64_t now_ms);
 
   // Forgets the series silent since before `before_s` (LeakDetector::ForgetSilentBefore);
   // returns how many.
@@ -85,6 +90,11 @@ class OnlineDetector {
   uint64_t oom_kills_counted() const;
 
  private:
+  // Replays the stored samples of `series` (host, component) since `since_ms`, in time
+  // order across them.
+  absl::StatusOr<uint64_t> Replay(SeriesStore* store,
+                                  const std::vector<std::pair<std::string, std::string>>& series,
+                                  int64_t since_ms, int64_t now_ms);
   // `arrived_ms` is when the samples arrived, 0 for a replay of stored ones.
   void ObserveLocked(const std::string& host, const drip::v1::Sample* samples[], size_t count,
                      int64_t arrived_ms);

@@ -447,6 +447,105 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
   return result;
 }
 
+absl::StatusOr<uint64_t> RocksDbSeriesStore::AppendRepairSamples(
+    const std::string& host, const drip::v1::SampleBatch& batch) {
+  if (host.empty()) return absl::InvalidArgumentError("AppendRepairSamples: host is empty");
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
+  HostState* state = ReportStateOf(host);
+  std::lock_guard<std::mutex> lock(state->mu);
+  RETURN_IF_ERROR(LoadHostLocked(*db, host, state));
+  if (!state->exists) {
+    return absl::FailedPreconditionError(
+        fmt::format("repair of host {}: the host is not known here", host));
+  }
+
+  // What is here already, per component over the batch's time span: the other copy sends
+  // whole windows, most of whose samples this copy usually has.
+  const int64_t cutoff_ms = retention_->CutoffMs();
+  std::map<std::string, std::pair<int64_t, int64_t>> spans;  // component -> [first, last]
+  for (const drip::v1::Sample& sample : batch.samples()) {
+    if (sample.timestamp_ms() < cutoff_ms) continue;
+    auto [it, inserted] = spans.try_emplace(sample.component(), sample.timestamp_ms(),
+                                         sample.timestamp_ms());
+    it->second.first = std::min(it->second.first, sample.timestamp_ms());
+    it->second.second = std::max(it->second.second, sample.timestamp_ms());
+  }
+  absl::flat_hash_set<std::string> held;  // (component, instance, timestamp)
+  auto held_key = [](const std::string& component, const std::string& instance, int64_t ts) {
+    return fmt::format("{}\x1f{}\x1f{}", component, instance, ts);
+  };
+  for (const auto& [component, span] : spans) {
+    // Under this lease: a second one could wait behind a reopen that waits for this one.
+    absl::StatusOr<std::vector<drip::v1::Series>> stored =
+        ReadSeriesWith(*db, host, component, span.first, span.second + 1, 0);
+    if (!stored.ok()) return stored.status();
+    for (const drip::v1::Series& series : *stored) {
+      for (const drip::v1::Sample& sample : series.samples()) {
+        held.insert(held_key(component, series.instance(), sample.timestamp_ms()));
+      }
+    }
+  }
+
+  // Straight into the chunks: a chunk is points in any order (reads sort them), and a
+  // repair has no sequence to stage under.
+  rocksdb::WriteBatch write;
+  std::vector<const drip::v1::Sample*> new_series;
+  uint64_t next_series_id = 0;
+  uint64_t added = 0;
+  int64_t newest = state->record.last_sample_ms();
+  std::string point;
+  absl::Status status;
+  for (const drip::v1::Sample& sample : batch.samples()) {
+    if (sample.timestamp_ms() < cutoff_ms ||
+        !held.insert(held_key(sample.component(), sample.instance(), sample.timestamp_ms()))
+             .second) {
+      continue;
+    }
+    absl::StatusOr<uint64_t> id =
+        SeriesIdLocked(*db, host, state, sample, &write, &new_series, &next_series_id);
+    if (!id.ok()) {
+      status = id.status();
+      break;
+    }
+    const int64_t window = WindowStart(sample.timestamp_ms(), chunk_window_ms_);
+    point.clear();
+    AppendPoint(sample, window, &point);
+    if (rocksdb::Status s = write.Merge(db->series, ChunkKey(*id, window), point); !s.ok()) {
+      status = StoreError(options_.path, "building a repair", s);
+      break;
+    }
+    newest = std::max(newest, sample.timestamp_ms());
+    ++added;
+  }
+  drip::v1::HostInfo record = state->record;
+  if (status.ok() && added > 0) {
+    record.set_replica_samples_stored(record.replica_samples_stored() + added);
+    record.set_last_sample_ms(newest);
+    retention_->NoteStoredSampleMs(newest);
+    rocksdb::Status s = write.Put(db->meta, HostRecordKey(host), record.SerializeAsString());
+    if (s.ok() && next_series_id != 0) {
+      s = write.Put(db->meta, ToSlice(kNextSeriesIdKey), EncodeUint64(next_series_id));
+    }
+    if (s.ok()) {
+      rocksdb::WriteOptions options;
+      options.sync = options_.sync_writes;
+      s = db->db->Write(options, &write);
+    }
+    if (!s.ok()) status = StoreError(options_.path, fmt::format("repairing host {}", host), s);
+    NoteWrite(status);
+  }
+  if (!status.ok()) {
+    for (const drip::v1::Sample* sample : new_series) {
+      state->series.Erase(sample->component(), sample->instance());
+    }
+    state->loaded = false;
+    return status;
+  }
+  state->record = std::move(record);
+  return added;
+}
+
 absl::Status RocksDbSeriesStore::VersionsLocked(const StoreHandles& db, const std::string& host,
                                                 const drip::v1::SampleBatch& batch,
                                                 rocksdb::WriteBatch* write) {
@@ -622,14 +721,20 @@ absl::StatusOr<std::vector<std::string>> RocksDbSeriesStore::ListComponents(
 absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeries(
     const std::string& host, const std::string& component, int64_t since_ms, int64_t until_ms,
     size_t max_samples) {
+  StoreDb::Lease db(db_.get());
+  if (!db.open()) return db.ClosedError();
+  return ReadSeriesWith(*db, host, component, since_ms, until_ms, max_samples);
+}
+
+absl::StatusOr<std::vector<drip::v1::Series>> RocksDbSeriesStore::ReadSeriesWith(
+    const StoreHandles& handles, const std::string& host, const std::string& component,
+    int64_t since_ms, int64_t until_ms, size_t max_samples) {
   // Expired samples stay invisible even before compaction has dropped their chunk.
   const int64_t since = std::max(since_ms, retention_->CutoffMs());
   const int64_t until = until_ms == 0 ? INT64_MAX : until_ms;
   std::vector<drip::v1::Series> result;
   if (since >= until) return result;
-
-  StoreDb::Lease db(db_.get());
-  if (!db.open()) return db.ClosedError();
+  const StoreHandles* db = &handles;
   // One snapshot, so that the index and the chunks are seen at the same instant.
   const rocksdb::Snapshot* snapshot = db->db->GetSnapshot();
   struct SnapshotReleaser {

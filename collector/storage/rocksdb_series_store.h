@@ -88,6 +88,8 @@ class RocksDbSeriesStore final : public SeriesStore {
                                            const drip::v1::SampleBatch& batch) override;
   absl::StatusOr<AppendResult> AppendReplicaBatch(const std::string& host,
                                                   const drip::v1::SampleBatch& batch) override;
+  absl::StatusOr<uint64_t> AppendRepairSamples(const std::string& host,
+                                               const drip::v1::SampleBatch& batch) override;
   absl::StatusOr<uint64_t> AckedSequence(const std::string& host) override;
   absl::Status PutHost(const drip::v1::HostInfo& info) override;
   absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() override;
@@ -151,6 +153,12 @@ class RocksDbSeriesStore final : public SeriesStore {
   // store lives.
   HostState* ReportStateOf(const std::string& host);
   // Reads the host's record from meta unless already done. Requires state->mu.
+  // ReadSeries on the handles of a lease the caller holds.
+  absl::StatusOr<std::vector<drip::v1::Series>> ReadSeriesWith(const StoreHandles& db,
+                                                               const std::string& host,
+                                                               const std::string& component,
+                                                               int64_t since_ms, int64_t until_ms,
+                                                               size_t max_samples);
   absl::Status LoadHostLocked(const StoreHandles& db, const std::string& host, HostState* state);
   // The id of (host, component, instance): from the cache, else the index, else newly
   // allocated with its index entries added to `batch` (which is why this returns the

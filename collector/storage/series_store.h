@@ -51,6 +51,15 @@ class SeriesStore {
   virtual absl::StatusOr<AppendResult> AppendReplicaBatch(const std::string& host,
                                                           const drip::v1::SampleBatch& batch) = 0;
 
+  // Repair (docs/cluster.md, "Repair"): stores the samples of `batch` (another member's
+  // copy of the host) that this store lacks, a sample matched by component, instance and
+  // timestamp, beside the ones it has, and returns how many it stored. The host's
+  // high-water mark and its gaps do not change; what is stored counts in
+  // replica_samples_stored. Samples older than the retention are skipped. The host must
+  // be known (PutHost) first.
+  virtual absl::StatusOr<uint64_t> AppendRepairSamples(const std::string& host,
+                                                       const drip::v1::SampleBatch& batch) = 0;
+
   // The host's high-water mark: highest sequence durably stored, 0 when none.
   virtual absl::StatusOr<uint64_t> AckedSequence(const std::string& host) = 0;
 

@@ -43,6 +43,10 @@ class ScriptedStore final : public SeriesStore {
                                                   const drip::v1::SampleBatch&) override {
     return absl::UnimplementedError("");
   }
+  absl::StatusOr<uint64_t> AppendRepairSamples(const std::string&,
+                                               const drip::v1::SampleBatch&) override {
+    return absl::UnimplementedError("");
+  }
   absl::StatusOr<uint64_t> AckedSequence(const std::string&) override { return 0; }
   absl::Status PutHost(const drip::v1::HostInfo&) override { return absl::OkStatus(); }
   absl::StatusOr<std::vector<drip::v1::HostInfo>> ListHosts() override {

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -890,6 +891,117 @@ TEST(ClusterTest, KillNineUnderLoadAndAJoinLoseNoAcknowledgedSampleInTheMergedVi
     }
   }
   for (auto& a : agents) a->Stop();
+}
+
+// `name` on `drip`'s /metrics; an error while it cannot be read.
+absl::StatusOr<double> Metric(LocalDrip& drip, const std::string& name) {
+  absl::StatusOr<std::string> metrics = HttpGet(drip.metrics_address(), "/metrics");
+  if (!metrics.ok()) return metrics.status();
+  return MetricValue(*metrics, name);
+}
+
+// Waits until no member has a copy waiting for repair; what each member still has
+// waiting after `timeout`, or nullopt.
+std::optional<std::string> AwaitNoRepairBacklog(std::vector<std::unique_ptr<LocalDrip>>& members,
+                                                std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string waiting;
+  while (std::chrono::steady_clock::now() < deadline) {
+    waiting.clear();
+    for (size_t i = 0; i < members.size(); ++i) {
+      absl::StatusOr<double> backlog = Metric(*members[i], "drip_cluster_repair_backlog");
+      absl::StatusOr<double> under = Metric(*members[i], "drip_cluster_under_replicated_hosts");
+      if (!backlog.ok() || *backlog != 0 || !under.ok() || *under != 0) {
+        waiting += fmt::format("c{}: backlog {}, under-replicated hosts {}; ", i,
+                               backlog.ok() ? std::to_string(*backlog) : backlog.status().ToString(),
+                               under.ok() ? std::to_string(*under) : under.status().ToString());
+      }
+    }
+    if (waiting.empty()) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return waiting;
+}
+
+// Replication factor 2 (the default) on three members. c1 is killed, its disk deleted,
+// and it comes back empty while the agents go on streaming. Its peers repair it: once
+// the backlog is empty, c1 alone (the two others killed) serves every acknowledged
+// sample, before its death and after, of every host it holds a copy of, once each.
+TEST(ClusterTest, AMemberWhoseDiskWasDeletedComesBackEmptyAndIsRepairedFromItsPeers) {
+  TempDir dir;
+  EtcdBackedCollectors cluster;
+  const absl::Status started =
+      StartEtcdBackedCollectors(dir, "snapshots:\n  enabled: false\n", &cluster);
+  ASSERT_TRUE(started.ok()) << started;
+  auto& collectors = cluster.collectors;
+  auto logs = [&] { return cluster.Logs(); };
+  const std::vector<std::string> names = {"c0", "c1", "c2"};
+
+  constexpr int kAgents = 8;
+  std::vector<std::string> addresses;
+  for (auto& c : collectors) addresses.push_back(c->grpc_address());
+  std::vector<std::unique_ptr<SyntheticAgent>> agents;
+  std::vector<std::string> hosts;
+  for (int i = 0; i < kAgents; ++i) {
+    std::vector<std::string> others;
+    for (int k = 1; k < 3; ++k) others.push_back(addresses[(i + k) % 3]);
+    hosts.push_back(fmt::format("disk-{}-{}", getpid(), i));
+    agents.push_back(std::make_unique<SyntheticAgent>(hosts.back(), addresses[i % 3],
+                                                      /*leaking=*/false, others));
+  }
+  ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, names, std::chrono::seconds(20)))
+      << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+
+  collectors[1]->KillCollector(SIGKILL);
+  std::filesystem::remove_all(collectors[1]->dir().File("db"));
+  ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, {"c0", "c2"}, std::chrono::seconds(30)))
+      << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_TRUE(collectors[1]->StartCollector(cluster.ConfigFor("c1")).ok()) << logs();
+  ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, names, std::chrono::seconds(30)))
+      << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+
+  for (auto& a : agents) a->StopFeeding();
+  for (int i = 0; i < 300; ++i) {
+    bool drained = true;
+    for (auto& a : agents) drained = drained && a->Buffered() == 0;
+    if (drained) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto repair_start = std::chrono::steady_clock::now();
+  const std::optional<std::string> waiting =
+      AwaitNoRepairBacklog(collectors, std::chrono::seconds(60));
+  ASSERT_FALSE(waiting.has_value()) << *waiting << logs();
+  std::printf("repair: backlog empty %.1f s after the agents drained; c1 took %.0f samples\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - repair_start)
+                  .count(),
+              Metric(*collectors[1], "drip_cluster_repaired_samples_total").value_or(-1));
+  EXPECT_GT(Metric(*collectors[1], "drip_cluster_repaired_samples_total").value_or(0), 0);
+  for (auto& a : agents) a->Stop();
+
+  // c1 alone now: what it answers is its own copy.
+  collectors[0]->KillCollector(SIGKILL);
+  collectors[2]->KillCollector(SIGKILL);
+  size_t held = 0;
+  for (auto& a : agents) {
+    const std::vector<std::string> ranking = collector::RendezvousRanking(a->host(), names);
+    if (ranking[0] != "c1" && ranking[1] != "c1") continue;
+    ++held;
+    const std::vector<int64_t> acked = a->TimestampsUpTo(a->AckedSequence());
+    ASSERT_GT(acked.size(), 50u);
+    absl::StatusOr<nlohmann::json> series = collectors[1]->Series(a->host(), "proc:crash-steady");
+    ASSERT_TRUE(series.ok()) << a->host() << ": " << series.status();
+    const std::vector<int64_t> stored = SampleTimestamps(*series, "");
+    const std::set<int64_t> unique(stored.begin(), stored.end());
+    EXPECT_EQ(unique.size(), stored.size()) << a->host() << ": a sample answered twice";
+    size_t missing = 0;
+    for (int64_t ts : acked) missing += unique.contains(ts) ? 0 : 1;
+    EXPECT_EQ(missing, 0u) << a->host() << ": " << missing << " of " << acked.size()
+                           << " acknowledged samples are not on c1";
+  }
+  EXPECT_GE(held, 2u);
 }
 
 // deploy/etcd.example.yaml, as an operator installs it, with only what differs from one

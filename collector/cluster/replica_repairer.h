@@ -1,0 +1,108 @@
+// ReplicaRepairer: brings every copy of a host this member holds up to date with its own
+// (docs/cluster.md, "Repair"). Replication copies each batch as it comes; what it cannot
+// copy is repaired here: batches a replica missed while it was down or slow, a member
+// that came back with an empty disk, and the new holder of a host's copy after a member
+// joined or left.
+//
+// Each member looks after the hosts it holds a copy of and should (it is among the first
+// replication_factor members of the host's rendezvous order): for every other such
+// member, the copy there is "confirmed" once compared with this one. A copy is compared
+// again when the member holding it restarts (a new start time or lease: its disk may be
+// new), when replication to it failed (BatchReplicator::NoteMissed), and when it newly
+// holds the host (membership changed). Comparing asks the other member for its sample
+// counts per hour (host_sample_counts.h) and sends it, in parts, this member's samples
+// of every hour whose counts differ; the receiver keeps those it lacks and, at the last
+// part, replays the host's history into its detector. Both holders do this, so each
+// gets what only the other had. Membership changes move only the hosts whose set of
+// holders changed: rendezvous order keeps every other host's holders as they were.
+//
+// One thread; a round goes through the hosts in the store until the backlog is empty or
+// it is stopped.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collector/cluster/cluster_membership.h"
+#include "collector/cluster/member_query_client.h"
+#include "collector/collector_metrics.h"
+#include "collector/loop_thread.h"
+#include "collector/storage/series_store.h"
+#include "common/base/clock.h"
+
+namespace drip::collector {
+
+struct RepairRound {
+  size_t copies_compared = 0;
+  size_t copies_repaired = 0;  // compared and sent samples
+  uint64_t samples_sent = 0;
+  size_t copies_failed = 0;  // left in the backlog for the next round
+};
+
+class ReplicaRepairer {
+ public:
+  // Counts are compared per hour; samples go in parts of at most this many.
+  static constexpr int64_t kCountWindowMs = 3600 * 1000;
+  static constexpr int kSamplesPerPart = 4096;
+  static constexpr std::chrono::seconds kRoundInterval{5};
+  static constexpr std::chrono::seconds kCallDeadline{30};
+
+  // Every pointer must outlive the repairer. `retention` bounds what is compared.
+  ReplicaRepairer(const ClusterMembership* membership, MemberQueryClient* members,
+                  SeriesStore* store, int replication_factor, std::chrono::milliseconds retention,
+                  CollectorMetrics* metrics, const Clock* clock);
+  ~ReplicaRepairer();  // Stop()
+
+  void Start();
+  void Stop();
+
+  // The copy of `host` on `member` missed a batch: compare it again at the next round.
+  // Thread-safe.
+  void NoteMissed(const std::string& host, const std::string& member);
+
+  // One round now (tests and the loop): compares and repairs every copy waiting.
+  RepairRound RunRound();
+
+ private:
+  using CopyKey = std::pair<std::string, std::string>;  // (host, member)
+  // The copies to compare this round, and the gauges (set by SurveyLocked).
+  struct Survey {
+    struct Copy {
+      size_t host_index;  // into the hosts surveyed
+      ClusterMember member;
+    };
+    std::vector<Copy> copies;
+    size_t under_replicated_hosts = 0;
+  };
+  Survey SurveyLocked(const std::vector<drip::v1::HostInfo>& hosts,
+                      const std::vector<ClusterMember>& members, int64_t now_ms);
+  // Sends `member` this member's samples of `host` where the two copies' counts differ.
+  absl::Status RepairCopy(const drip::v1::HostInfo& host, const ClusterMember& member,
+                          RepairRound* round);
+
+  const ClusterMembership* membership_;
+  MemberQueryClient* members_;
+  SeriesStore* store_;
+  const int replication_factor_;
+  const std::chrono::milliseconds retention_;
+  CollectorMetrics* metrics_;
+  const Clock* clock_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mu_;
+  // The member's incarnation (start time and lease) each copy was confirmed against.
+  std::map<CopyKey, std::string> confirmed_;
+  std::map<CopyKey, int64_t> waiting_since_ms_;  // the backlog
+  std::set<CopyKey> missed_;  // missed a batch since its comparison began
+  std::set<CopyKey> logged_failing_;
+  LoopThread loop_;
+};
+
+}  // namespace drip::collector
