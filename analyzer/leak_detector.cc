@@ -539,7 +539,7 @@ std::vector<std::string> LeakDetector::ForgetHost(std::string_view host) {
   if (host_id == d.host_ids.end()) return forgotten;
   for (SeriesId id = 0; id < d.states.size(); ++id) {
     const SeriesState& s = d.states[id];
-    if (!s.started() || d.series_host[id] != host_id->second || s.suspect_index >= 0) continue;
+    if (!s.started() || d.series_host[id] != host_id->second) continue;
     forgotten.push_back(Forget(id).second);
   }
   return forgotten;
@@ -557,6 +557,21 @@ std::pair<std::string, std::string> LeakDetector::Forget(SeriesId id) {
   if (s.releasing) --drift.hosts_releasing;
   if (s.warmed) --drift.hosts_warmed;
   --d.host_series[host];
+  if (s.suspect_index >= 0) {
+    // The last suspect takes its place.
+    const auto index = static_cast<size_t>(s.suspect_index);
+    const size_t last = d.suspects.size() - 1;
+    if (index != last) {
+      d.suspects[index] = std::move(d.suspects[last]);
+      if (last < d.reason_written.size()) d.reason_written[index] = d.reason_written[last];
+      d.key.assign(d.suspects[index].host);
+      d.key.push_back('\0');
+      d.key.append(d.suspects[index].component);
+      d.states[d.series_by_key.at(d.key)].suspect_index = static_cast<int32_t>(index);
+    }
+    d.suspects.pop_back();
+    if (d.reason_written.size() > last) d.reason_written.resize(last);
+  }
   d.key.assign(d.hosts[host]);
   d.key.push_back('\0');
   d.key.append(d.components[component]);

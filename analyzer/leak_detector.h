@@ -127,7 +127,7 @@ class LeakDetector {
   // restart that replays only recent history would. Returns the (host, component) pairs
   // forgotten. A series that reports again starts afresh.
   std::vector<std::pair<std::string, std::string>> ForgetSilentBefore(int64_t before_s);
-  // Forgets every series of `host` but suspects, the same way, so that its history can be
+  // Forgets every series of `host`, suspects too, the same way, so that its history can be
   // replayed from the start (a member's copy repaired with older samples). Returns the
   // components forgotten.
   std::vector<std::string> ForgetHost(std::string_view host);

@@ -472,6 +472,44 @@ TEST(LeakDetectorTest, SilentSeriesAreForgottenAndTheirSlotsReused) {
   EXPECT_EQ(detector.Suspects().size(), 1u);
 }
 
+// A member whose copy of a host was repaired judges the host again from its history:
+// every series of the host goes, suspects too, and the other hosts' suspects stay whole.
+TEST(LeakDetectorTest, ForgettingAHostDropsItsSuspectsAndKeepsTheOthers) {
+  LeakDetector detector{DetectorConfig{}};
+  const int64_t leak_start = kDay + kDay / 2;
+  for (const char* host : {"a", "b", "c"}) {
+    Feed(detector, host, "svc:x.service", 2, [&](int64_t t) {
+      return Point{"1@1", 1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
+    });
+    detector.Observe(host, "proc:quiet", kStart + 2 * kDay, "2@1", 10 * kMiB);
+  }
+  ASSERT_EQ(detector.Suspects().size(), 3u);
+  const int hosts_seen = detector.LocalDrift("svc:x.service").hosts_seen;
+
+  // "a" holds the first suspect slot: the last one moves into it and goes on.
+  const std::vector<std::string> forgotten = detector.ForgetHost("a");
+  EXPECT_EQ(std::set<std::string>(forgotten.begin(), forgotten.end()),
+            (std::set<std::string>{"svc:x.service", "proc:quiet"}));
+  EXPECT_EQ(detector.SeriesOfHost("a"), 0u);
+  EXPECT_FALSE(detector.HasSeries("a", "svc:x.service"));
+  EXPECT_EQ(detector.LocalDrift("svc:x.service").hosts_seen, hosts_seen - 1);
+  std::set<std::string> suspected;
+  for (const Suspect& s : detector.Suspects()) suspected.insert(s.host);
+  EXPECT_EQ(suspected, (std::set<std::string>{"b", "c"}));
+  EXPECT_TRUE(detector.ForgetHost("no-such-host").empty());
+
+  // The moved suspect is still its series': more growth updates it, not a new one.
+  const uint64_t before = detector.Suspects().size();
+  for (int64_t t = 2 * kDay; t < 2 * kDay + kDay / 2; t += 60) {
+    detector.Observe("c", "svc:x.service", kStart + t, "1@1",
+                     1024 * kMiB + 64 * kMiB * (t - leak_start) / kHour);
+  }
+  EXPECT_EQ(detector.Suspects().size(), before);
+  detector.ForgetHost("c");
+  ASSERT_EQ(detector.Suspects().size(), 1u);
+  EXPECT_EQ(detector.Suspects()[0].host, "b");
+}
+
 TEST(LeakDetectorTest, PerSeriesStateStaysSmall) {
   std::printf("detector state per series: %zu bytes\n", LeakDetector::BytesPerSeries());
   // Under a kilobyte: a million series fit a collector's gigabyte.

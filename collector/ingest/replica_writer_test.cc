@@ -127,5 +127,33 @@ TEST_F(ReplicaWriterTest, ABatchAStreamWouldRefuseIsRefusedNamingIt) {
   EXPECT_EQ(writer_->Write(nameless, Batch(4)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ReplicaWriterTest, ARepairThatAddedSamplesReplaysTheHostOnceAtItsLastPart) {
+  // A member that came back empty: it knows the host from its replica stream only.
+  ASSERT_TRUE(writer_->Write(host_, Batch(9)).ok());
+  drip::v1::SampleBatch older = Batch(3);
+  *older.add_samples() = Batch(4).samples(0);
+
+  absl::StatusOr<uint64_t> first = writer_->Repair(host_, older, /*last=*/false);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, 2u);
+  EXPECT_TRUE(detector_.replayed.empty()) << "replayed before the repair ended";
+  absl::StatusOr<uint64_t> last = writer_->Repair(host_, older, /*last=*/true);
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(*last, 0u);
+  EXPECT_EQ(detector_.replayed, (std::vector<std::string>{"web-1"}));
+  EXPECT_EQ(metrics_.cluster_repaired_samples.Value(), 2);
+  // A repair that found nothing missing changes nothing the detector judged.
+  ASSERT_TRUE(writer_->Repair(host_, older, /*last=*/true).ok());
+  EXPECT_EQ(detector_.replayed.size(), 1u);
+  // The mark stays the owner's latest batch.
+  EXPECT_EQ(*store_->AckedSequence("web-1"), 9u);
+
+  // Checked as any batch: a sample of another host is refused.
+  drip::v1::SampleBatch forged = Batch(5);
+  forged.mutable_samples(0)->set_host("db-1");
+  EXPECT_EQ(writer_->Repair(host_, forged, true).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace drip::collector

@@ -198,7 +198,7 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
     if (!components.ok()) return components.status();
     for (const std::string& component : *components) series.emplace_back(host.host(), component);
   }
-  return Replay(store, series, since_ms, now_ms);
+  return Replay(store, series, since_ms, now_ms, nullptr);
 }
 
 absl::StatusOr<uint64_t> OnlineDetector::RebuildHost(SeriesStore* store, const std::string& host,
@@ -206,23 +206,19 @@ absl::StatusOr<uint64_t> OnlineDetector::RebuildHost(SeriesStore* store, const s
   absl::StatusOr<std::vector<std::string>> components = store->ListComponents(host);
   if (!components.ok()) return components.status();
   std::vector<std::pair<std::string, std::string>> series;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const std::string& component : detector_.ForgetHost(host)) {
-      largest_process_.erase({host, component});
-    }
-    // A suspect stays as it is: it was flagged on what this member saw, and its report
-    // goes on.
-    for (const std::string& component : *components) {
-      if (!detector_.HasSeries(host, component)) series.emplace_back(host, component);
-    }
+  for (const std::string& component : *components) series.emplace_back(host, component);
+  // Held throughout, so that no pass sees the host half judged (a suspect gone for a
+  // moment); one host's history takes a fraction of a second.
+  std::unique_lock<std::mutex> lock(mu_);
+  for (const std::string& component : detector_.ForgetHost(host)) {
+    largest_process_.erase({host, component});
   }
-  return Replay(store, series, since_ms, now_ms);
+  return Replay(store, series, since_ms, now_ms, &lock);
 }
 
 absl::StatusOr<uint64_t> OnlineDetector::Replay(
     SeriesStore* store, const std::vector<std::pair<std::string, std::string>>& series,
-    int64_t since_ms, int64_t now_ms) {
+    int64_t since_ms, int64_t now_ms, std::unique_lock<std::mutex>* held) {
   // In global time order, as the samples first came and as `dripctl analyze` replays a
   // file: a component's hosts are judged together (its shared cycle, the fleet rule), so
   // replaying host after host would judge the first hosts without the others. A window
@@ -264,7 +260,8 @@ absl::StatusOr<uint64_t> OnlineDetector::Replay(
     });
     // One level per (host, component) per pass, as ObserveBatch groups a live batch.
     std::vector<const drip::v1::Sample*> pass;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock;
+    if (held == nullptr) lock = std::unique_lock<std::mutex>(mu_);
     for (size_t begin = 0; begin < window.size();) {
       size_t end = begin;
       pass.clear();

@@ -63,9 +63,10 @@ class OnlineDetector {
   // order across hosts, up to `now_ms` and whatever is stored beyond it. Returns how many
   // samples it replayed.
   absl::StatusOr<uint64_t> Rebuild(SeriesStore* store, int64_t since_ms, int64_t now_ms);
-  // Rebuild for one host while serving: its series are forgotten (suspects kept) and its
+  // Rebuild for one host while serving: its series are forgotten, suspects too, and its
   // stored samples since `since_ms` replayed, once a repair has given this member's copy
-  // history it had not seen.
+  // history it had not seen: it is judged as a restart would judge it, not from the few
+  // samples this member saw since it came back.
   absl::StatusOr<uint64_t> RebuildHost(SeriesStore* store, const std::string& host,
                                        int64_t since_ms, int64_t now_ms);
 
@@ -91,10 +92,11 @@ class OnlineDetector {
 
  private:
   // Replays the stored samples of `series` (host, component) since `since_ms`, in time
-  // order across them.
+  // order across them; under `held` (mu_) when given, else taking mu_ a window at a time.
   absl::StatusOr<uint64_t> Replay(SeriesStore* store,
                                   const std::vector<std::pair<std::string, std::string>>& series,
-                                  int64_t since_ms, int64_t now_ms);
+                                  int64_t since_ms, int64_t now_ms,
+                                  std::unique_lock<std::mutex>* held);
   // `arrived_ms` is when the samples arrived, 0 for a replay of stored ones.
   void ObserveLocked(const std::string& host, const drip::v1::Sample* samples[], size_t count,
                      int64_t arrived_ms);

@@ -414,6 +414,53 @@ TEST(RocksDbSeriesStoreTest, IgnoresABatchAtOrBelowTheMark) {
   EXPECT_EQ(*store->AckedSequence("new-host"), 0u);
 }
 
+TEST(RocksDbSeriesStoreTest, ARepairStoresOnlyTheSamplesItLacksAndMovesNoMark) {
+  Harness h;
+  auto store = h.Open();
+  ASSERT_NE(store, nullptr);
+  drip::v1::SampleBatch not_known = Batch(1, {ProcessSample("proc:a", "1", kNow, 1)});
+  EXPECT_EQ(store->AppendRepairSamples("h", not_known).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  Append(*store, "h",
+         Batch(1, {ProcessSample("proc:a", "1", kNow, 1), ProcessSample("proc:a", "1", kNow + 1000, 2)}));
+  Append(*store, "h", Batch(3, {ProcessSample("proc:a", "1", kNow + 3000, 4)}));
+
+  // The other copy's window: two samples this one has, two it lacks (one of a series it
+  // never saw), and one past the retention.
+  const drip::v1::SampleBatch other =
+      Batch(1, {ProcessSample("proc:a", "1", kNow, 1), ProcessSample("proc:a", "1", kNow + 1000, 2),
+                ProcessSample("proc:a", "1", kNow + 2000, 3), ProcessSample("proc:b", "7", kNow + 2000, 9),
+                ProcessSample("proc:a", "1", kNow - 15 * kDayMs, 5)});
+  absl::StatusOr<uint64_t> stored = store->AppendRepairSamples("h", other);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, 2u);
+  EXPECT_EQ(*store->AppendRepairSamples("h", other), 0u) << "a repair sent twice lands once";
+
+  auto check = [&](RocksDbSeriesStore& s) {
+    auto a = Read(s, "h", "proc:a");
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(Timestamps(a[0]), (std::vector<int64_t>{kNow, kNow + 1000, kNow + 2000, kNow + 3000}));
+    EXPECT_TRUE(MessageDifferencer::Equals(a[0].samples(2),
+                                           AsRead(ProcessSample("proc:a", "1", kNow + 2000, 3))));
+    auto b = Read(s, "h", "proc:b");
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].instance(), "7");
+    EXPECT_EQ(Timestamps(b[0]), (std::vector<int64_t>{kNow + 2000}));
+    drip::v1::HostInfo info = HostNamed(s, "h");
+    EXPECT_EQ(info.acked_sequence(), 3u);
+    EXPECT_EQ(info.samples_stored(), 3u);
+    EXPECT_EQ(info.replica_samples_stored(), 2u);
+    EXPECT_EQ(info.gaps(), 1u);
+  };
+  check(*store);
+  // Durable, and the mark still takes the agent's next batch.
+  store.reset();
+  store = h.Open();
+  ASSERT_NE(store, nullptr);
+  check(*store);
+  EXPECT_TRUE(Append(*store, "h", Batch(4, {ProcessSample("proc:a", "1", kNow + 4000, 5)})).stored);
+}
+
 TEST(RocksDbSeriesStoreTest, EmptyBatchAdvancesTheMark) {
   Harness h;
   auto store = h.Open();
