@@ -762,6 +762,16 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   }
   ASSERT_TRUE(taken.is_object()) << logs();
   EXPECT_EQ(taken["state"], "acknowledged") << taken.dump(2);
+  // The dead owner's own hosts stay suspected, though they send nothing more: their
+  // replicas judged the same history (replication factor 2, the default).
+  for (const auto& [host, c] : hosts) {
+    if (c != owner_index) continue;
+    std::string last;
+    EXPECT_FALSE(WaitForSuspect(*collectors[heir], host, component, std::chrono::seconds(10),
+                                &last)
+                     .is_null())
+        << host << " is no longer suspected once its collector died: " << last;
+  }
   EXPECT_EQ(HostsOf(taken), expected) << taken.dump(2);
   for (int survivor = 0; survivor < 3; ++survivor) {
     if (survivor == owner_index) continue;
