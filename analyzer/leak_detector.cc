@@ -34,6 +34,23 @@ struct LeakDetector::Impl {
     return id;
   }
 
+  void GrowHosts() {
+    if (host_memory.size() < hosts.size()) host_memory.resize(hosts.size(), 0);
+    if (host_series.size() < hosts.size()) host_series.resize(hosts.size());
+    if (host_counted.size() < hosts.size()) host_counted.resize(hosts.size(), 1);
+  }
+
+  // Adds (sign +1) or takes away (-1) the series' share of its component's local drift.
+  void CountSeries(SeriesId id, int sign) {
+    const SeriesState& s = states[id];
+    ComponentDrift& drift = local_drift[series_component[id]];
+    drift.hosts_seen += sign;
+    drift.hosts_by_band[s.band] += sign;
+    if (s.climbing) drift.hosts_climbing += sign;
+    if (s.releasing) drift.hosts_releasing += sign;
+    if (s.warmed) drift.hosts_warmed += sign;
+  }
+
   // What the fleet rule judges a component by: its hosts here and on the other shards.
   ComponentDrift FleetView(uint32_t component) const {
     ComponentDrift view = local_drift[component];
@@ -48,7 +65,9 @@ struct LeakDetector::Impl {
   std::vector<std::string> hosts;
   std::vector<std::string> components;
   std::vector<uint64_t> host_memory;
-  std::vector<uint32_t> host_series;  // series per host id
+  std::vector<std::vector<SeriesId>> host_series;  // by host id
+  // By host id: whether its series count in local_drift (SetHostCounted).
+  std::vector<uint8_t> host_counted;
   std::vector<uint32_t> series_host;
   std::vector<uint32_t> series_component;
   std::vector<SeriesState> states;
@@ -89,9 +108,8 @@ LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_v
   }
   d.series_by_key.emplace(d.key, id);
   const uint32_t host_id = d.Intern(d.host_ids, d.hosts, host);
-  if (d.host_memory.size() < d.hosts.size()) d.host_memory.resize(d.hosts.size(), 0);
-  if (d.host_series.size() < d.hosts.size()) d.host_series.resize(d.hosts.size(), 0);
-  ++d.host_series[host_id];
+  d.GrowHosts();
+  d.host_series[host_id].push_back(id);
   const uint32_t component_id = d.Intern(d.component_ids, d.components, component);
   if (d.local_drift.size() < d.components.size()) {
     d.local_drift.resize(d.components.size());
@@ -99,9 +117,7 @@ LeakDetector::SeriesId LeakDetector::Series(std::string_view host, std::string_v
   }
   d.series_host[id] = host_id;
   d.series_component[id] = component_id;
-  ComponentDrift& drift = d.local_drift[component_id];
-  ++drift.hosts_seen;
-  ++drift.hosts_by_band[0];
+  if (d.host_counted[host_id]) d.CountSeries(id, +1);
   return id;
 }
 
@@ -115,15 +131,25 @@ bool LeakDetector::HasSeries(std::string_view host, std::string_view component) 
 size_t LeakDetector::SeriesOfHost(std::string_view host) const {
   const Impl& d = *impl_;
   auto it = d.host_ids.find(absl::string_view(host.data(), host.size()));
-  return it == d.host_ids.end() || it->second >= d.host_series.size() ? 0
-                                                                      : d.host_series[it->second];
+  return it == d.host_ids.end() || it->second >= d.host_series.size()
+             ? 0
+             : d.host_series[it->second].size();
 }
 
 void LeakDetector::SetHostMemory(std::string_view host, uint64_t bytes) {
   Impl& d = *impl_;
   const uint32_t host_id = d.Intern(d.host_ids, d.hosts, host);
-  if (d.host_memory.size() < d.hosts.size()) d.host_memory.resize(d.hosts.size(), 0);
+  d.GrowHosts();
   d.host_memory[host_id] = bytes;
+}
+
+void LeakDetector::SetHostCounted(std::string_view host, bool counted) {
+  Impl& d = *impl_;
+  const uint32_t host_id = d.Intern(d.host_ids, d.hosts, host);
+  d.GrowHosts();
+  if ((d.host_counted[host_id] != 0) == counted) return;
+  d.host_counted[host_id] = counted ? 1 : 0;
+  for (const SeriesId id : d.host_series[host_id]) d.CountSeries(id, counted ? +1 : -1);
 }
 
 namespace {
@@ -242,26 +268,17 @@ void LeakDetector::CloseEpoch(SeriesId series) {
   ++counters_.epochs_closed;
 
   ComponentDrift& drift = d.local_drift[component];
+  // The component's longest cycles are known from any host; the counts, from counted ones.
   drift.longest_released_rise_s =
       std::max(drift.longest_released_rise_s, verdict.longest_released_rise_s);
-  if (verdict.longest_released_rise_s > 0 && !s.releasing) {
-    s.releasing = true;
-    ++drift.hosts_releasing;
-  }
   drift.longest_warmup_s = std::max(drift.longest_warmup_s, verdict.longest_warmup_s);
-  if (verdict.longest_warmup_s > 0 && !s.warmed) {
-    s.warmed = true;
-    ++drift.hosts_warmed;
-  }
-  if (verdict.band != s.band) {
-    --drift.hosts_by_band[s.band];
-    ++drift.hosts_by_band[verdict.band];
-    s.band = static_cast<uint8_t>(verdict.band);
-  }
-  if (verdict.climbing != s.climbing) {
-    drift.hosts_climbing += verdict.climbing ? 1 : -1;
-    s.climbing = verdict.climbing;
-  }
+  const bool counted = d.host_counted[d.series_host[series]] != 0;
+  if (counted) d.CountSeries(series, -1);
+  if (verdict.longest_released_rise_s > 0) s.releasing = true;
+  if (verdict.longest_warmup_s > 0) s.warmed = true;
+  s.band = static_cast<uint8_t>(verdict.band);
+  s.climbing = verdict.climbing;
+  if (counted) d.CountSeries(series, +1);
   Judge(series, verdict, s.last_sample());
 }
 
@@ -475,6 +492,7 @@ std::vector<std::pair<std::string, ComponentDrift>> LeakDetector::LocalDrifts(
   for (SeriesId id = 0; id < d.states.size(); ++id) {
     const SeriesState& s = d.states[id];
     if (!s.started() || s.last_sample() < active_since_s) continue;
+    if (!d.host_counted[d.series_host[id]]) continue;
     const uint32_t component = d.series_component[id];
     std::optional<ComponentDrift>& c = counts[component];
     if (!c) {
@@ -550,13 +568,9 @@ std::pair<std::string, std::string> LeakDetector::Forget(SeriesId id) {
   SeriesState& s = d.states[id];
   const uint32_t host = d.series_host[id];
   const uint32_t component = d.series_component[id];
-  ComponentDrift& drift = d.local_drift[component];
-  --drift.hosts_seen;
-  --drift.hosts_by_band[s.band];
-  if (s.climbing) --drift.hosts_climbing;
-  if (s.releasing) --drift.hosts_releasing;
-  if (s.warmed) --drift.hosts_warmed;
-  --d.host_series[host];
+  if (d.host_counted[host]) d.CountSeries(id, -1);
+  std::vector<SeriesId>& of_host = d.host_series[host];
+  of_host.erase(std::find(of_host.begin(), of_host.end(), id));
   if (s.suspect_index >= 0) {
     // The last suspect takes its place.
     const auto index = static_cast<size_t>(s.suspect_index);

@@ -90,6 +90,12 @@ class LeakDetector {
 
   // The host's total memory, for the ETA to OOM of its suspects.
   void SetHostMemory(std::string_view host, uint64_t bytes);
+  // Whether `host`'s series count in this detector's share of the fleet drift (LocalDrift,
+  // LocalDrifts, and the fleet rule's view with the peers' added). A cluster member keeps
+  // copies of hosts other members own (docs/cluster.md, "Replication") and judges them,
+  // but their owner counts them: counted twice, a component's climbing hosts would arm
+  // the fleet rule with half the hosts it needs. Hosts count by default.
+  void SetHostCounted(std::string_view host, bool counted);
 
   // Closes every epoch that ended before `now_s` (for series that went quiet), so that
   // a replay's last epoch is judged too.

@@ -510,6 +510,39 @@ TEST(LeakDetectorTest, ForgettingAHostDropsItsSuspectsAndKeepsTheOthers) {
   EXPECT_EQ(detector.Suspects()[0].host, "b");
 }
 
+// A cluster member judges the hosts it keeps copies of, but their owner counts them in
+// the fleet drift: a copy that counted too would count each such host twice.
+TEST(LeakDetectorTest, HostsKeptAsCopiesAreJudgedButNotCountedInTheFleetDrift) {
+  LeakDetector detector{DetectorConfig{}};
+  const int64_t leak_start = kDay + kDay / 2;
+  detector.SetHostCounted("copy", false);
+  for (const char* host : {"own", "copy"}) {
+    Feed(detector, host, "svc:x.service", 2, [&](int64_t t) {
+      return Point{"1@1", 1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
+    });
+  }
+  EXPECT_EQ(detector.Suspects().size(), 2u) << "a copy is judged like any host";
+  ComponentDrift drift = detector.LocalDrift("svc:x.service");
+  EXPECT_EQ(drift.hosts_seen, 1);
+  EXPECT_EQ(drift.hosts_climbing, 1);
+  auto shared = detector.LocalDrifts(0);
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_EQ(shared[0].second.hosts_seen, 1);
+
+  // Its owner died and its stream came here: it counts from now on, with its state.
+  detector.SetHostCounted("copy", true);
+  drift = detector.LocalDrift("svc:x.service");
+  EXPECT_EQ(drift.hosts_seen, 2);
+  EXPECT_EQ(drift.hosts_climbing, 2);
+  detector.SetHostCounted("own", false);
+  detector.SetHostCounted("own", false);
+  EXPECT_EQ(detector.LocalDrift("svc:x.service").hosts_seen, 1);
+  // Forgetting an uncounted host takes nothing more away.
+  detector.ForgetHost("own");
+  EXPECT_EQ(detector.LocalDrift("svc:x.service").hosts_seen, 1);
+  EXPECT_EQ(detector.LocalDrift("svc:x.service").hosts_climbing, 1);
+}
+
 TEST(LeakDetectorTest, PerSeriesStateStaysSmall) {
   std::printf("detector state per series: %zu bytes\n", LeakDetector::BytesPerSeries());
   // Under a kilobyte: a million series fit a collector's gigabyte.

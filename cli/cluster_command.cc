@@ -49,9 +49,18 @@ void RenderCluster(const drip::v1::ListMembersResponse& response, const ClusterO
       j["etcd_endpoint"] = response.etcd_endpoint();
     }
     if (!options.host.empty()) {
+      nlohmann::json copies = nlohmann::json::array();
+      for (const auto& c : response.copies()) {
+        copies.push_back({{"member", c.member()},
+                          {"address", c.address()},
+                          {"role", c.owner() ? "owner" : "replica"},
+                          {"samples", c.samples()},
+                          {"error", c.error()}});
+      }
       j["host"] = {{"name", options.host},
                    {"member", holder == nullptr ? "" : holder->name()},
-                   {"address", holder == nullptr ? "" : holder->address()}};
+                   {"address", holder == nullptr ? "" : holder->address()},
+                   {"copies", copies}};
     }
     out << DumpJsonForTerminal(j) << "\n";
     return;
@@ -63,6 +72,17 @@ void RenderCluster(const drip::v1::ListMembersResponse& response, const ClusterO
       out << fmt::format("{} is placed on {}{}\n", TerminalSafe(options.host), holder->name(),
                          holder->address().empty() ? "" : " at " + holder->address());
     }
+    if (response.copies_size() == 0) return;
+    // Fewer than the replication factor asks when fewer members are live.
+    out << fmt::format("its copies ({}):\n", response.copies_size());
+    TablePrinter copies({"MEMBER", "ROLE", "SAMPLES", ""});
+    for (const auto& c : response.copies()) {
+      copies.AddRow({c.member(), c.owner() ? "owner" : "replica",
+                     c.error().empty() ? std::to_string(c.samples()) : "?",
+                     c.error().empty() ? (c.samples() == 0 ? "(holds none)" : "")
+                                       : "did not say: " + TerminalSafe(c.error())});
+    }
+    copies.Print(out);
     return;
   }
   if (response.mode() == "standalone") {

@@ -241,7 +241,8 @@ absl::Status CollectorServer::JoinCluster(const ServingAddresses& bound) {
       ClusterPresence::Join(config_, bound.grpc, bound.grpc_port, parts);
   if (!cluster.ok()) return cluster.status();
   cluster_ = std::move(*cluster);
-  query_->set_cluster(cluster_->membership(), cluster_->member_queries());
+  query_->set_cluster(cluster_->membership(), cluster_->member_queries(),
+                      cluster_->replication_factor());
   member_service_->set_cluster(cluster_->membership());
   cluster_for_sessions_.store(cluster_.get());
   return absl::OkStatus();

@@ -67,18 +67,25 @@ ReplicaRepairer::Survey ReplicaRepairer::SurveyLocked(
   }
   const std::string& self = membership_->member_name();
   std::map<CopyKey, int64_t> waiting;
+  // Only holders keep their confirmation: one that stops being a holder gets no more
+  // copies, so it is compared again if it becomes one again.
+  std::map<CopyKey, std::string> confirmed;
   for (size_t i = 0; i < hosts.size(); ++i) {
     const std::vector<std::string> ranking = RendezvousRanking(hosts[i].host(), names);
     const size_t holders = std::min(ranking.size(), static_cast<size_t>(replication_factor_));
     const auto end = ranking.begin() + static_cast<std::ptrdiff_t>(holders);
-    if (std::find(ranking.begin(), end, self) == end) continue;  // not ours to look after
+    // A member that no longer holds the host (a member joined or came back ahead of it)
+    // hands its copy over too: it may hold what it alone got while it was a holder.
     bool whole = holders == static_cast<size_t>(replication_factor_);
     for (auto it = ranking.begin(); it != end; ++it) {
       if (*it == self) continue;
       const ClusterMember& member = *by_name.at(*it);
       CopyKey key{hosts[i].host(), member.name};
-      auto confirmed = confirmed_.find(key);
-      if (confirmed != confirmed_.end() && confirmed->second == IncarnationOf(member)) continue;
+      auto found = confirmed_.find(key);
+      if (found != confirmed_.end() && found->second == IncarnationOf(member)) {
+        confirmed.insert(*found);
+        continue;
+      }
       whole = false;
       auto since = waiting_since_ms_.find(key);
       waiting[key] = since == waiting_since_ms_.end() ? now_ms : since->second;
@@ -87,6 +94,7 @@ ReplicaRepairer::Survey ReplicaRepairer::SurveyLocked(
     if (!whole && ranking.front() == self) ++survey.under_replicated_hosts;
   }
   waiting_since_ms_ = std::move(waiting);
+  confirmed_ = std::move(confirmed);
   int64_t oldest = now_ms;
   for (const auto& [key, since] : waiting_since_ms_) oldest = std::min(oldest, since);
   metrics_->cluster_under_replicated_hosts.Set(static_cast<double>(survey.under_replicated_hosts));

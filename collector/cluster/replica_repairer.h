@@ -4,9 +4,11 @@
 // that came back with an empty disk, and the new holder of a host's copy after a member
 // joined or left.
 //
-// Each member looks after the hosts it holds a copy of and should (it is among the first
-// replication_factor members of the host's rendezvous order): for every other such
-// member, the copy there is "confirmed" once compared with this one. A copy is compared
+// Each member looks after every host it has a copy of: for each of the host's holders
+// (the first replication_factor members of its rendezvous order) other than itself, the
+// copy there is "confirmed" once compared with this one. A member that stopped being a
+// holder (another joined or came back ahead of it) hands its copy over this way, since it
+// may hold samples it alone got while it was one. A copy is compared
 // again when the member holding it restarts (a new start time or lease: its disk may be
 // new), when replication to it failed (BatchReplicator::NoteMissed), and when it newly
 // holds the host (membership changed). Comparing asks the other member for its sample

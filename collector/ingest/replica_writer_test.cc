@@ -26,6 +26,9 @@ class RecordingDetector final : public DetectorFeed {
     return {};
   }
   void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) override {
+    observed.push_back("stream " + host + "#" + std::to_string(batch.sequence()));
+  }
+  void ObserveReplicaBatch(const std::string& host, const drip::v1::SampleBatch& batch) override {
     observed.push_back(host + "#" + std::to_string(batch.sequence()));
   }
   void SetHostMemory(const std::string& host, uint64_t bytes) override { memory[host] = bytes; }

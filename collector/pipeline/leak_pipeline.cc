@@ -191,7 +191,17 @@ std::set<std::string> LeakPipeline::ComponentsOverQuota(const std::string& host,
 }
 
 void LeakPipeline::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {
-  detector_.ObserveBatch(host, batch);
+  Observe(host, batch, /*streamed=*/true);
+}
+
+void LeakPipeline::ObserveReplicaBatch(const std::string& host,
+                                       const drip::v1::SampleBatch& batch) {
+  Observe(host, batch, /*streamed=*/false);
+}
+
+void LeakPipeline::Observe(const std::string& host, const drip::v1::SampleBatch& batch,
+                           bool streamed) {
+  detector_.ObserveBatch(host, batch, streamed);
   for (drip::v1::InstanceVersion version : batch.versions()) {
     version.set_host(host);
     versions_.Add(version);

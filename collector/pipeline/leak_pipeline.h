@@ -101,6 +101,7 @@ class LeakPipeline final : public DetectorFeed, public ReportDesk {
                                             const drip::v1::SampleBatch& batch,
                                             size_t max_components) const override;
   void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) override;
+  void ObserveReplicaBatch(const std::string& host, const drip::v1::SampleBatch& batch) override;
   void SetHostMemory(const std::string& host, uint64_t bytes) override;
   absl::StatusOr<uint64_t> ReplayHost(const std::string& host) override;
 
@@ -153,6 +154,7 @@ class LeakPipeline final : public DetectorFeed, public ReportDesk {
  private:
   LeakPipeline(const LeakPipelineOptions& options, SeriesStore* store, CommandRouter* commands,
                CollectorMetrics* metrics, const Clock* clock);
+  void Observe(const std::string& host, const drip::v1::SampleBatch& batch, bool streamed);
   // Detector figures and the snapshot counters as of this pass.
   void RefreshMetrics(const FleetSuspects& suspects);
 

@@ -48,11 +48,14 @@ std::set<std::string> OnlineDetector::ComponentsOverQuota(const std::string& hos
   return over;
 }
 
-void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) {
+void OnlineDetector::ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch,
+                                  bool streamed) {
   std::vector<const drip::v1::Sample*> samples;
   samples.reserve(static_cast<size_t>(batch.samples_size()));
   const int64_t arrived_ms = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
+  // A host changes sides when its owner changes: the heir's stream counts it from then on.
+  detector_.SetHostCounted(host, streamed);
   // Kills first: the exit of the instance a kill ended comes before its successor's
   // first sample, which then starts a new instance that died killed.
   for (const drip::v1::Sample& sample : batch.samples()) {
@@ -194,6 +197,11 @@ absl::StatusOr<uint64_t> OnlineDetector::Rebuild(SeriesStore* store, int64_t sin
   std::vector<std::pair<std::string, std::string>> series;  // (host, component)
   for (const drip::v1::HostInfo& host : *hosts) {
     if (host.memory_total_bytes() > 0) SetHostMemory(host.host(), host.memory_total_bytes());
+    if (host.samples_stored() == 0 && host.replica_samples_stored() > 0) {
+      // Only ever a copy here: another member counts it, until its stream comes here.
+      std::lock_guard<std::mutex> lock(mu_);
+      detector_.SetHostCounted(host.host(), false);
+    }
     absl::StatusOr<std::vector<std::string>> components = store->ListComponents(host.host());
     if (!components.ok()) return components.status();
     for (const std::string& component : *components) series.emplace_back(host.host(), component);

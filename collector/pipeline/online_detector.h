@@ -52,8 +52,12 @@ class OnlineDetector {
                                             const drip::v1::SampleBatch& batch,
                                             size_t max_components) const;
 
-  // A batch of `host` that is durable in the store.
-  void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch);
+  // A batch of `host` that is durable in the store: from its agent's stream here
+  // (`streamed`), or a copy of another member's (docs/cluster.md, "Replication"), judged
+  // alike but left out of this member's share of the fleet drift, which its owner counts
+  // (LeakDetector::SetHostCounted).
+  void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch,
+                    bool streamed = true);
   void SetHostMemory(const std::string& host, uint64_t bytes);
   // Judges the epochs that ended before `now_s` of the series that went quiet (called by
   // the pipeline).

@@ -13,6 +13,7 @@
 #include "collector/query/fleet_answer_merge.h"
 #include "collector/query/suspects_proto.h"
 #include "collector/query/unary_on_pool.h"
+#include "collector/storage/host_sample_counts.h"
 #include "common/daemon/logging.h"
 #include "common/rpc/grpc_conversions.h"
 #include "common/rpc/report_state.h"
@@ -352,7 +353,55 @@ grpc::Status QueryServiceImpl::DoListMembers(const drip::v1::ListMembersRequest&
   }
   if (!request.host().empty()) by_name[owner_of(request.host())].add_hosts(request.host());
   for (const ClusterMember& m : members) *response->add_members() = std::move(by_name[m.name]);
+  if (cluster != nullptr && !request.host().empty()) {
+    ListCopies(request.host(), members, names, self_name, response);
+  }
   return grpc::Status::OK;
+}
+
+void QueryServiceImpl::ListCopies(const std::string& host, const std::vector<ClusterMember>& members,
+                                  const std::vector<std::string>& names, const std::string& self,
+                                  drip::v1::ListMembersResponse* response) {
+  // A day per count: the answer is the sum, the day only keeps it short.
+  constexpr int64_t kCountWindowMs = 24 * 3600 * 1000;
+  const std::vector<std::string> ranking = RendezvousRanking(host, names);
+  const size_t holders =
+      std::min(ranking.size(), static_cast<size_t>(std::max(1, replication_factor_.load())));
+  std::vector<ClusterMember> others;
+  for (size_t k = 0; k < holders; ++k) {
+    drip::v1::HostCopy* copy = response->add_copies();
+    copy->set_member(ranking[k]);
+    copy->set_owner(k == 0);
+    for (const ClusterMember& m : members) {
+      if (m.name != ranking[k]) continue;
+      copy->set_address(m.address);
+      if (m.name != self) others.push_back(m);
+    }
+    if (ranking[k] != self) continue;
+    absl::StatusOr<std::map<int64_t, uint64_t>> counts =
+        CountHostSamples(store_, host, 0, kCountWindowMs);
+    if (!counts.ok() && !absl::IsNotFound(counts.status())) {
+      copy->set_error(counts.status().ToString());
+    }
+    for (const auto& [start, samples] : counts.value_or(std::map<int64_t, uint64_t>{})) {
+      copy->set_samples(copy->samples() + samples);
+    }
+  }
+  MemberQueryClient* client = members_.load();
+  if (others.empty() || client == nullptr) return;
+  drip::v1::CountHostSamplesRequest request;
+  request.set_host(host);
+  request.set_window_ms(kCountWindowMs);
+  for (const auto& a : client->AskAll(
+           others, &drip::v1::MemberService::Stub::async_interface::CountHostSamples, request)) {
+    for (drip::v1::HostCopy& copy : *response->mutable_copies()) {
+      if (copy.member() != a.member) continue;
+      if (!a.status.ok() && a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
+        copy.set_error(FromGrpcStatus(a.status).ToString());
+      }
+      for (const auto& window : a.response.windows()) copy.set_samples(copy.samples() + window.samples());
+    }
+  }
 }
 
 grpc::Status QueryServiceImpl::DoListHosts(drip::v1::ListHostsResponse* response) {

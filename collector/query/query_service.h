@@ -100,7 +100,10 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   // The collector's membership in a cluster once it has joined, and the client that asks
   // the other members (both null: standalone, or leaving). Both must outlive the calls
   // that may use them. May be called while calls are served.
-  void set_cluster(const ClusterMembership* cluster, MemberQueryClient* members) {
+  // `replication_factor` is cluster.replication_factor (ListMembers names a host's copies).
+  void set_cluster(const ClusterMembership* cluster, MemberQueryClient* members,
+                   int replication_factor = 1) {
+    replication_factor_.store(replication_factor);
     members_.store(members);
     cluster_.store(cluster);
   }
@@ -153,6 +156,11 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
       const Request& request);
   // This member's name in merged answers.
   std::string SelfName() const;
+  // `host`'s copies on `members` (the live ones, `names` their names, this one `self`),
+  // each holder asked what it keeps.
+  void ListCopies(const std::string& host, const std::vector<ClusterMember>& members,
+                  const std::vector<std::string>& names, const std::string& self,
+                  drip::v1::ListMembersResponse* response);
 
   // This member's answer when the call is not a fleet call; otherwise its part and the
   // other live members', merged by `merge` (fleet_answer_merge.h), the missing members
@@ -188,6 +196,7 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
   const uint64_t max_answer_bytes_;
   std::atomic<const ClusterMembership*> cluster_{nullptr};
   std::atomic<MemberQueryClient*> members_{nullptr};
+  std::atomic<int> replication_factor_{1};
   // Query calls are few and read-only; two threads keep one slow series from blocking
   // dripctl hosts.
   WorkerPool readers_{"drip-query", 2, kMaxQueuedQueries};

@@ -14,9 +14,9 @@
 
 namespace drip::collector {
 
-// Window start (a multiple of `window_ms`) -> samples in it; windows without any are
-// absent. Reads the host's samples since `since_ms` a day at a time, so memory stays
-// bounded whatever the retention. NOT_FOUND for a host the store does not know.
+// Window start (a multiple of `window_ms`) -> samples since `since_ms` (and within the
+// retention) in it; windows without any are absent. Reads one component at a time.
+// NOT_FOUND for a host the store holds no sample of.
 absl::StatusOr<std::map<int64_t, uint64_t>> CountHostSamples(SeriesStore* store,
                                                              const std::string& host,
                                                              int64_t since_ms, int64_t window_ms);

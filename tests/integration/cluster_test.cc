@@ -819,12 +819,64 @@ std::optional<double> AwaitPlacement(LocalDrip& asked, const std::vector<std::st
   return std::nullopt;
 }
 
+// `name` on `drip`'s /metrics; an error while it cannot be read.
+absl::StatusOr<double> Metric(LocalDrip& drip, const std::string& name) {
+  absl::StatusOr<std::string> metrics = HttpGet(drip.metrics_address(), "/metrics");
+  if (!metrics.ok()) return metrics.status();
+  return MetricValue(*metrics, name);
+}
+
+// Waits until no member has a copy waiting for repair; what each member still has
+// waiting after `timeout`, or nullopt.
+std::optional<std::string> AwaitNoRepairBacklog(const std::vector<LocalDrip*>& members,
+                                                std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string waiting;
+  while (std::chrono::steady_clock::now() < deadline) {
+    waiting.clear();
+    for (size_t i = 0; i < members.size(); ++i) {
+      absl::StatusOr<double> backlog = Metric(*members[i], "drip_cluster_repair_backlog");
+      absl::StatusOr<double> under = Metric(*members[i], "drip_cluster_under_replicated_hosts");
+      if (!backlog.ok() || *backlog != 0 || !under.ok() || *under != 0) {
+        waiting += fmt::format("member {}: backlog {}, under-replicated hosts {}; ", i,
+                               backlog.ok() ? std::to_string(*backlog) : backlog.status().ToString(),
+                               under.ok() ? std::to_string(*under) : under.status().ToString());
+      }
+    }
+    if (waiting.empty()) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return waiting;
+}
+
+// The timestamps of `host`'s `component` in `member`'s own copy, asked as a member would
+// (a plaintext cluster lets the test): nothing merged from the others.
+absl::StatusOr<std::vector<int64_t>> OwnCopy(const LocalDrip& member, const std::string& host,
+                                             const std::string& component) {
+  auto stub = drip::v1::MemberService::NewStub(
+      grpc::CreateChannel(member.grpc_address(), grpc::InsecureChannelCredentials()));
+  drip::v1::GetSeriesRequest request;
+  request.set_host(host);
+  request.set_component(component);
+  drip::v1::GetSeriesResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  const grpc::Status status = stub->GetSeries(&context, request, &response);
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  std::vector<int64_t> out;
+  for (const drip::v1::Series& series : response.series()) {
+    for (const drip::v1::Sample& sample : series.samples()) out.push_back(sample.timestamp_ms());
+  }
+  return out;
+}
+
 // Many agents (the agent's own stream and buffer, each knowing what was acknowledged)
 // over three collectors. One is killed with SIGKILL under load and its hosts move to the
 // others; it comes back with its disk and takes them back; a fourth joins and takes about
-// a quarter. Through all of it, each host's merged series, asked of any member, holds
-// every acknowledged sample exactly once.
-TEST(ClusterTest, KillNineUnderLoadAndAJoinLoseNoAcknowledgedSampleInTheMergedView) {
+// a quarter; then the first leaves. Through all of it, each host's merged series holds
+// every acknowledged sample exactly once, and at the end so does the own copy of each of
+// the host's two members (replication factor 2, the default).
+TEST(ClusterTest, KillNineUnderLoadAJoinAndALeaveLoseNoAcknowledgedSampleAndLeaveTwoCopies) {
   TempDir dir;
   EtcdBackedCollectors cluster;
   const absl::Status started =
@@ -875,8 +927,14 @@ TEST(ClusterTest, KillNineUnderLoadAndAJoinLoseNoAcknowledgedSampleInTheMergedVi
   EXPECT_LE(moved, kAgents / 2);
   std::this_thread::sleep_for(std::chrono::seconds(1));
 
-  // Drain, then every acknowledged sample is in each host's merged series, once, asked of
-  // the first member and of the newest.
+  // c0 leaves (stopped as systemd stops it): its hosts go to the three left.
+  collectors[0]->KillCollector(SIGTERM);
+  const std::vector<std::string> last = {"c1", "c2", "c3"};
+  ASSERT_TRUE(AwaitPlacement(*c3, hosts, last, std::chrono::seconds(30)))
+      << nlohmann::json(Connected(*c3)).dump() << logs();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+
+  // Drain, and let the members repair what the moves left with one copy.
   for (auto& a : agents) a->StopFeeding();
   for (int i = 0; i < 300; ++i) {
     bool drained = true;
@@ -884,53 +942,37 @@ TEST(ClusterTest, KillNineUnderLoadAndAJoinLoseNoAcknowledgedSampleInTheMergedVi
     if (drained) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  std::vector<LocalDrip*> live;
+  for (size_t i = 1; i < collectors.size(); ++i) live.push_back(collectors[i].get());
+  const std::optional<std::string> waiting = AwaitNoRepairBacklog(live, std::chrono::seconds(60));
+  ASSERT_FALSE(waiting.has_value()) << *waiting << logs();
+
+  // Every acknowledged sample is in each host's merged series, once, and in the own copy
+  // of each of the host's two members.
   for (auto& a : agents) {
     ASSERT_EQ(a->Buffered(), 0u) << a->host() << " still holds unacknowledged batches";
     const std::vector<int64_t> acked = a->TimestampsUpTo(a->AckedSequence());
     ASSERT_GT(acked.size(), 50u);
-    for (LocalDrip* asked : {collectors[0].get(), c3.get()}) {
-      absl::StatusOr<nlohmann::json> series = asked->Series(a->host(), "proc:crash-steady");
-      ASSERT_TRUE(series.ok()) << series.status();
-      const std::vector<int64_t> stored = SampleTimestamps(*series, "");
+    auto check = [&](const std::vector<int64_t>& stored, const std::string& where) {
       const std::set<int64_t> unique(stored.begin(), stored.end());
-      EXPECT_EQ(unique.size(), stored.size()) << a->host() << ": a sample answered twice";
+      EXPECT_EQ(unique.size(), stored.size()) << a->host() << ": a sample twice in " << where;
       size_t missing = 0;
       for (int64_t ts : acked) missing += unique.contains(ts) ? 0 : 1;
       EXPECT_EQ(missing, 0u) << a->host() << ": " << missing << " of " << acked.size()
-                             << " acknowledged samples are missing";
+                             << " acknowledged samples are missing from " << where;
+    };
+    absl::StatusOr<nlohmann::json> series = live.back()->Series(a->host(), "proc:crash-steady");
+    ASSERT_TRUE(series.ok()) << series.status();
+    check(SampleTimestamps(*series, ""), "the merged series");
+    const std::vector<std::string> ranking = collector::RendezvousRanking(a->host(), last);
+    for (size_t k = 0; k < 2; ++k) {
+      const LocalDrip& member = *live[static_cast<size_t>(ranking[k][1] - '1')];
+      absl::StatusOr<std::vector<int64_t>> own = OwnCopy(member, a->host(), "proc:crash-steady");
+      ASSERT_TRUE(own.ok()) << ranking[k] << ": " << own.status();
+      check(*own, ranking[k] + "'s own copy");
     }
   }
   for (auto& a : agents) a->Stop();
-}
-
-// `name` on `drip`'s /metrics; an error while it cannot be read.
-absl::StatusOr<double> Metric(LocalDrip& drip, const std::string& name) {
-  absl::StatusOr<std::string> metrics = HttpGet(drip.metrics_address(), "/metrics");
-  if (!metrics.ok()) return metrics.status();
-  return MetricValue(*metrics, name);
-}
-
-// Waits until no member has a copy waiting for repair; what each member still has
-// waiting after `timeout`, or nullopt.
-std::optional<std::string> AwaitNoRepairBacklog(std::vector<std::unique_ptr<LocalDrip>>& members,
-                                                std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string waiting;
-  while (std::chrono::steady_clock::now() < deadline) {
-    waiting.clear();
-    for (size_t i = 0; i < members.size(); ++i) {
-      absl::StatusOr<double> backlog = Metric(*members[i], "drip_cluster_repair_backlog");
-      absl::StatusOr<double> under = Metric(*members[i], "drip_cluster_under_replicated_hosts");
-      if (!backlog.ok() || *backlog != 0 || !under.ok() || *under != 0) {
-        waiting += fmt::format("c{}: backlog {}, under-replicated hosts {}; ", i,
-                               backlog.ok() ? std::to_string(*backlog) : backlog.status().ToString(),
-                               under.ok() ? std::to_string(*under) : under.status().ToString());
-      }
-    }
-    if (waiting.empty()) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  return waiting;
 }
 
 // Replication factor 2 (the default) on three members. c1 is killed, its disk deleted,
@@ -982,7 +1024,8 @@ TEST(ClusterTest, AMemberWhoseDiskWasDeletedComesBackEmptyAndIsRepairedFromItsPe
   }
   const auto repair_start = std::chrono::steady_clock::now();
   const std::optional<std::string> waiting =
-      AwaitNoRepairBacklog(collectors, std::chrono::seconds(60));
+      AwaitNoRepairBacklog({collectors[0].get(), collectors[1].get(), collectors[2].get()},
+                           std::chrono::seconds(60));
   ASSERT_FALSE(waiting.has_value()) << *waiting << logs();
   std::printf("repair: backlog empty %.1f s after the agents drained; c1 took %.0f samples\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - repair_start)
@@ -990,6 +1033,23 @@ TEST(ClusterTest, AMemberWhoseDiskWasDeletedComesBackEmptyAndIsRepairedFromItsPe
               Metric(*collectors[1], "drip_cluster_repaired_samples_total").value_or(-1));
   EXPECT_GT(Metric(*collectors[1], "drip_cluster_repaired_samples_total").value_or(0), 0);
   for (auto& a : agents) a->Stop();
+
+  // `dripctl cluster --host` names each host's two copies, and they hold the same.
+  for (const std::string& host : hosts) {
+    CommandOutput out = collectors[2]->Dripctl({"cluster", "--host", host, "--json"});
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    const nlohmann::json j = nlohmann::json::parse(out.out, nullptr, false);
+    ASSERT_TRUE(j.contains("host")) << out.out;
+    const nlohmann::json& copies = j["host"]["copies"];
+    ASSERT_EQ(copies.size(), 2u) << out.out;
+    const std::vector<std::string> ranking = collector::RendezvousRanking(host, names);
+    EXPECT_EQ(copies[0]["member"], ranking[0]);
+    EXPECT_EQ(copies[0]["role"], "owner");
+    EXPECT_EQ(copies[1]["member"], ranking[1]);
+    EXPECT_EQ(copies[1]["role"], "replica");
+    EXPECT_GT(copies[0]["samples"].get<uint64_t>(), 50u) << out.out;
+    EXPECT_EQ(copies[0]["samples"], copies[1]["samples"]) << out.out;
+  }
 
   // c1 alone now: what it answers is its own copy.
   collectors[0]->KillCollector(SIGKILL);
