@@ -79,6 +79,14 @@ void QueryClient::WarnUnanswered(
   }
 }
 
+void QueryClient::WarnHostsWithoutCopy(const google::protobuf::RepeatedPtrField<std::string>& hosts) {
+  if (hosts.empty()) return;
+  std::cerr << fmt::format(
+      "dripctl: warning: no copy of {} host(s) answered ({}{}): what is shown of them is old "
+      "or missing\n",
+      hosts.size(), TerminalSafe(hosts[0]), hosts.size() > 1 ? ", ..." : "");
+}
+
 absl::StatusOr<drip::v1::ListHostsResponse> QueryClient::ListHosts() {
   auto context = NewContext();
   drip::v1::ListHostsResponse response;
@@ -86,6 +94,7 @@ absl::StatusOr<drip::v1::ListHostsResponse> QueryClient::ListHosts() {
   if (!status.ok()) return ToStatus(status, "ListHosts");
   MakeTerminalSafe(&response);
   WarnUnanswered(response.unanswered());
+  WarnHostsWithoutCopy(response.hosts_without_copy());
   return response;
 }
 
@@ -97,6 +106,7 @@ absl::StatusOr<drip::v1::GetSeriesResponse> QueryClient::GetSeries(
   if (!status.ok()) return ToStatus(status, "GetSeries");
   MakeTerminalSafe(&response);
   WarnUnanswered(response.unanswered());
+  WarnHostsWithoutCopy(response.hosts_without_copy());
   return response;
 }
 

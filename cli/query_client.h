@@ -62,6 +62,8 @@ class QueryClient {
   // A fleet-wide answer some members' parts are missing from (docs/cluster.md) is still
   // printed, after saying so on stderr, once per run.
   void WarnUnanswered(const google::protobuf::RepeatedPtrField<drip::v1::MemberError>& unanswered);
+  // Hosts none of whose copies answered (ListHosts, GetSeries).
+  void WarnHostsWithoutCopy(const google::protobuf::RepeatedPtrField<std::string>& hosts);
 
   std::string address_;
   std::chrono::milliseconds timeout_;

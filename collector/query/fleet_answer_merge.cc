@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "collector/cluster/rendezvous.h"
 #include "common/rpc/report_state.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -212,6 +213,24 @@ drip::v1::ListAuditResponse MergeAudit(std::vector<drip::v1::ListAuditResponse> 
   if (entries.size() > limit) entries.resize(limit);
   drip::v1::ListAuditResponse out;
   for (drip::v1::AuditEntry& e : entries) *out.add_entries() = std::move(e);
+  return out;
+}
+
+std::vector<std::string> HostsWithNoCopyAnswering(const std::vector<std::string>& hosts,
+                                                  const std::vector<std::string>& members,
+                                                  int replication_factor,
+                                                  const std::set<std::string>& silent) {
+  std::vector<std::string> out;
+  if (silent.empty()) return out;
+  const auto holders = static_cast<size_t>(std::max(1, replication_factor));
+  for (const std::string& host : hosts) {
+    const std::vector<std::string> ranking = RendezvousRanking(host, members);
+    const auto end = ranking.begin() + static_cast<std::ptrdiff_t>(std::min(holders, ranking.size()));
+    if (ranking.begin() != end &&
+        std::all_of(ranking.begin(), end, [&](const std::string& m) { return silent.contains(m); })) {
+      out.push_back(host);
+    }
+  }
   return out;
 }
 

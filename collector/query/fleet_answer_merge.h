@@ -10,6 +10,7 @@
 // every list is sorted as a single collector sorts it.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ struct MemberPart {
   std::string member;
   Response response;
 };
+
+// Of `hosts`, those whose every holder (the first `replication_factor` of `members` in the
+// host's rendezvous order, docs/cluster.md "Replication") is `silent`: no copy of them is
+// in a merged answer.
+std::vector<std::string> HostsWithNoCopyAnswering(const std::vector<std::string>& hosts,
+                                                  const std::vector<std::string>& members,
+                                                  int replication_factor,
+                                                  const std::set<std::string>& silent);
 
 // Hosts by name; a host several members stored combines into one record whose
 // `collector` is the member it streams to (else the one that heard from it last).

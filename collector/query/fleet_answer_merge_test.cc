@@ -1,5 +1,7 @@
 #include "collector/query/fleet_answer_merge.h"
 
+#include "collector/cluster/rendezvous.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -79,6 +81,28 @@ TEST(FleetAnswerMergeTest, AReplicasCopiesAreCountedApartAndTheOwnerNamesTheHost
     EXPECT_EQ(merged.hosts(0).replica_samples_stored(), 30u);
     EXPECT_EQ(merged.hosts(0).collector(), "c0");
   }
+}
+
+// An answer is partial for a host only when every member that should keep a copy of it
+// is silent: with two copies, one silent member leaves no host without one.
+TEST(FleetAnswerMergeTest, AHostIsWithoutACopyOnlyWhenAllItsHoldersAreSilent) {
+  const std::vector<std::string> members = {"c0", "c1", "c2"};
+  std::vector<std::string> hosts;
+  for (int i = 0; i < 60; ++i) hosts.push_back("web-" + std::to_string(i));
+  EXPECT_TRUE(HostsWithNoCopyAnswering(hosts, members, 2, {}).empty());
+  EXPECT_TRUE(HostsWithNoCopyAnswering(hosts, members, 2, {"c1"}).empty());
+  const std::vector<std::string> lost = HostsWithNoCopyAnswering(hosts, members, 2, {"c1", "c2"});
+  std::vector<std::string> expected;
+  for (const std::string& h : hosts) {
+    const std::vector<std::string> ranking = RendezvousRanking(h, members);
+    if (ranking[0] != "c0" && ranking[1] != "c0") expected.push_back(h);
+  }
+  EXPECT_EQ(lost, expected);
+  EXPECT_FALSE(lost.empty());
+  // One copy: a silent member's own hosts are without one.
+  const std::vector<std::string> alone = HostsWithNoCopyAnswering(hosts, members, 1, {"c1"});
+  EXPECT_FALSE(alone.empty());
+  for (const std::string& h : alone) EXPECT_EQ(RendezvousOwner(h, members), "c1");
 }
 
 TEST(FleetAnswerMergeTest, ADisconnectedHostIsNamedByTheMemberThatHeardFromItLast) {

@@ -117,11 +117,29 @@ grpc::ServerUnaryReactor* QueryServiceImpl::ListHosts(grpc::CallbackServerContex
                                                       drip::v1::ListHostsResponse* response) {
   return Serve(context, Role::kViewer, "ListHosts",
                [this, response](const Caller&, const Scope& scope) {
-                 return AnswerForFleet(
+                 grpc::Status status = AnswerForFleet(
                      scope, &AsyncMember::ListHosts, drip::v1::ListHostsRequest(),
                      [this](drip::v1::ListHostsResponse* r) { return DoListHosts(r); },
                      [](auto parts) { return MergeHosts(std::move(parts)); }, response);
+                 std::vector<std::string> hosts;
+                 for (const drip::v1::HostInfo& h : response->hosts()) hosts.push_back(h.host());
+                 for (std::string& host : HostsWithoutCopy(hosts, response->unanswered())) {
+                   response->add_hosts_without_copy(std::move(host));
+                 }
+                 return status;
                });
+}
+
+std::vector<std::string> QueryServiceImpl::HostsWithoutCopy(
+    const std::vector<std::string>& hosts,
+    const google::protobuf::RepeatedPtrField<drip::v1::MemberError>& unanswered) const {
+  const ClusterMembership* cluster = cluster_.load();
+  if (cluster == nullptr || unanswered.empty()) return {};
+  std::set<std::string> silent;
+  for (const drip::v1::MemberError& e : unanswered) silent.insert(e.member());
+  std::vector<std::string> names;
+  for (const ClusterMember& m : cluster->Members()) names.push_back(m.name);
+  return HostsWithNoCopyAnswering(hosts, names, replication_factor_.load(), silent);
 }
 
 grpc::ServerUnaryReactor* QueryServiceImpl::GetSeries(grpc::CallbackServerContext* context,
@@ -562,6 +580,9 @@ grpc::Status QueryServiceImpl::FleetGetSeries(const Scope& scope,
                     samples, request.component(), request.host(), max_samples));
   }
   response->mutable_unanswered()->Swap(&unanswered);
+  for (std::string& host : HostsWithoutCopy({request.host()}, response->unanswered())) {
+    response->add_hosts_without_copy(std::move(host));
+  }
   return grpc::Status::OK;
 }
 

@@ -156,6 +156,11 @@ class QueryServiceImpl final : public drip::v1::QueryService::CallbackService {
       const Request& request);
   // This member's name in merged answers.
   std::string SelfName() const;
+  // Of `hosts`, those every one of whose copy holders (the first replication_factor of
+  // the live members in each host's rendezvous order) is in `unanswered`.
+  std::vector<std::string> HostsWithoutCopy(
+      const std::vector<std::string>& hosts,
+      const google::protobuf::RepeatedPtrField<drip::v1::MemberError>& unanswered) const;
   // `host`'s copies on `members` (the live ones, `names` their names, this one `self`),
   // each holder asked what it keeps.
   void ListCopies(const std::string& host, const std::vector<ClusterMember>& members,

@@ -188,7 +188,7 @@ TEST(DeployTest, PrometheusConfigPassesPromtoolCheck) {
       RunCommand({promtool, "check", "config", kDeployDir + "/prometheus/prometheus.yml"});
   EXPECT_EQ(out.exit_code, 0) << Describe(out);
   EXPECT_NE(out.out.find("1 rule files found"), std::string::npos) << Describe(out);
-  EXPECT_NE(out.out.find("10 rules found"), std::string::npos) << Describe(out);
+  EXPECT_NE(out.out.find("11 rules found"), std::string::npos) << Describe(out);
 }
 
 struct Alert {
@@ -237,9 +237,10 @@ TEST(DeployTest, EveryAlertHasSeveritySummaryDescriptionAndRunbook) {
                                          "mitigation-failed",
                                          "collector-down",
                                          "collector-left-cluster",
-                                         "cluster-etcd-unreachable"};
+                                         "cluster-etcd-unreachable",
+                                         "hosts-under-replicated"};
   const std::vector<Alert> alerts = LoadAlerts();
-  ASSERT_EQ(alerts.size(), 10u);
+  ASSERT_EQ(alerts.size(), 11u);
   for (const Alert& alert : alerts) {
     SCOPED_TRACE(alert.name);
     EXPECT_TRUE(alert.rule["labels"]["severity"].IsScalar());
