@@ -50,6 +50,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -142,6 +143,10 @@ struct PhaseResult {
   int collectors = 1;
   int replication_factor = 0;                // 0: the collector's default (and 1 for one collector)
   std::vector<double> member_cores;          // each collector's, over the steady part
+  // With copies: the last member killed, its disk deleted, started again; the time until
+  // no member has a copy waiting, and the samples its peers gave it.
+  double repair_seconds = 0;
+  double repaired_samples = 0;
   Percentiles fleet_list_ms, local_list_ms;  // ListHosts on the first member
   int samples_per_batch = 0;
   bool started = false;
@@ -421,19 +426,21 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_
   }
   std::vector<CollectorChild> collectors;
   std::vector<std::string> names;
+  auto cluster_section = [&](const std::string& name) {
+    return etcd ? fmt::format("cluster:\n  etcd_endpoints: {}\n  member_name: {}\n{}",
+                              etcd->EndpointsYaml(), name,
+                              replication_factor > 0
+                                  ? fmt::format("  replication_factor: {}\n", replication_factor)
+                                  : "")
+                : "";
+  };
   for (int c = 0; c < collector_count; ++c) {
     names.push_back(fmt::format("c{}", c));
-    const std::string cluster =
-        etcd ? fmt::format("cluster:\n  etcd_endpoints: {}\n  member_name: {}\n{}",
-                           etcd->EndpointsYaml(), names.back(),
-                           replication_factor > 0
-                               ? fmt::format("  replication_factor: {}\n", replication_factor)
-                               : "")
-             : "";
     const std::string member_dir = collector_count > 1 ? dir + "/" + names.back() : dir;
     std::filesystem::create_directories(member_dir);
-    std::optional<CollectorChild> child = CollectorChild::Start(
-        DRIP_COLLECTOR_BIN, member_dir, opt.sync, opt.write_threads, tls_section + cluster);
+    std::optional<CollectorChild> child =
+        CollectorChild::Start(DRIP_COLLECTOR_BIN, member_dir, opt.sync, opt.write_threads,
+                              tls_section + cluster_section(names.back()));
     if (!child) return r;
     collectors.push_back(std::move(*child));
   }
@@ -684,6 +691,46 @@ PhaseResult RunPhase(const Options& opt, const std::string& mode, int collector_
   // Streams hold their channels; release every connection before the collectors stop.
   streams.clear();
   channels.clear();
+  if (collector_count > 1 && replication_factor != 1) {
+    // The last member's disk is lost while it is down; it comes back empty and its peers
+    // repair it (docs/cluster.md, "Repair"), while nothing else runs.
+    const std::string member_dir = dir + "/" + names.back();
+    kill(collectors.back().pid(), SIGKILL);
+    collectors.back().Stop();
+    collectors.pop_back();
+    std::filesystem::remove_all(member_dir + "/db");
+    const auto restart = std::chrono::steady_clock::now();
+    std::optional<CollectorChild> back =
+        CollectorChild::Start(DRIP_COLLECTOR_BIN, member_dir, opt.sync, opt.write_threads,
+                              tls_section + cluster_section(names.back()));
+    if (!back) return r;
+    collectors.push_back(std::move(*back));
+    const auto deadline = restart + std::chrono::minutes(15);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      bool settled = true;
+      for (const CollectorChild& c : collectors) {
+        const std::string e = ScrapeMetrics(c.metrics_address());
+        settled = settled && MetricValue(e, "drip_cluster_members") == collector_count &&
+                  MetricValue(e, "drip_cluster_repair_backlog") == 0 &&
+                  MetricValue(e, "drip_cluster_under_replicated_hosts") == 0;
+      }
+      r.repaired_samples = MetricValue(ScrapeMetrics(collectors.back().metrics_address()),
+                                       "drip_cluster_repaired_samples_total");
+      if (settled && r.repaired_samples > 0) break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      r.check_pass = false;
+      r.check_detail += "; repair did not settle within 15 minutes";
+    }
+    r.repair_seconds = Seconds(std::chrono::steady_clock::now() - restart);
+    std::printf(
+        "\nrepair:         %s killed, its store deleted, started again: %.0f samples repaired "
+        "from its peers, no copy waiting %.1f s after the restart (%.0f samples/s)\n",
+        names.back().c_str(), r.repaired_samples, r.repair_seconds,
+        r.repair_seconds > 0 ? r.repaired_samples / r.repair_seconds : 0);
+    std::fflush(stdout);
+  }
   for (CollectorChild& c : collectors) {
     const int status = c.Stop();
     if (r.exit_status == 0) r.exit_status = status;
