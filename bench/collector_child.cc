@@ -8,11 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -86,23 +83,7 @@ std::string ScrapeMetrics(const std::string& address) {
   }
   close(fd);
   const size_t body = text.find("\r\n\r\n");
-  if (body == std::string::npos) return "";
-  std::string headers = text.substr(0, body);
-  std::transform(headers.begin(), headers.end(), headers.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (headers.find("transfer-encoding: chunked") == std::string::npos) return text.substr(body + 4);
-  // The server may chunk even an HTTP/1.0 answer; a chunk boundary can split a line.
-  std::string joined;
-  size_t at = body + 4;
-  while (at < text.size()) {
-    const size_t line_end = text.find("\r\n", at);
-    if (line_end == std::string::npos) break;
-    const size_t size = std::strtoul(text.substr(at, line_end - at).c_str(), nullptr, 16);
-    if (size == 0) break;
-    joined.append(text, line_end + 2, size);
-    at = line_end + 2 + size + 2;
-  }
-  return joined;
+  return body == std::string::npos ? "" : text.substr(body + 4);
 }
 
 double MetricValue(const std::string& exposition, const std::string& name,
@@ -130,6 +111,9 @@ std::optional<CollectorChild> CollectorChild::Start(const std::string& binary,
   child.log_ = dir + "/collector.log";
   const std::string config = dir + "/collector.yaml";
   const std::string ready = dir + "/collector.ready";
+  // A collector started again in the same directory must not be taken for ready on its
+  // predecessor's file (and addresses).
+  std::filesystem::remove(ready);
   std::ofstream(config) << fmt::format(
       "grpc:\n  listen_address: \"127.0.0.1:0\"\n"
       "storage:\n  path: \"{}\"\n  sync_writes: {}\n{}"

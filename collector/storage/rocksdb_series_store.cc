@@ -420,22 +420,10 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
     if (!s.ok()) status = StoreError(options_.path, "building a batch", s);
   }
   if (status.ok()) {
-    rocksdb::WriteOptions options;
-    options.sync = options_.sync_writes;
-    rocksdb::Status s = db->db->Write(options, &write);
-    if (!s.ok()) {
-      status =
-          StoreError(options_.path, fmt::format("writing batch {} of host {}", sequence, host), s);
-    }
-    NoteWrite(status);
+    status = WriteLocked(*db, &write, fmt::format("writing batch {} of host {}", sequence, host));
   }
   if (!status.ok()) {
-    for (const drip::v1::Sample* sample : new_series) {
-      state->series.Erase(sample->component(), sample->instance());
-    }
-    // A failed write may still have reached the WAL (a sync that failed after the
-    // write): read the mark back from the store next time instead of trusting memory.
-    state->loaded = false;
+    ForgetFailedWriteLocked(state, new_series);
     return status;
   }
 
@@ -527,23 +515,35 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::AppendRepairSamples(
     if (s.ok() && next_series_id != 0) {
       s = write.Put(db->meta, ToSlice(kNextSeriesIdKey), EncodeUint64(next_series_id));
     }
-    if (s.ok()) {
-      rocksdb::WriteOptions options;
-      options.sync = options_.sync_writes;
-      s = db->db->Write(options, &write);
-    }
-    if (!s.ok()) status = StoreError(options_.path, fmt::format("repairing host {}", host), s);
-    NoteWrite(status);
+    status = s.ok() ? WriteLocked(*db, &write, fmt::format("repairing host {}", host))
+                    : StoreError(options_.path, "building a repair", s);
   }
   if (!status.ok()) {
-    for (const drip::v1::Sample* sample : new_series) {
-      state->series.Erase(sample->component(), sample->instance());
-    }
-    state->loaded = false;
+    ForgetFailedWriteLocked(state, new_series);
     return status;
   }
   state->record = std::move(record);
   return added;
+}
+
+absl::Status RocksDbSeriesStore::WriteLocked(const StoreHandles& db, rocksdb::WriteBatch* write,
+                                             const std::string& what) {
+  rocksdb::WriteOptions options;
+  options.sync = options_.sync_writes;
+  rocksdb::Status s = db.db->Write(options, write);
+  absl::Status status = s.ok() ? absl::OkStatus() : StoreError(options_.path, what, s);
+  NoteWrite(status);
+  return status;
+}
+
+void RocksDbSeriesStore::ForgetFailedWriteLocked(
+    HostState* state, const std::vector<const drip::v1::Sample*>& new_series) {
+  for (const drip::v1::Sample* sample : new_series) {
+    state->series.Erase(sample->component(), sample->instance());
+  }
+  // A failed write may still have reached the WAL (a sync that failed after the write):
+  // read the mark back from the store next time instead of trusting memory.
+  state->loaded = false;
 }
 
 absl::Status RocksDbSeriesStore::VersionsLocked(const StoreHandles& db, const std::string& host,

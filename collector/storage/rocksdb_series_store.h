@@ -153,6 +153,13 @@ class RocksDbSeriesStore final : public SeriesStore {
   // store lives.
   HostState* ReportStateOf(const std::string& host);
   // Reads the host's record from meta unless already done. Requires state->mu.
+  // Writes `write` durably (synced as configured); `what` names it in the error.
+  absl::Status WriteLocked(const StoreHandles& db, rocksdb::WriteBatch* write,
+                           const std::string& what);
+  // After a failed write under the host's lock: the ids it allocated leave the cache and
+  // the host's record is read again.
+  void ForgetFailedWriteLocked(HostState* state,
+                               const std::vector<const drip::v1::Sample*>& new_series);
   // ReadSeries on the handles of a lease the caller holds.
   absl::StatusOr<std::vector<drip::v1::Series>> ReadSeriesWith(const StoreHandles& db,
                                                                const std::string& host,

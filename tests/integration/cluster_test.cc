@@ -819,6 +819,46 @@ std::optional<double> AwaitPlacement(LocalDrip& asked, const std::vector<std::st
   return std::nullopt;
 }
 
+// `count` synthetic agents with hosts named `prefix`-PID-i, the i-th dialing member i % 3
+// with the two others as alternates (they follow redirects to their owners).
+std::vector<std::unique_ptr<SyntheticAgent>> SpreadAgents(
+    const std::vector<std::unique_ptr<LocalDrip>>& collectors, const std::string& prefix,
+    int count, std::vector<std::string>* hosts) {
+  std::vector<std::string> addresses;
+  for (const auto& c : collectors) addresses.push_back(c->grpc_address());
+  std::vector<std::unique_ptr<SyntheticAgent>> agents;
+  for (int i = 0; i < count; ++i) {
+    std::vector<std::string> others;
+    for (int k = 1; k < 3; ++k) others.push_back(addresses[(i + k) % 3]);
+    hosts->push_back(fmt::format("{}-{}-{}", prefix, getpid(), i));
+    agents.push_back(std::make_unique<SyntheticAgent>(hosts->back(), addresses[i % 3],
+                                                      /*leaking=*/false, others));
+  }
+  return agents;
+}
+
+// Every one of `acked` is in `stored`, and no timestamp is there twice.
+void ExpectEachOnce(const std::vector<int64_t>& acked, const std::vector<int64_t>& stored,
+                    const std::string& where) {
+  const std::set<int64_t> unique(stored.begin(), stored.end());
+  EXPECT_EQ(unique.size(), stored.size()) << "a sample twice in " << where;
+  size_t missing = 0;
+  for (int64_t ts : acked) missing += unique.contains(ts) ? 0 : 1;
+  EXPECT_EQ(missing, 0u) << missing << " of " << acked.size()
+                         << " acknowledged samples are missing from " << where;
+}
+
+// Stops the agents' feeding and waits (30 s at most) until each has every batch acked.
+void Drain(std::vector<std::unique_ptr<SyntheticAgent>>& agents) {
+  for (auto& a : agents) a->StopFeeding();
+  for (int i = 0; i < 300; ++i) {
+    bool drained = true;
+    for (auto& a : agents) drained = drained && a->Buffered() == 0;
+    if (drained) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 // `name` on `drip`'s /metrics; an error while it cannot be read.
 absl::StatusOr<double> Metric(LocalDrip& drip, const std::string& name) {
   absl::StatusOr<std::string> metrics = HttpGet(drip.metrics_address(), "/metrics");
@@ -888,17 +928,8 @@ TEST(ClusterTest, KillNineUnderLoadAJoinAndALeaveLoseNoAcknowledgedSampleAndLeav
 
   // Each agent dials one collector, the others as alternates; all go to their owners.
   constexpr int kAgents = 16;
-  std::vector<std::string> addresses;
-  for (auto& c : collectors) addresses.push_back(c->grpc_address());
-  std::vector<std::unique_ptr<SyntheticAgent>> agents;
   std::vector<std::string> hosts;
-  for (int i = 0; i < kAgents; ++i) {
-    std::vector<std::string> others;
-    for (int k = 1; k < 3; ++k) others.push_back(addresses[(i + k) % 3]);
-    hosts.push_back(fmt::format("load-{}-{}", getpid(), i));
-    agents.push_back(std::make_unique<SyntheticAgent>(hosts.back(), addresses[i % 3],
-                                                      /*leaking=*/false, others));
-  }
+  std::vector<std::unique_ptr<SyntheticAgent>> agents = SpreadAgents(collectors, "load", kAgents, &hosts);
   ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, {"c0", "c1", "c2"}, std::chrono::seconds(20)))
       << nlohmann::json(Connected(*collectors[0])).dump() << logs();
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -935,13 +966,7 @@ TEST(ClusterTest, KillNineUnderLoadAJoinAndALeaveLoseNoAcknowledgedSampleAndLeav
   std::this_thread::sleep_for(std::chrono::seconds(1));
 
   // Drain, and let the members repair what the moves left with one copy.
-  for (auto& a : agents) a->StopFeeding();
-  for (int i = 0; i < 300; ++i) {
-    bool drained = true;
-    for (auto& a : agents) drained = drained && a->Buffered() == 0;
-    if (drained) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  Drain(agents);
   std::vector<LocalDrip*> live;
   for (size_t i = 1; i < collectors.size(); ++i) live.push_back(collectors[i].get());
   const std::optional<std::string> waiting = AwaitNoRepairBacklog(live, std::chrono::seconds(60));
@@ -953,23 +978,15 @@ TEST(ClusterTest, KillNineUnderLoadAJoinAndALeaveLoseNoAcknowledgedSampleAndLeav
     ASSERT_EQ(a->Buffered(), 0u) << a->host() << " still holds unacknowledged batches";
     const std::vector<int64_t> acked = a->TimestampsUpTo(a->AckedSequence());
     ASSERT_GT(acked.size(), 50u);
-    auto check = [&](const std::vector<int64_t>& stored, const std::string& where) {
-      const std::set<int64_t> unique(stored.begin(), stored.end());
-      EXPECT_EQ(unique.size(), stored.size()) << a->host() << ": a sample twice in " << where;
-      size_t missing = 0;
-      for (int64_t ts : acked) missing += unique.contains(ts) ? 0 : 1;
-      EXPECT_EQ(missing, 0u) << a->host() << ": " << missing << " of " << acked.size()
-                             << " acknowledged samples are missing from " << where;
-    };
     absl::StatusOr<nlohmann::json> series = live.back()->Series(a->host(), "proc:crash-steady");
     ASSERT_TRUE(series.ok()) << series.status();
-    check(SampleTimestamps(*series, ""), "the merged series");
+    ExpectEachOnce(acked, SampleTimestamps(*series, ""), a->host() + "'s merged series");
     const std::vector<std::string> ranking = collector::RendezvousRanking(a->host(), last);
     for (size_t k = 0; k < 2; ++k) {
       const LocalDrip& member = *live[static_cast<size_t>(ranking[k][1] - '1')];
       absl::StatusOr<std::vector<int64_t>> own = OwnCopy(member, a->host(), "proc:crash-steady");
       ASSERT_TRUE(own.ok()) << ranking[k] << ": " << own.status();
-      check(*own, ranking[k] + "'s own copy");
+      ExpectEachOnce(acked, *own, a->host() + " on " + ranking[k] + "'s own copy");
     }
   }
   for (auto& a : agents) a->Stop();
@@ -989,18 +1006,8 @@ TEST(ClusterTest, AMemberWhoseDiskWasDeletedComesBackEmptyAndIsRepairedFromItsPe
   auto logs = [&] { return cluster.Logs(); };
   const std::vector<std::string> names = {"c0", "c1", "c2"};
 
-  constexpr int kAgents = 8;
-  std::vector<std::string> addresses;
-  for (auto& c : collectors) addresses.push_back(c->grpc_address());
-  std::vector<std::unique_ptr<SyntheticAgent>> agents;
   std::vector<std::string> hosts;
-  for (int i = 0; i < kAgents; ++i) {
-    std::vector<std::string> others;
-    for (int k = 1; k < 3; ++k) others.push_back(addresses[(i + k) % 3]);
-    hosts.push_back(fmt::format("disk-{}-{}", getpid(), i));
-    agents.push_back(std::make_unique<SyntheticAgent>(hosts.back(), addresses[i % 3],
-                                                      /*leaking=*/false, others));
-  }
+  std::vector<std::unique_ptr<SyntheticAgent>> agents = SpreadAgents(collectors, "disk", 8, &hosts);
   ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, names, std::chrono::seconds(20)))
       << nlohmann::json(Connected(*collectors[0])).dump() << logs();
   std::this_thread::sleep_for(std::chrono::seconds(3));
@@ -1015,13 +1022,7 @@ TEST(ClusterTest, AMemberWhoseDiskWasDeletedComesBackEmptyAndIsRepairedFromItsPe
       << nlohmann::json(Connected(*collectors[0])).dump() << logs();
   std::this_thread::sleep_for(std::chrono::seconds(2));
 
-  for (auto& a : agents) a->StopFeeding();
-  for (int i = 0; i < 300; ++i) {
-    bool drained = true;
-    for (auto& a : agents) drained = drained && a->Buffered() == 0;
-    if (drained) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  Drain(agents);
   const auto repair_start = std::chrono::steady_clock::now();
   const std::optional<std::string> waiting =
       AwaitNoRepairBacklog({collectors[0].get(), collectors[1].get(), collectors[2].get()},
@@ -1063,13 +1064,7 @@ TEST(ClusterTest, AMemberWhoseDiskWasDeletedComesBackEmptyAndIsRepairedFromItsPe
     ASSERT_GT(acked.size(), 50u);
     absl::StatusOr<nlohmann::json> series = collectors[1]->Series(a->host(), "proc:crash-steady");
     ASSERT_TRUE(series.ok()) << a->host() << ": " << series.status();
-    const std::vector<int64_t> stored = SampleTimestamps(*series, "");
-    const std::set<int64_t> unique(stored.begin(), stored.end());
-    EXPECT_EQ(unique.size(), stored.size()) << a->host() << ": a sample answered twice";
-    size_t missing = 0;
-    for (int64_t ts : acked) missing += unique.contains(ts) ? 0 : 1;
-    EXPECT_EQ(missing, 0u) << a->host() << ": " << missing << " of " << acked.size()
-                           << " acknowledged samples are not on c1";
+    ExpectEachOnce(acked, SampleTimestamps(*series, ""), a->host() + " on c1");
   }
   EXPECT_GE(held, 2u);
 }
