@@ -479,7 +479,8 @@ TEST(LeakDetectorTest, ForgettingAHostDropsItsSuspectsAndKeepsTheOthers) {
   const int64_t leak_start = kDay + kDay / 2;
   for (const char* host : {"a", "b", "c"}) {
     Feed(detector, host, "svc:x.service", 2, [&](int64_t t) {
-      return Point{"1@1", 1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
+      return Point{"1@1",
+                   1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
     });
     detector.Observe(host, "proc:quiet", kStart + 2 * kDay, "2@1", 10 * kMiB);
   }
@@ -518,7 +519,8 @@ TEST(LeakDetectorTest, HostsKeptAsCopiesAreJudgedButNotCountedInTheFleetDrift) {
   detector.SetHostCounted("copy", false);
   for (const char* host : {"own", "copy"}) {
     Feed(detector, host, "svc:x.service", 2, [&](int64_t t) {
-      return Point{"1@1", 1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
+      return Point{"1@1",
+                   1024 * kMiB + (t > leak_start ? 64 * kMiB * (t - leak_start) / kHour : 0)};
     });
   }
   EXPECT_EQ(detector.Suspects().size(), 2u) << "a copy is judged like any host";

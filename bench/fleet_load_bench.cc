@@ -50,8 +50,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -141,8 +141,8 @@ struct ResourcePoint {
 struct PhaseResult {
   std::string mode;
   int collectors = 1;
-  int replication_factor = 0;                // 0: the collector's default (and 1 for one collector)
-  std::vector<double> member_cores;          // each collector's, over the steady part
+  int replication_factor = 0;        // 0: the collector's default (and 1 for one collector)
+  std::vector<double> member_cores;  // each collector's, over the steady part
   // With copies: the last member killed, its disk deleted, started again; the time until
   // no member has a copy waiting, and the samples its peers gave it.
   double repair_seconds = 0;

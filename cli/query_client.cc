@@ -79,7 +79,8 @@ void QueryClient::WarnUnanswered(
   }
 }
 
-void QueryClient::WarnHostsWithoutCopy(const google::protobuf::RepeatedPtrField<std::string>& hosts) {
+void QueryClient::WarnHostsWithoutCopy(
+    const google::protobuf::RepeatedPtrField<std::string>& hosts) {
   if (hosts.empty()) return;
   std::cerr << fmt::format(
       "dripctl: warning: no copy of {} host(s) answered ({}{}): what is shown of them is old "

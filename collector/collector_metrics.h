@@ -141,8 +141,8 @@ struct CollectorMetrics {
   prometheus::Gauge& cluster_repair_backlog;          // drip_cluster_repair_backlog
   prometheus::Gauge& cluster_replication_lag;         // drip_cluster_replication_lag_seconds
   prometheus::Counter& cluster_repaired_samples;      // drip_cluster_repaired_samples_total
-  prometheus::Histogram& query_fanout_seconds;            // drip_query_fanout_seconds
-  prometheus::Counter& query_fanout_member_errors;        // drip_query_fanout_member_errors_total
+  prometheus::Histogram& query_fanout_seconds;        // drip_query_fanout_seconds
+  prometheus::Counter& query_fanout_member_errors;    // drip_query_fanout_member_errors_total
   // drip_collector_plaintext: 1 when the collector serves without TLS (tls.plaintext),
   // a degraded mode an alert can find across a fleet.
   prometheus::Gauge& plaintext;

@@ -217,9 +217,9 @@ grpc::ServerUnaryReactor* MemberServiceImpl::CountHostSamples(
   return reactor;
 }
 
-grpc::ServerUnaryReactor* MemberServiceImpl::RepairHost(
-    grpc::CallbackServerContext* context, const drip::v1::RepairHostRequest* request,
-    drip::v1::RepairHostResponse* response) {
+grpc::ServerUnaryReactor* MemberServiceImpl::RepairHost(grpc::CallbackServerContext* context,
+                                                        const drip::v1::RepairHostRequest* request,
+                                                        drip::v1::RepairHostResponse* response) {
   const ClusterMembership* cluster = cluster_.load();
   absl::StatusOr<Caller> caller = Admit(*context, cluster, "RepairHost");
   if (!caller.ok()) return Refuse(context, ToGrpcStatus(caller.status()));

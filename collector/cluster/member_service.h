@@ -88,9 +88,9 @@ class MemberServiceImpl final : public drip::v1::MemberService::CallbackService 
   grpc::ServerUnaryReactor* Replicate(grpc::CallbackServerContext* context,
                                       const drip::v1::ReplicateRequest* request,
                                       drip::v1::ReplicateResponse* response) override;
-  grpc::ServerUnaryReactor* CountHostSamples(
-      grpc::CallbackServerContext* context, const drip::v1::CountHostSamplesRequest* request,
-      drip::v1::CountHostSamplesResponse* response) override;
+  grpc::ServerUnaryReactor* CountHostSamples(grpc::CallbackServerContext* context,
+                                             const drip::v1::CountHostSamplesRequest* request,
+                                             drip::v1::CountHostSamplesResponse* response) override;
   grpc::ServerUnaryReactor* RepairHost(grpc::CallbackServerContext* context,
                                        const drip::v1::RepairHostRequest* request,
                                        drip::v1::RepairHostResponse* response) override;

@@ -54,9 +54,9 @@ void ReplicaRepairer::NoteMissed(const std::string& host, const std::string& mem
   missed_.insert({host, member});
 }
 
-ReplicaRepairer::Survey ReplicaRepairer::SurveyLocked(
-    const std::vector<drip::v1::HostInfo>& hosts, const std::vector<ClusterMember>& members,
-    int64_t now_ms) {
+ReplicaRepairer::Survey ReplicaRepairer::SurveyLocked(const std::vector<drip::v1::HostInfo>& hosts,
+                                                      const std::vector<ClusterMember>& members,
+                                                      int64_t now_ms) {
   Survey survey;
   std::vector<std::string> names;
   names.reserve(members.size());
@@ -138,10 +138,11 @@ RepairRound ReplicaRepairer::RunRound() {
       ++round.copies_failed;
       if (logged_failing_.insert(key).second) {
         Logger("collector")
-            ->warn("repair: the copy of {} on {} ({}) cannot be compared yet: {}; trying again "
-                   "every {} s",
-                   host.host(), copy.member.name, copy.member.address, repaired.ToString(),
-                   kRoundInterval.count());
+            ->warn(
+                "repair: the copy of {} on {} ({}) cannot be compared yet: {}; trying again "
+                "every {} s",
+                host.host(), copy.member.name, copy.member.address, repaired.ToString(),
+                kRoundInterval.count());
       }
       continue;
     }
@@ -150,8 +151,8 @@ RepairRound ReplicaRepairer::RunRound() {
     if (!missed_.contains(key)) confirmed_[key] = IncarnationOf(copy.member);
     if (round.samples_sent > sent_before) {
       Logger("collector")
-          ->info("repair: sent {} samples of {} to {} in {:.1f} s", round.samples_sent - sent_before,
-                 host.host(), copy.member.name,
+          ->info("repair: sent {} samples of {} to {} in {:.1f} s",
+                 round.samples_sent - sent_before, host.host(), copy.member.name,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
   }
@@ -168,9 +169,9 @@ absl::Status ReplicaRepairer::RepairCopy(const drip::v1::HostInfo& host,
   count.set_host(host.host());
   count.set_since_ms(since_ms);
   count.set_window_ms(kCountWindowMs);
-  MemberAnswer<drip::v1::CountHostSamplesResponse> theirs = std::move(members_->AskAll(
-      {member}, &drip::v1::MemberService::Stub::async_interface::CountHostSamples, count,
-      deadline())[0]);
+  MemberAnswer<drip::v1::CountHostSamplesResponse> theirs = std::move(
+      members_->AskAll({member}, &drip::v1::MemberService::Stub::async_interface::CountHostSamples,
+                       count, deadline())[0]);
   if (!theirs.status.ok() && theirs.status.error_code() != grpc::StatusCode::NOT_FOUND) {
     return FromGrpcStatus(theirs.status);
   }
@@ -197,9 +198,9 @@ absl::Status ReplicaRepairer::RepairCopy(const drip::v1::HostInfo& host,
   part.mutable_batch()->set_sequence(std::max<uint64_t>(1, host.acked_sequence()));
   auto send = [&](bool last) -> absl::Status {
     part.set_last(last);
-    MemberAnswer<drip::v1::RepairHostResponse> answer = std::move(members_->AskAll(
-        {member}, &drip::v1::MemberService::Stub::async_interface::RepairHost, part,
-        deadline())[0]);
+    MemberAnswer<drip::v1::RepairHostResponse> answer = std::move(
+        members_->AskAll({member}, &drip::v1::MemberService::Stub::async_interface::RepairHost,
+                         part, deadline())[0]);
     if (!answer.status.ok()) return FromGrpcStatus(answer.status);
     round->samples_sent += static_cast<uint64_t>(part.batch().samples_size());
     part.mutable_batch()->clear_samples();

@@ -102,7 +102,7 @@ class ReplicaRepairer {
   // The member's incarnation (start time and lease) each copy was confirmed against.
   std::map<CopyKey, std::string> confirmed_;
   std::map<CopyKey, int64_t> waiting_since_ms_;  // the backlog
-  std::set<CopyKey> missed_;  // missed a batch since its comparison began
+  std::set<CopyKey> missed_;                     // missed a batch since its comparison began
   std::set<CopyKey> logged_failing_;
   LoopThread loop_;
 };

@@ -63,7 +63,7 @@ class ReplicaWriter {
   // Checks `batch` and stores the host's hello the first time this process sees it.
   absl::Status Admit(const drip::v1::HostInfo& host, const drip::v1::SampleBatch& batch);
 
-  std::set<std::string> hosts_put_;  // whose hello this process has stored
+  std::set<std::string> hosts_put_;           // whose hello this process has stored
   std::map<std::string, uint64_t> repaired_;  // samples stored by each host's open repair
 };
 

@@ -30,8 +30,7 @@ class DetectorFeed {
   virtual void ObserveBatch(const std::string& host, const drip::v1::SampleBatch& batch) = 0;
   // A batch another member stored from `host`'s stream, durable here as its replica:
   // judged the same, but the owner counts the host in the fleet drift.
-  virtual void ObserveReplicaBatch(const std::string& host,
-                                   const drip::v1::SampleBatch& batch) = 0;
+  virtual void ObserveReplicaBatch(const std::string& host, const drip::v1::SampleBatch& batch) = 0;
   // The host's total memory, as its hello said: what ETAs to OOM are computed from.
   virtual void SetHostMemory(const std::string& host, uint64_t bytes) = 0;
   // Judges `host` again from what the store holds (its recent history, as at start), once

@@ -225,9 +225,11 @@ std::vector<std::string> HostsWithNoCopyAnswering(const std::vector<std::string>
   const auto holders = static_cast<size_t>(std::max(1, replication_factor));
   for (const std::string& host : hosts) {
     const std::vector<std::string> ranking = RendezvousRanking(host, members);
-    const auto end = ranking.begin() + static_cast<std::ptrdiff_t>(std::min(holders, ranking.size()));
-    if (ranking.begin() != end &&
-        std::all_of(ranking.begin(), end, [&](const std::string& m) { return silent.contains(m); })) {
+    const auto end =
+        ranking.begin() + static_cast<std::ptrdiff_t>(std::min(holders, ranking.size()));
+    if (ranking.begin() != end && std::all_of(ranking.begin(), end, [&](const std::string& m) {
+          return silent.contains(m);
+        })) {
       out.push_back(host);
     }
   }

@@ -1,11 +1,11 @@
 #include "collector/query/fleet_answer_merge.h"
 
-#include "collector/cluster/rendezvous.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "collector/cluster/rendezvous.h"
 
 namespace drip::collector {
 namespace {

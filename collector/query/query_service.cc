@@ -377,7 +377,8 @@ grpc::Status QueryServiceImpl::DoListMembers(const drip::v1::ListMembersRequest&
   return grpc::Status::OK;
 }
 
-void QueryServiceImpl::ListCopies(const std::string& host, const std::vector<ClusterMember>& members,
+void QueryServiceImpl::ListCopies(const std::string& host,
+                                  const std::vector<ClusterMember>& members,
                                   const std::vector<std::string>& names, const std::string& self,
                                   drip::v1::ListMembersResponse* response) {
   // A day per count: the answer is the sum, the day only keeps it short.
@@ -417,7 +418,8 @@ void QueryServiceImpl::ListCopies(const std::string& host, const std::vector<Clu
       if (!a.status.ok() && a.status.error_code() != grpc::StatusCode::NOT_FOUND) {
         copy.set_error(FromGrpcStatus(a.status).ToString());
       }
-      for (const auto& window : a.response.windows()) copy.set_samples(copy.samples() + window.samples());
+      for (const auto& window : a.response.windows())
+        copy.set_samples(copy.samples() + window.samples());
     }
   }
 }

@@ -40,8 +40,10 @@ TEST(HostSampleCountsTest, CountsEveryComponentAndInstanceOfTheHostPerWindow) {
   // Two days back (another read slice), the last hour with two components and two
   // instances, and a sample ahead of the clock.
   for (const drip::v1::Sample& s :
-       {SampleAt("proc:a", "1", kCountsNowMs - 49 * kOneHourMs), SampleAt("proc:a", "1", kCountsNowMs - kOneHourMs + 5),
-        SampleAt("proc:a", "2", kCountsNowMs - 10), SampleAt("cg:b", "", kCountsNowMs - 20), SampleAt("proc:a", "1", kCountsNowMs + 60'000)}) {
+       {SampleAt("proc:a", "1", kCountsNowMs - 49 * kOneHourMs),
+        SampleAt("proc:a", "1", kCountsNowMs - kOneHourMs + 5),
+        SampleAt("proc:a", "2", kCountsNowMs - 10), SampleAt("cg:b", "", kCountsNowMs - 20),
+        SampleAt("proc:a", "1", kCountsNowMs + 60'000)}) {
     *batch.add_samples() = s;
   }
   ASSERT_TRUE((*store)->AppendBatch("h", batch).ok());
@@ -53,12 +55,14 @@ TEST(HostSampleCountsTest, CountsEveryComponentAndInstanceOfTheHostPerWindow) {
   absl::StatusOr<std::map<int64_t, uint64_t>> counts =
       CountHostSamples(store->get(), "h", kCountsNowMs - 72 * kOneHourMs + 1, kOneHourMs);
   ASSERT_TRUE(counts.ok()) << counts.status();
-  EXPECT_EQ(*counts, (std::map<int64_t, uint64_t>{
-                         {kCountsNowMs - 49 * kOneHourMs, 1}, {kCountsNowMs - kOneHourMs, 3}, {kCountsNowMs, 1}}));
+  EXPECT_EQ(*counts, (std::map<int64_t, uint64_t>{{kCountsNowMs - 49 * kOneHourMs, 1},
+                                                  {kCountsNowMs - kOneHourMs, 3},
+                                                  {kCountsNowMs, 1}}));
   // Since a time within a window: the whole window is counted, as the other copy does.
   counts = CountHostSamples(store->get(), "h", kCountsNowMs - kOneHourMs / 2, kOneHourMs);
   ASSERT_TRUE(counts.ok()) << counts.status();
-  EXPECT_EQ(*counts, (std::map<int64_t, uint64_t>{{kCountsNowMs - kOneHourMs, 3}, {kCountsNowMs, 1}}));
+  EXPECT_EQ(*counts,
+            (std::map<int64_t, uint64_t>{{kCountsNowMs - kOneHourMs, 3}, {kCountsNowMs, 1}}));
 }
 
 }  // namespace

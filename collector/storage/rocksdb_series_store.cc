@@ -454,8 +454,8 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::AppendRepairSamples(
   std::map<std::string, std::pair<int64_t, int64_t>> spans;  // component -> [first, last]
   for (const drip::v1::Sample& sample : batch.samples()) {
     if (sample.timestamp_ms() < cutoff_ms) continue;
-    auto [it, inserted] = spans.try_emplace(sample.component(), sample.timestamp_ms(),
-                                         sample.timestamp_ms());
+    auto [it, inserted] =
+        spans.try_emplace(sample.component(), sample.timestamp_ms(), sample.timestamp_ms());
     it->second.first = std::min(it->second.first, sample.timestamp_ms());
     it->second.second = std::max(it->second.second, sample.timestamp_ms());
   }

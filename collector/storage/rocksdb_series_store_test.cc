@@ -422,14 +422,16 @@ TEST(RocksDbSeriesStoreTest, ARepairStoresOnlyTheSamplesItLacksAndMovesNoMark) {
   EXPECT_EQ(store->AppendRepairSamples("h", not_known).status().code(),
             absl::StatusCode::kFailedPrecondition);
   Append(*store, "h",
-         Batch(1, {ProcessSample("proc:a", "1", kNow, 1), ProcessSample("proc:a", "1", kNow + 1000, 2)}));
+         Batch(1, {ProcessSample("proc:a", "1", kNow, 1),
+                   ProcessSample("proc:a", "1", kNow + 1000, 2)}));
   Append(*store, "h", Batch(3, {ProcessSample("proc:a", "1", kNow + 3000, 4)}));
 
   // The other copy's window: two samples this one has, two it lacks (one of a series it
   // never saw), and one past the retention.
   const drip::v1::SampleBatch other =
       Batch(1, {ProcessSample("proc:a", "1", kNow, 1), ProcessSample("proc:a", "1", kNow + 1000, 2),
-                ProcessSample("proc:a", "1", kNow + 2000, 3), ProcessSample("proc:b", "7", kNow + 2000, 9),
+                ProcessSample("proc:a", "1", kNow + 2000, 3),
+                ProcessSample("proc:b", "7", kNow + 2000, 9),
                 ProcessSample("proc:a", "1", kNow - 15 * kDayMs, 5)});
   absl::StatusOr<uint64_t> stored = store->AppendRepairSamples("h", other);
   ASSERT_TRUE(stored.ok()) << stored.status();
@@ -439,7 +441,8 @@ TEST(RocksDbSeriesStoreTest, ARepairStoresOnlyTheSamplesItLacksAndMovesNoMark) {
   auto check = [&](RocksDbSeriesStore& s) {
     auto a = Read(s, "h", "proc:a");
     ASSERT_EQ(a.size(), 1u);
-    EXPECT_EQ(Timestamps(a[0]), (std::vector<int64_t>{kNow, kNow + 1000, kNow + 2000, kNow + 3000}));
+    EXPECT_EQ(Timestamps(a[0]),
+              (std::vector<int64_t>{kNow, kNow + 1000, kNow + 2000, kNow + 3000}));
     EXPECT_TRUE(MessageDifferencer::Equals(a[0].samples(2),
                                            AsRead(ProcessSample("proc:a", "1", kNow + 2000, 3))));
     auto b = Read(s, "h", "proc:b");

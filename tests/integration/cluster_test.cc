@@ -767,8 +767,7 @@ TEST(ClusterTest, OneLeakOnHostsOfEveryCollectorIsOneReportThatOutlivesItsOwner)
   for (const auto& [host, c] : hosts) {
     if (c != owner_index) continue;
     std::string last;
-    EXPECT_FALSE(WaitForSuspect(*collectors[heir], host, component, std::chrono::seconds(10),
-                                &last)
+    EXPECT_FALSE(WaitForSuspect(*collectors[heir], host, component, std::chrono::seconds(10), &last)
                      .is_null())
         << host << " is no longer suspected once its collector died: " << last;
   }
@@ -822,8 +821,8 @@ std::optional<double> AwaitPlacement(LocalDrip& asked, const std::vector<std::st
 // `count` synthetic agents with hosts named `prefix`-PID-i, the i-th dialing member i % 3
 // with the two others as alternates (they follow redirects to their owners).
 std::vector<std::unique_ptr<SyntheticAgent>> SpreadAgents(
-    const std::vector<std::unique_ptr<LocalDrip>>& collectors, const std::string& prefix,
-    int count, std::vector<std::string>* hosts) {
+    const std::vector<std::unique_ptr<LocalDrip>>& collectors, const std::string& prefix, int count,
+    std::vector<std::string>* hosts) {
   std::vector<std::string> addresses;
   for (const auto& c : collectors) addresses.push_back(c->grpc_address());
   std::vector<std::unique_ptr<SyntheticAgent>> agents;
@@ -878,9 +877,10 @@ std::optional<std::string> AwaitNoRepairBacklog(const std::vector<LocalDrip*>& m
       absl::StatusOr<double> backlog = Metric(*members[i], "drip_cluster_repair_backlog");
       absl::StatusOr<double> under = Metric(*members[i], "drip_cluster_under_replicated_hosts");
       if (!backlog.ok() || *backlog != 0 || !under.ok() || *under != 0) {
-        waiting += fmt::format("member {}: backlog {}, under-replicated hosts {}; ", i,
-                               backlog.ok() ? std::to_string(*backlog) : backlog.status().ToString(),
-                               under.ok() ? std::to_string(*under) : under.status().ToString());
+        waiting +=
+            fmt::format("member {}: backlog {}, under-replicated hosts {}; ", i,
+                        backlog.ok() ? std::to_string(*backlog) : backlog.status().ToString(),
+                        under.ok() ? std::to_string(*under) : under.status().ToString());
       }
     }
     if (waiting.empty()) return std::nullopt;
@@ -929,7 +929,8 @@ TEST(ClusterTest, KillNineUnderLoadAJoinAndALeaveLoseNoAcknowledgedSampleAndLeav
   // Each agent dials one collector, the others as alternates; all go to their owners.
   constexpr int kAgents = 16;
   std::vector<std::string> hosts;
-  std::vector<std::unique_ptr<SyntheticAgent>> agents = SpreadAgents(collectors, "load", kAgents, &hosts);
+  std::vector<std::unique_ptr<SyntheticAgent>> agents =
+      SpreadAgents(collectors, "load", kAgents, &hosts);
   ASSERT_TRUE(AwaitPlacement(*collectors[0], hosts, {"c0", "c1", "c2"}, std::chrono::seconds(20)))
       << nlohmann::json(Connected(*collectors[0])).dump() << logs();
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -1024,14 +1025,13 @@ TEST(ClusterTest, AMemberWhoseDiskWasDeletedComesBackEmptyAndIsRepairedFromItsPe
 
   Drain(agents);
   const auto repair_start = std::chrono::steady_clock::now();
-  const std::optional<std::string> waiting =
-      AwaitNoRepairBacklog({collectors[0].get(), collectors[1].get(), collectors[2].get()},
-                           std::chrono::seconds(60));
+  const std::optional<std::string> waiting = AwaitNoRepairBacklog(
+      {collectors[0].get(), collectors[1].get(), collectors[2].get()}, std::chrono::seconds(60));
   ASSERT_FALSE(waiting.has_value()) << *waiting << logs();
-  std::printf("repair: backlog empty %.1f s after the agents drained; c1 took %.0f samples\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - repair_start)
-                  .count(),
-              Metric(*collectors[1], "drip_cluster_repaired_samples_total").value_or(-1));
+  std::printf(
+      "repair: backlog empty %.1f s after the agents drained; c1 took %.0f samples\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - repair_start).count(),
+      Metric(*collectors[1], "drip_cluster_repaired_samples_total").value_or(-1));
   EXPECT_GT(Metric(*collectors[1], "drip_cluster_repaired_samples_total").value_or(0), 0);
   for (auto& a : agents) a->Stop();
 
