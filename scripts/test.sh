@@ -19,7 +19,7 @@ cd "$root"
 # Each is long, and repeats for longer code that a shorter test runs under the sanitizers
 # (docs/testing.md). (ctest -R/-E match anywhere in a name; a parameterized test's name
 # goes on with its parameter, "…/plain  # GetParam() = "plain"".)
-RELEASE_ONLY='TwentyKills|KillNineUnderLoad|HeapSnapshotExpectedGrowthTest|HeapSnapshotTest.*/(new|rare|rarekeep|churn|realloc|library|cache|startup) |ALeakOnOnePathOfAChurningSite|ABusyProcessWhoseFreesExceed|ADryRunPolicy|LeakingChildsOpenLeakReport|ViewerReadsOperatorActs|PrologWithTcmalloc|DetectorPathsTest|MemoryLimitTest'
+RELEASE_ONLY='TwentyKills|KillNineUnderLoad|AMemberWhoseDiskWasDeleted|HeapSnapshotExpectedGrowthTest|HeapSnapshotTest.*/(new|rare|rarekeep|churn|realloc|library|cache|startup) |ALeakOnOnePathOfAChurningSite|ABusyProcessWhoseFreesExceed|ADryRunPolicy|LeakingChildsOpenLeakReport|ViewerReadsOperatorActs|PrologWithTcmalloc|DetectorPathsTest|MemoryLimitTest'
 
 stage_names=()
 stage_seconds=()
