@@ -53,6 +53,7 @@ absl::StatusOr<std::unique_ptr<ClusterPresence>> ClusterPresence::Join(
   presence->repairer_ = std::make_unique<ReplicaRepairer>(
       presence->membership_.get(), presence->member_queries_.get(), parts.store,
       config.cluster.replication_factor, config.storage.retention, parts.metrics, parts.clock);
+  presence->repairer_to_wake_.store(presence->repairer_.get());
   presence->replicator_ = std::make_unique<BatchReplicator>(
       presence->membership_.get(), presence->member_queries_.get(),
       config.cluster.replication_factor, parts.metrics, presence->repairer_.get());
@@ -73,7 +74,11 @@ ClusterPresence::ClusterPresence(Parts parts, std::unique_ptr<ClusterMembership>
   command_relay_ = std::make_unique<MemberCommandRelay>(membership_.get(), member_queries_.get(),
                                                         parts_.metrics);
   pipeline->SetCommandRelay(command_relay_.get());
-  membership_->SetOnMembersChanged([this] { DrainHostsPlacedElsewhere(); });
+  membership_->SetOnMembersChanged([this] {
+    DrainHostsPlacedElsewhere();
+    // A member back (maybe empty) or new holds copies to compare now, not a round later.
+    if (ReplicaRepairer* repairer = repairer_to_wake_.load()) repairer->Wake();
+  });
   membership_->Share(
       "drift", kDriftShareRounds, [pipeline] { return EncodeFleetDrift(pipeline->LocalDrifts()); },
       [this](const std::map<std::string, std::string>& shares) { TakePeerDrifts(shares); });
@@ -96,6 +101,7 @@ void ClusterPresence::Leave() { membership_->Leave(); }
 
 void ClusterPresence::Stop() {
   if (stopped_.exchange(true)) return;
+  repairer_to_wake_.store(nullptr);
   repairer_->Stop();
   report_ownership_->Stop();
   parts_.pipeline->reports().SetOnChangeBetweenPasses(nullptr);

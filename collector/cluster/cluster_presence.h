@@ -98,6 +98,8 @@ class ClusterPresence {
   std::unique_ptr<ReportOwnership> report_ownership_;  // gone before membership_
   size_t drift_unreadable_ = 0;                        // membership thread only
   std::atomic<bool> stopped_{false};
+  // repairer_ for the membership thread's callback, which may run before it is made.
+  std::atomic<ReplicaRepairer*> repairer_to_wake_{nullptr};
 };
 
 }  // namespace drip::collector

@@ -72,6 +72,9 @@ class ReplicaRepairer {
 
   // One round now (tests and the loop): compares and repairs every copy waiting.
   RepairRound RunRound();
+  // Runs the next round now, not at the end of the wait: members changed, and the copies
+  // (and the gauges) should follow at once. Thread-safe.
+  void Wake() { loop_.Wake(); }
 
  private:
   using CopyKey = std::pair<std::string, std::string>;  // (host, member)
