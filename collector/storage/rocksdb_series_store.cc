@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -37,6 +38,13 @@ namespace {
 // A staged process sample: series id, window and point. Reserving this up front keeps
 // a batch's encoding to one allocation.
 constexpr size_t kStagedBytesPerSample = 32;
+
+// One stored sample, as HeldSamplesLocked lists them: a sample is its series and its
+// timestamp.
+std::string HeldSampleKey(const std::string& component, const std::string& instance,
+                          int64_t timestamp_ms) {
+  return fmt::format("{}\x1f{}\x1f{}", component, instance, timestamp_ms);
+}
 
 }  // namespace
 
@@ -342,6 +350,33 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
   const uint64_t gap_from = mark != 0 ? mark + 1 : batch.first_dropped_sequence();
   if (gap_from != 0 && gap_from < sequence) result.missing_batches = sequence - gap_from;
 
+  // A repair may have brought some of this batch first: the batch reached another copy,
+  // which sent its samples here before the batch came (the agent's resend to a new
+  // owner, or the owner's copy to a replica that was slow). They are stored once.
+  drip::v1::SampleBatch unheld;
+  const drip::v1::SampleBatch* kept = &batch;
+  const int64_t repaired_newest = state->record.repaired_newest_ms();
+  if (repaired_newest != 0 && batch.samples_size() > 0) {
+    int64_t oldest = batch.samples(0).timestamp_ms();
+    for (const drip::v1::Sample& sample : batch.samples()) {
+      oldest = std::min(oldest, sample.timestamp_ms());
+    }
+    if (oldest <= repaired_newest) {
+      ASSIGN_OR_RETURN(absl::flat_hash_set<std::string> held,
+                       HeldSamplesLocked(*db, host, batch.samples(),
+                                         std::numeric_limits<int64_t>::min(), repaired_newest));
+      unheld = batch;
+      unheld.clear_samples();
+      for (const drip::v1::Sample& sample : batch.samples()) {
+        if (held.insert(HeldSampleKey(sample.component(), sample.instance(), sample.timestamp_ms()))
+                .second) {
+          *unheld.add_samples() = sample;
+        }
+      }
+      kept = &unheld;
+    }
+  }
+
   const int64_t now_ms = options_.clock->NowMs();
   // Only between batches: a batch's new ids must stay cached until its write is done.
   state->series.TrimIfFull();
@@ -352,10 +387,10 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
   std::vector<const drip::v1::Sample*> new_series;
   uint64_t next_series_id = 0;
   std::string staged;
-  staged.reserve(static_cast<size_t>(batch.samples_size()) * kStagedBytesPerSample + 1);
+  staged.reserve(static_cast<size_t>(kept->samples_size()) * kStagedBytesPerSample + 1);
   StagedBatchWriter staged_writer(&staged);
   absl::Status status;
-  for (const drip::v1::Sample& sample : batch.samples()) {
+  for (const drip::v1::Sample& sample : kept->samples()) {
     absl::StatusOr<uint64_t> id =
         SeriesIdLocked(*db, host, state, sample, &write, &new_series, &next_series_id);
     if (!id.ok()) {
@@ -364,7 +399,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
     }
     staged_writer.Append(*id, WindowStart(sample.timestamp_ms(), chunk_window_ms_), sample);
   }
-  if (status.ok() && batch.samples_size() > 0) {
+  if (status.ok() && kept->samples_size() > 0) {
     rocksdb::Status s = write.Put(db->staging, StagingKey(host, sequence), staged);
     if (!s.ok()) status = StoreError(options_.path, "building a batch", s);
   }
@@ -376,7 +411,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
     record.set_host(host);
     record.set_connected(false);
     record.set_acked_sequence(sequence);
-    const auto samples = static_cast<uint64_t>(batch.samples_size());
+    const auto samples = static_cast<uint64_t>(kept->samples_size());
     if (replica) {
       record.set_replica_samples_stored(record.replica_samples_stored() + samples);
     } else {
@@ -384,7 +419,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
       record.set_gaps(record.gaps() + result.missing_batches);
     }
     int64_t newest = record.last_sample_ms();
-    for (const drip::v1::Sample& sample : batch.samples()) {
+    for (const drip::v1::Sample& sample : kept->samples()) {
       newest = std::max(newest, sample.timestamp_ms());
     }
     record.set_last_sample_ms(newest);
@@ -429,9 +464,9 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
 
   state->record = std::move(record);
   state->exists = true;
-  if (batch.samples_size() > 0) folder_->NoteStaged(staged.size());
+  if (kept->samples_size() > 0) folder_->NoteStaged(staged.size());
   result.stored = true;
-  result.samples_stored = static_cast<uint64_t>(batch.samples_size());
+  result.samples_stored = static_cast<uint64_t>(kept->samples_size());
   return result;
 }
 
@@ -448,32 +483,12 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::AppendRepairSamples(
         fmt::format("repair of host {}: the host is not known here", host));
   }
 
-  // What is here already, per component over the batch's time span: the other copy sends
-  // whole windows, most of whose samples this copy usually has.
+  // What is here already: the other copy sends whole windows, most of whose samples this
+  // copy usually has.
   const int64_t cutoff_ms = retention_->CutoffMs();
-  std::map<std::string, std::pair<int64_t, int64_t>> spans;  // component -> [first, last]
-  for (const drip::v1::Sample& sample : batch.samples()) {
-    if (sample.timestamp_ms() < cutoff_ms) continue;
-    auto [it, inserted] =
-        spans.try_emplace(sample.component(), sample.timestamp_ms(), sample.timestamp_ms());
-    it->second.first = std::min(it->second.first, sample.timestamp_ms());
-    it->second.second = std::max(it->second.second, sample.timestamp_ms());
-  }
-  absl::flat_hash_set<std::string> held;  // (component, instance, timestamp)
-  auto held_key = [](const std::string& component, const std::string& instance, int64_t ts) {
-    return fmt::format("{}\x1f{}\x1f{}", component, instance, ts);
-  };
-  for (const auto& [component, span] : spans) {
-    // Under this lease: a second one could wait behind a reopen that waits for this one.
-    absl::StatusOr<std::vector<drip::v1::Series>> stored =
-        ReadSeriesWith(*db, host, component, span.first, span.second + 1, 0);
-    if (!stored.ok()) return stored.status();
-    for (const drip::v1::Series& series : *stored) {
-      for (const drip::v1::Sample& sample : series.samples()) {
-        held.insert(held_key(component, series.instance(), sample.timestamp_ms()));
-      }
-    }
-  }
+  ASSIGN_OR_RETURN(absl::flat_hash_set<std::string> held,
+                   HeldSamplesLocked(*db, host, batch.samples(), cutoff_ms,
+                                     std::numeric_limits<int64_t>::max()));
 
   // Straight into the chunks: a chunk is points in any order (reads sort them), and a
   // repair has no sequence to stage under.
@@ -481,12 +496,12 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::AppendRepairSamples(
   std::vector<const drip::v1::Sample*> new_series;
   uint64_t next_series_id = 0;
   uint64_t added = 0;
-  int64_t newest = state->record.last_sample_ms();
+  int64_t newest_added = std::numeric_limits<int64_t>::min();
   std::string point;
   absl::Status status;
   for (const drip::v1::Sample& sample : batch.samples()) {
     if (sample.timestamp_ms() < cutoff_ms ||
-        !held.insert(held_key(sample.component(), sample.instance(), sample.timestamp_ms()))
+        !held.insert(HeldSampleKey(sample.component(), sample.instance(), sample.timestamp_ms()))
              .second) {
       continue;
     }
@@ -503,14 +518,15 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::AppendRepairSamples(
       status = StoreError(options_.path, "building a repair", s);
       break;
     }
-    newest = std::max(newest, sample.timestamp_ms());
+    newest_added = std::max(newest_added, sample.timestamp_ms());
     ++added;
   }
   drip::v1::HostInfo record = state->record;
   if (status.ok() && added > 0) {
     record.set_replica_samples_stored(record.replica_samples_stored() + added);
-    record.set_last_sample_ms(newest);
-    retention_->NoteStoredSampleMs(newest);
+    record.set_repaired_newest_ms(std::max(record.repaired_newest_ms(), newest_added));
+    record.set_last_sample_ms(std::max(record.last_sample_ms(), newest_added));
+    retention_->NoteStoredSampleMs(newest_added);
     rocksdb::Status s = write.Put(db->meta, HostRecordKey(host), record.SerializeAsString());
     if (s.ok() && next_series_id != 0) {
       s = write.Put(db->meta, ToSlice(kNextSeriesIdKey), EncodeUint64(next_series_id));
@@ -524,6 +540,32 @@ absl::StatusOr<uint64_t> RocksDbSeriesStore::AppendRepairSamples(
   }
   state->record = std::move(record);
   return added;
+}
+
+absl::StatusOr<absl::flat_hash_set<std::string>> RocksDbSeriesStore::HeldSamplesLocked(
+    const StoreHandles& db, const std::string& host,
+    const google::protobuf::RepeatedPtrField<drip::v1::Sample>& samples, int64_t since_ms,
+    int64_t until_ms) {
+  std::map<std::string, std::pair<int64_t, int64_t>> spans;  // component -> [first, last]
+  for (const drip::v1::Sample& sample : samples) {
+    const int64_t t = sample.timestamp_ms();
+    if (t < since_ms || t > until_ms) continue;
+    auto [it, inserted] = spans.try_emplace(sample.component(), t, t);
+    it->second.first = std::min(it->second.first, t);
+    it->second.second = std::max(it->second.second, t);
+  }
+  absl::flat_hash_set<std::string> held;
+  for (const auto& [component, span] : spans) {
+    // Under the caller's lease: a second one could wait behind a reopen that waits for it.
+    ASSIGN_OR_RETURN(std::vector<drip::v1::Series> stored,
+                     ReadSeriesWith(db, host, component, span.first, span.second + 1, 0));
+    for (const drip::v1::Series& series : stored) {
+      for (const drip::v1::Sample& sample : series.samples()) {
+        held.insert(HeldSampleKey(component, series.instance(), sample.timestamp_ms()));
+      }
+    }
+  }
+  return held;
 }
 
 absl::Status RocksDbSeriesStore::WriteLocked(const StoreHandles& db, rocksdb::WriteBatch* write,

@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "collector/storage/host_state.h"
 #include "collector/storage/meta_record.h"
@@ -167,6 +168,13 @@ class RocksDbSeriesStore final : public SeriesStore {
                                                                int64_t since_ms, int64_t until_ms,
                                                                size_t max_samples);
   absl::Status LoadHostLocked(const StoreHandles& db, const std::string& host, HostState* state);
+  // What `host` has stored of the series of `samples` from their oldest timestamp (but
+  // none before `since_ms`) up to `until_ms`, as HeldSampleKey()s: one read per component.
+  // Under the host's lock and on the handles of a lease the caller holds.
+  absl::StatusOr<absl::flat_hash_set<std::string>> HeldSamplesLocked(
+      const StoreHandles& db, const std::string& host,
+      const google::protobuf::RepeatedPtrField<drip::v1::Sample>& samples, int64_t since_ms,
+      int64_t until_ms);
   // The id of (host, component, instance): from the cache, else the index, else newly
   // allocated with its index entries added to `batch` (which is why this returns the
   // id even though it may not be durable yet). Requires state->mu.

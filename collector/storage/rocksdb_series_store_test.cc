@@ -464,6 +464,63 @@ TEST(RocksDbSeriesStoreTest, ARepairStoresOnlyTheSamplesItLacksAndMovesNoMark) {
   EXPECT_TRUE(Append(*store, "h", Batch(4, {ProcessSample("proc:a", "1", kNow + 4000, 5)})).stored);
 }
 
+// A repair can bring a batch's samples before the batch itself: the owner was killed
+// after its replica stored a batch, and the replica's repair of the host's new owner ran
+// before the agent resent the batch there. The batch then moves the mark and stores only
+// what the repair did not, on the owner's stream and on a replica's copy alike.
+TEST(RocksDbSeriesStoreTest, ABatchWhoseSamplesARepairBroughtFirstStoresThemOnce) {
+  Harness h;
+  auto store = h.Open();
+  ASSERT_NE(store, nullptr);
+  Append(*store, "h", Batch(1, {ProcessSample("proc:a", "1", kNow, 1)}));
+  ASSERT_EQ(
+      *store->AppendRepairSamples("h", Batch(1, {ProcessSample("proc:a", "1", kNow + 1000, 2),
+                                                 ProcessSample("proc:b", "7", kNow + 1000, 8)})),
+      2u);
+  EXPECT_EQ(HostNamed(*store, "h").repaired_newest_ms(), kNow + 1000);
+
+  AppendResult resent = Append(*store, "h",
+                               Batch(2, {ProcessSample("proc:a", "1", kNow + 1000, 2),
+                                         ProcessSample("proc:b", "7", kNow + 1000, 8),
+                                         ProcessSample("proc:a", "2", kNow + 1000, 5)}));
+  EXPECT_TRUE(resent.stored);
+  EXPECT_EQ(resent.samples_stored, 1u) << "only the instance the repair did not bring";
+  absl::StatusOr<AppendResult> copied =
+      store->AppendReplicaBatch("h", Batch(3, {ProcessSample("proc:b", "7", kNow + 1000, 8),
+                                               ProcessSample("proc:b", "7", kNow + 2000, 9)}));
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  EXPECT_EQ(copied->samples_stored, 1u);
+  // Past what any repair brought, a batch is stored whole without a read.
+  EXPECT_EQ(
+      Append(*store, "h", Batch(4, {ProcessSample("proc:a", "1", kNow + 3000, 3)})).samples_stored,
+      1u);
+
+  auto check = [&](RocksDbSeriesStore& s, uint64_t mark) {
+    auto a = Read(s, "h", "proc:a");
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(Timestamps(a[0]), (std::vector<int64_t>{kNow, kNow + 1000, kNow + 3000}));
+    EXPECT_EQ(Timestamps(a[1]), (std::vector<int64_t>{kNow + 1000}));
+    auto b = Read(s, "h", "proc:b");
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(Timestamps(b[0]), (std::vector<int64_t>{kNow + 1000, kNow + 2000}));
+    drip::v1::HostInfo info = HostNamed(s, "h");
+    EXPECT_EQ(info.acked_sequence(), mark);
+    EXPECT_EQ(info.samples_stored(), 3u);
+    EXPECT_EQ(info.replica_samples_stored(), 3u);
+  };
+  check(*store, 4);
+  // What the repair brought is remembered across a restart, like the mark.
+  ASSERT_TRUE(store->FoldStaged().ok());
+  store.reset();
+  store = h.Open();
+  ASSERT_NE(store, nullptr);
+  check(*store, 4);
+  EXPECT_EQ(
+      Append(*store, "h", Batch(5, {ProcessSample("proc:b", "7", kNow + 1000, 8)})).samples_stored,
+      0u);
+  check(*store, 5);
+}
+
 TEST(RocksDbSeriesStoreTest, EmptyBatchAdvancesTheMark) {
   Harness h;
   auto store = h.Open();
