@@ -13,7 +13,7 @@ export DEBIAN_FRONTEND=noninteractive
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config git ca-certificates
-  clang llvm clang-format clang-tidy libclang-rt-dev
+  clang llvm lld clang-format clang-tidy libclang-rt-dev
   # RPC and storage
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   librocksdb-dev libssl-dev

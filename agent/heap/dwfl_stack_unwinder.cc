@@ -82,6 +82,7 @@ std::vector<DwflStackUnwinder::MappedModule> DwflStackUnwinder::ModulesFromMaps(
   unsigned run_minor = 0;
   uint64_t run_inode = 0;
   uint64_t run_end = 0;
+  uint64_t run_offset = 0;  // file offset of the run's last file mapping
   for (const MapsEntry& entry : ParseProcMaps(maps)) {
     const uint64_t start = entry.start;
     const uint64_t end = entry.end;
@@ -90,7 +91,10 @@ std::vector<DwflStackUnwinder::MappedModule> DwflStackUnwinder::ModulesFromMaps(
       modules.push_back({"[vdso]", start, end});
       in_run = false;
     } else if (path.starts_with("/") && entry.inode != 0) {
-      if (in_run && start == run_end && entry.offset != 0 && entry.inode == run_inode &&
+      // The loader maps a file's segments in order, so their offsets never go back. They
+      // can stay at 0: lld starts each segment at the next byte of the file, not the next
+      // page, so every segment of a small library is mapped from offset 0.
+      if (in_run && start == run_end && entry.offset >= run_offset && entry.inode == run_inode &&
           entry.dev_major == run_major && entry.dev_minor == run_minor &&
           modules.back().name == path) {
         modules.back().high = end;
@@ -102,6 +106,7 @@ std::vector<DwflStackUnwinder::MappedModule> DwflStackUnwinder::ModulesFromMaps(
         run_inode = entry.inode;
       }
       run_end = end;
+      run_offset = entry.offset;
     } else if (in_run && start == run_end) {
       run_end = end;  // .bss, or a gap between segments: the module may go on after it
     } else {

@@ -55,10 +55,11 @@ class DwflStackUnwinder final : public StackUnwinder {
     bool operator==(const MappedModule&) const = default;
   };
   // The modules of a /proc/PID/maps text. A module is a run of contiguous mappings of one
-  // file, anonymous ones (.bss, gaps) allowed in between; a mapping at file offset 0
-  // starts a new module. libdwfl's own parser extends a module over any later mapping of
-  // the same file, which merges the loaded executable with another mmap of it (libdw's
-  // own when a process unwinds itself, a symbolizer's in the target) and moves its bias.
+  // file, anonymous ones (.bss, gaps) allowed in between, at file offsets that never go
+  // back: a mapping at a lower offset than the one before starts a new module. libdwfl's own parser
+  // extends a module over any later mapping of the same file, which merges the loaded executable
+  // with another mmap of it (libdw's own when a process unwinds itself, a symbolizer's in the
+  // target) and moves its bias.
   static std::vector<MappedModule> ModulesFromMaps(std::string_view maps);
 
   // What unwinding sees of the target's memory: the current sample's copied stack, else

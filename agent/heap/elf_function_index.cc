@@ -2,6 +2,8 @@
 
 #include <gelf.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/elf_file.h"
@@ -33,6 +35,10 @@ absl::StatusOr<ElfFunctionIndex> ElfFunctionIndex::Read(const std::string& path)
     }
   }
   ElfFunctionIndex index;
+  // lld writes a hidden global (glibc's malloc in a static link) as a LOCAL symbol with
+  // hidden visibility, where ld.bfd keeps it GLOBAL: still the program's one definition,
+  // but one that a true global of the same name overrides.
+  std::vector<std::pair<std::string, uint64_t>> localized;
   Elf_Scn* section = nullptr;
   while ((section = elf_nextscn(elf, section)) != nullptr) {
     GElf_Shdr shdr;
@@ -46,7 +52,9 @@ absl::StatusOr<ElfFunctionIndex> ElfFunctionIndex::Read(const std::string& path)
       if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
       const int type = GELF_ST_TYPE(sym.st_info);
       const int binding = GELF_ST_BIND(sym.st_info);
-      if (binding != STB_GLOBAL && binding != STB_WEAK) continue;
+      const bool hidden_local = binding == STB_LOCAL && shdr.sh_type == SHT_SYMTAB &&
+                                GELF_ST_VISIBILITY(sym.st_other) == STV_HIDDEN;
+      if (binding != STB_GLOBAL && binding != STB_WEAK && !hidden_local) continue;
       // An import is an undefined FUNC, or NOTYPE as some linkers leave it.
       const bool import = shdr.sh_type == SHT_DYNSYM && sym.st_shndx == SHN_UNDEF &&
                           (type == STT_FUNC || type == STT_NOTYPE);
@@ -64,12 +72,18 @@ absl::StatusOr<ElfFunctionIndex> ElfFunctionIndex::Read(const std::string& path)
       }
       for (const LoadSegment& seg : segments) {
         if (sym.st_value >= seg.vaddr && sym.st_value < seg.vaddr + seg.memsz) {
-          index.offsets_.try_emplace(bare, sym.st_value - seg.vaddr + seg.offset);
+          const uint64_t offset = sym.st_value - seg.vaddr + seg.offset;
+          if (hidden_local) {
+            localized.emplace_back(std::move(bare), offset);
+          } else {
+            index.offsets_.try_emplace(std::move(bare), offset);
+          }
           break;
         }
       }
     }
   }
+  for (auto& [name, offset] : localized) index.offsets_.try_emplace(std::move(name), offset);
   return index;
 }
 

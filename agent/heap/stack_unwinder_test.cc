@@ -566,6 +566,23 @@ TEST(ModulesFromMapsTest, AnotherMappingOfTheSameFileIsAnotherModule) {
                      }));
 }
 
+// lld starts each segment at the next byte of the file rather than the next page, so
+// every segment of a library smaller than a page apiece is mapped from offset 0 (here
+// the layout of the test plugin linked with -fuse-ld=lld): still one module.
+TEST(ModulesFromMapsTest, SegmentsOfALibraryLinkedByLldAllAtOffsetZeroAreOneModule) {
+  const std::vector<Module> modules = DwflStackUnwinder::ModulesFromMaps(
+      "7f1000000000-7f1000001000 r--p 00000000 fe:00 400  /opt/lib/plugin.so\n"
+      "7f1000001000-7f1000002000 r-xp 00000000 fe:00 400  /opt/lib/plugin.so\n"
+      "7f1000002000-7f1000003000 r--p 00000000 fe:00 400  /opt/lib/plugin.so\n"
+      "7f1000003000-7f1000004000 rw-p 00000000 fe:00 400  /opt/lib/plugin.so\n"
+      "7f1000004000-7f1000005000 r--p 00000000 fe:00 200  /usr/lib/libc.so.6\n"
+      "7f1000005000-7f1000006000 r-xp 00001000 fe:00 200  /usr/lib/libc.so.6\n");
+  EXPECT_EQ(modules, (std::vector<Module>{
+                         {"/opt/lib/plugin.so", 0x7f1000000000, 0x7f1000004000},
+                         {"/usr/lib/libc.so.6", 0x7f1000004000, 0x7f1000006000},
+                     }));
+}
+
 double MicrosSince(std::chrono::steady_clock::time_point start, int count) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
              .count() /
