@@ -38,8 +38,10 @@ finish() {
   current=""
 }
 
+# Takes the script's exit status as its argument: by the time it runs, $? is
+# stop_background's, and an EXIT trap's `exit` is the script's status.
 print_stages() {
-  local status=$?
+  local status=$1
   if [ -n "$current" ]; then
     stage_names+=("$current (FAILED)")
     stage_seconds+=($(($(date +%s) - current_start)))
@@ -79,7 +81,7 @@ wait_background() {
 stop_background() {
   if [ -n "$background" ]; then kill -TERM -- "-$background" 2>/dev/null || true; fi
 }
-trap 'stop_background; print_stages' EXIT
+trap 'exit_status=$?; stop_background; print_stages "$exit_status"' EXIT
 
 # A BPF test may skip only where the kernel refuses BPF (docs/testing.md). Counts the
 # skipped tests of the last ctest run in DIR, says how many skipped for BPF, and fails
