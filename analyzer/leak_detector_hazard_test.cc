@@ -455,7 +455,10 @@ TEST(LeakDetectorHazardTest, LeakOnAServiceRestartedDailyBehindACacheRefillIsFla
       [](int64_t t) {
         int64_t instance = t / kDay;
         int64_t began = instance * kDay + (instance * 2357) % 3600;
-        if (t < began) began = (--instance) * kDay + (instance * 2357) % 3600;
+        if (t < began) {
+          --instance;
+          began = instance * kDay + (instance * 2357) % 3600;
+        }
         const int64_t since = t - std::max<int64_t>(began, 0);
         return Point{fmt::format("{}@{}", 100 + instance, began),
                      700 * kMiB * WarmUp(0.3, since, 2 * kHour) + 7 * kMiB * since / kHour};

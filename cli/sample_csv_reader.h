@@ -46,9 +46,9 @@ struct SampleTrack {
   // The optional `version` column: what the instance runs (its first non-empty value),
   // kept on the instance's first track.
   std::string version;
-  uint32_t first_timestamp = 0;       // the instance's earliest row (on its first track)
-  uint64_t limit_bytes = 0;           // `limit_bytes`; 0 when empty: the host's memory
-  std::optional<uint64_t> oom_kills;  // `oom_kills`; nullopt when empty or absent
+  uint32_t first_timestamp = 0;  // the instance's earliest row (on its first track)
+  uint64_t limit_bytes = 0;      // `limit_bytes`; 0 when empty: the host's memory
+  std::optional<uint64_t> oom_kills = std::nullopt;  // `oom_kills`; nullopt when empty or absent
   // The instance's first track: where its version and first timestamp are kept. Tracks
   // of the same instance differ only in their limit or kill count.
   uint32_t instance_track = 0;

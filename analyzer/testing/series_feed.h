@@ -25,8 +25,8 @@ struct Point {
   std::string instance;
   double bytes;
   bool silent = false;
-  uint64_t limit_bytes = 0;           // the series' memory limit (0: none of its own)
-  std::optional<uint64_t> oom_kills;  // its cgroup's OOM kills so far, when reported
+  uint64_t limit_bytes = 0;  // the series' memory limit (0: none of its own)
+  std::optional<uint64_t> oom_kills = std::nullopt;  // its cgroup's OOM kills so far, when reported
 };
 using Shape = std::function<Point(int64_t t)>;
 

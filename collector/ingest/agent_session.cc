@@ -160,7 +160,7 @@ SessionReply AgentSession::HandleBatch(const drip::v1::SampleBatch& batch, size_
 
   // Only what is durable feeds the detector, so a replay after a crash sees the same.
   if (result->stored) {
-    parts_.detector->ObserveBatch(host_, admitted);
+    parts_.detector->ObserveBatch(host_, result->stored_part ? *result->stored_part : admitted);
     m.agent_last_batch.Add({{"host", host_}})
         .Set(static_cast<double>(parts_.clock->NowMs()) / 1000);
     m.ingest_batches.Increment();

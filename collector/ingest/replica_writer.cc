@@ -49,7 +49,7 @@ absl::StatusOr<ReplicaWrite> ReplicaWriter::Write(const drip::v1::HostInfo& host
   absl::StatusOr<AppendResult> result = store_->AppendReplicaBatch(host.host(), batch);
   if (!result.ok()) return result.status();
   if (result->stored) {
-    detector_->ObserveReplicaBatch(host.host(), batch);
+    detector_->ObserveReplicaBatch(host.host(), result->stored_part ? *result->stored_part : batch);
     metrics_->cluster_replica_batches.Increment();
   }
   absl::StatusOr<uint64_t> acked = store_->AckedSequence(host.host());

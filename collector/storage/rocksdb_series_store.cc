@@ -353,7 +353,6 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
   // A repair may have brought some of this batch first: the batch reached another copy,
   // which sent its samples here before the batch came (the agent's resend to a new
   // owner, or the owner's copy to a replica that was slow). They are stored once.
-  drip::v1::SampleBatch unheld;
   const drip::v1::SampleBatch* kept = &batch;
   const int64_t repaired_newest = state->record.repaired_newest_ms();
   if (repaired_newest != 0 && batch.samples_size() > 0) {
@@ -365,7 +364,7 @@ absl::StatusOr<AppendResult> RocksDbSeriesStore::Append(const std::string& host,
       ASSIGN_OR_RETURN(absl::flat_hash_set<std::string> held,
                        HeldSamplesLocked(*db, host, batch.samples(),
                                          std::numeric_limits<int64_t>::min(), repaired_newest));
-      unheld = batch;
+      drip::v1::SampleBatch& unheld = result.stored_part.emplace(batch);
       unheld.clear_samples();
       for (const drip::v1::Sample& sample : batch.samples()) {
         if (held.insert(HeldSampleKey(sample.component(), sample.instance(), sample.timestamp_ms()))

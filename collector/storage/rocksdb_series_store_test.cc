@@ -485,15 +485,22 @@ TEST(RocksDbSeriesStoreTest, ABatchWhoseSamplesARepairBroughtFirstStoresThemOnce
                                          ProcessSample("proc:a", "2", kNow + 1000, 5)}));
   EXPECT_TRUE(resent.stored);
   EXPECT_EQ(resent.samples_stored, 1u) << "only the instance the repair did not bring";
+  // What the detector is given: the batch as stored.
+  ASSERT_TRUE(resent.stored_part.has_value());
+  ASSERT_EQ(resent.stored_part->samples_size(), 1);
+  EXPECT_EQ(resent.stored_part->samples(0).instance(), "2");
+  EXPECT_EQ(resent.stored_part->sequence(), 2u);
   absl::StatusOr<AppendResult> copied =
       store->AppendReplicaBatch("h", Batch(3, {ProcessSample("proc:b", "7", kNow + 1000, 8),
                                                ProcessSample("proc:b", "7", kNow + 2000, 9)}));
   ASSERT_TRUE(copied.ok()) << copied.status();
   EXPECT_EQ(copied->samples_stored, 1u);
+  ASSERT_TRUE(copied->stored_part.has_value());
+  EXPECT_EQ(copied->stored_part->samples_size(), 1);
   // Past what any repair brought, a batch is stored whole without a read.
-  EXPECT_EQ(
-      Append(*store, "h", Batch(4, {ProcessSample("proc:a", "1", kNow + 3000, 3)})).samples_stored,
-      1u);
+  AppendResult past = Append(*store, "h", Batch(4, {ProcessSample("proc:a", "1", kNow + 3000, 3)}));
+  EXPECT_EQ(past.samples_stored, 1u);
+  EXPECT_FALSE(past.stored_part.has_value());
 
   auto check = [&](RocksDbSeriesStore& s, uint64_t mark) {
     auto a = Read(s, "h", "proc:a");

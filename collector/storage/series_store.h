@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct AppendResult {
   // Number of sequence numbers skipped between the previous mark and this batch (the
   // agent dropped batches it could not buffer); recorded as a gap for the host.
   uint64_t missing_batches = 0;
+  // Set when a repair had brought some of the batch's samples first: the batch as stored,
+  // without them, which is what the detector should see. Unset: stored whole.
+  std::optional<drip::v1::SampleBatch> stored_part;
 };
 
 class SeriesStore {
