@@ -73,9 +73,13 @@ void RenderHeader(const HeapSnapshot& s, std::ostream& out) {
                                    : fmt::format("one sample per {} allocated on average (Poisson)",
                                                  FormatBytes(s.sampling_mean_bytes));
   out << fmt::format(
-      "sampling  {}; {} sampled allocations, {} frees matched, {} dropped, {} "
+      "sampling  {}; {} sampled allocations, {} frees matched, {} dropped{}, {} "
       "unwind failures\n",
-      sampling, s.sampled_allocs, s.matched_frees, s.dropped_events, s.unwind_failures);
+      sampling, s.sampled_allocs, s.matched_frees, s.dropped_events,
+      s.lost_while_behind > 0
+          ? fmt::format(" ({} while the agent fell behind)", s.lost_while_behind)
+          : std::string(),
+      s.unwind_failures);
   if (s.target.expected_growth_bytes_per_hour > 0) {
     out << fmt::format(
         "expected  {}: the growth measured before the snapshot (--expect-growth, "

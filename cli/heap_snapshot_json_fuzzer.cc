@@ -76,9 +76,9 @@ bool SameSnapshot(const HeapSnapshot& a, const HeapSnapshot& b) {
       a.duty_cycle.estimated_cpu_fraction != b.duty_cycle.estimated_cpu_fraction ||
       a.stop_reason != b.stop_reason || a.stop_detail != b.stop_detail ||
       a.sampled_allocs != b.sampled_allocs || a.matched_frees != b.matched_frees ||
-      a.dropped_events != b.dropped_events || a.unwind_failures != b.unwind_failures ||
-      a.unsampled_calls != b.unsampled_calls || a.rss.size() != b.rss.size() ||
-      a.stacks.size() != b.stacks.size()) {
+      a.dropped_events != b.dropped_events || a.lost_while_behind != b.lost_while_behind ||
+      a.unwind_failures != b.unwind_failures || a.unsampled_calls != b.unsampled_calls ||
+      a.rss.size() != b.rss.size() || a.stacks.size() != b.stacks.size()) {
     return false;
   }
   for (size_t i = 0; i < a.rss.size(); ++i) {

@@ -392,6 +392,32 @@ void HoldBackLeaksOfACutShortWindow(const HeapSnapshot& snapshot,
   }
 }
 
+// A window the agent fell behind on lost the sampled allocations of a stretch of it (its
+// ring buffer was full): a gap, not a share of every second. Across it a leak adds
+// nothing, so it looks levelled off, as a filled cache does (a target snapshotted while
+// the agent was stopped for 9 s of a 12 s window read a leak as a cache). Bounded
+// verdicts are then not decided; leaks stand, since a gap only hides growth. A loss below
+// this share of what was sampled is too short to shape a window.
+constexpr double kMaxLostWhileBehindShare = 0.01;
+
+bool LostAStretchWhileBehind(const HeapSnapshot& snapshot) {
+  const double lost = static_cast<double>(snapshot.lost_while_behind);
+  return lost > kMaxLostWhileBehindShare * (static_cast<double>(snapshot.sampled_allocs) + lost);
+}
+
+void HoldBackBoundsOfAWindowWithAGap(const HeapSnapshot& snapshot,
+                                     std::vector<DiagnosedStack>* ranked) {
+  if (!LostAStretchWhileBehind(snapshot)) return;
+  for (DiagnosedStack& d : *ranked) {
+    if (d.verdict != Verdict::kCache) continue;
+    d.verdict = Verdict::kInconclusive;
+    d.reason += fmt::format(
+        "; but the agent fell behind and lost {} sampled allocations of the window: a leak "
+        "adds nothing across such a gap, and looks levelled off",
+        snapshot.lost_while_behind);
+  }
+}
+
 struct Conclusion {
   Outcome outcome = Outcome::kNoLeak;
   std::string summary;
@@ -627,6 +653,7 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
                                  judgements, &ranked);
   HoldBackLeaksOfATurnoverWindow(snapshot, evidence, config_, &ranked);
   HoldBackLeaksOfACutShortWindow(snapshot, &ranked);
+  HoldBackBoundsOfAWindowWithAGap(snapshot, &ranked);
   std::sort(ranked.begin(), ranked.end(), [](const DiagnosedStack& a, const DiagnosedStack& b) {
     const bool a_leak = a.verdict == Verdict::kLeak, b_leak = b.verdict == Verdict::kLeak;
     if (a_leak != b_leak) return a_leak;
@@ -644,6 +671,12 @@ Diagnosis HeapDiagnoser::Diagnose(const HeapSnapshot& snapshot) const {
   if (!snapshot.unsampled_calls.empty()) {
     diagnosis.summary += fmt::format("; not sampled: the program's calls to {}",
                                      fmt::join(snapshot.unsampled_calls, ", "));
+  }
+  if (LostAStretchWhileBehind(snapshot)) {
+    diagnosis.summary += fmt::format(
+        "; the agent fell behind and lost {} of the window's sampled allocations (its ring "
+        "buffer was full)",
+        snapshot.lost_while_behind);
   }
   if (config_.max_stacks > 0 && ranked.size() > static_cast<size_t>(config_.max_stacks)) {
     ranked.resize(static_cast<size_t>(config_.max_stacks));

@@ -175,6 +175,35 @@ TEST(HeapDiagnoserTest, CacheThatPlateausIsNotALeak) {
   EXPECT_EQ(d.summary.rfind("no leak found", 0), 0u) << d.summary;
 }
 
+// A leak the agent stopped seeing partway through the window (it fell behind and its ring
+// buffer was full) has the shape of a cache that filled: growth, then nothing. With the
+// loss counted, no stack is called a cache and the summary says why; a loss too small to
+// shape the window changes nothing.
+TEST(HeapDiagnoserTest, ALevelledOffStackIsNotACacheWhenTheAgentLostAStretchOfTheWindow) {
+  SyntheticHeap heap(HalfHour());
+  heap.AddSite(Cache(1800));
+  AddChurn(heap);
+  HeapSnapshot snapshot = heap.Build();
+  ASSERT_GT(snapshot.sampled_allocs, 1000u);
+  snapshot.lost_while_behind = snapshot.sampled_allocs / 5;
+  snapshot.dropped_events = snapshot.lost_while_behind;
+  Diagnosis d = HeapDiagnoser().Diagnose(snapshot);
+  const DiagnosedStack* held = FindByTopFrame(d, "LruCache::Insert(Key const&, Value)");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->verdict, Verdict::kInconclusive) << held->reason;
+  EXPECT_NE(held->reason.find("the agent fell behind and lost"), std::string::npos) << held->reason;
+  EXPECT_EQ(CountVerdict(d, Verdict::kCache), 0);
+  EXPECT_EQ(d.outcome, Outcome::kInconclusive) << d.summary;
+  EXPECT_NE(d.summary.find("its ring buffer was full"), std::string::npos) << d.summary;
+
+  snapshot.lost_while_behind = snapshot.sampled_allocs / 200;  // 0.5 %
+  d = HeapDiagnoser().Diagnose(snapshot);
+  held = FindByTopFrame(d, "LruCache::Insert(Key const&, Value)");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->verdict, Verdict::kCache) << held->reason;
+  EXPECT_EQ(d.summary.rfind("no leak found", 0), 0u) << d.summary;
+}
+
 TEST(HeapDiagnoserTest, LeakOutranksACacheThatGrewMore) {
   SyntheticHeap heap(HalfHour());
   heap.AddSite(Cache(1800));  // 126 MB, more than the leak's 36 MB

@@ -256,8 +256,11 @@ void HeapProbeSession::SetSamplingMeanBytes(uint64_t mean_bytes) {
 }
 
 absl::Status HeapProbeSession::AttachShim(const std::string& shim_path) {
+  // Frees first: an allocation tracked before its free probe is attached is freed unseen
+  // and looks leaked for the whole window (attaching a probe's sites takes a while on a
+  // loaded host).
   for (auto [prog, name] :
-       {std::pair{skel_->progs.shim_alloc, "alloc"}, std::pair{skel_->progs.shim_free, "free"}}) {
+       {std::pair{skel_->progs.shim_free, "free"}, std::pair{skel_->progs.shim_alloc, "alloc"}}) {
     bpf_link* link =
         bpf_program__attach_usdt(prog, options_.pid, shim_path.c_str(), "drip", name, nullptr);
     if (link == nullptr) {

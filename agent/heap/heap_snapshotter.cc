@@ -171,6 +171,9 @@ bool ShortOfEvidence(const HeapSnapshot& so_far, const LiveHeapTracker& tracker,
   interim.end_ms = so_far.rss.empty() ? UnixMs() : so_far.rss.back().t_ms;
   interim.sampling_mean_bytes = so_far.sampling_mean_bytes;
   interim.duty_cycle = so_far.duty_cycle;
+  interim.sampled_allocs = so_far.sampled_allocs;
+  interim.lost_while_behind = so_far.lost_while_behind;
+  interim.dropped_events = so_far.lost_while_behind;
   if (mode == "attach") {
     interim.duty_cycle.on_fraction = duty.controller().on_fraction();
     interim.duty_cycle.free_on_fraction = duty.controller().free_on_fraction();
@@ -355,11 +358,15 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
     {
       // Sampled allocations dropped by the hard limits over the last second (the kernel's
       // limit works in 1 s windows): the kept ones stand for them, and since the dropped
-      // ones' frees are not tracked either, live bytes stay balanced.
+      // ones' frees are not tracked either, live bytes stay balanced. Not those lost while
+      // this agent fell behind: they are a gap in the window, not a share of each second,
+      // and the events read now came before it (weighing them for it put up to 100 times
+      // their bytes where the gap was not, and one kept object in such a batch read as
+      // a leak's worth of growth). The gap is counted, and the diagnoser judges with it.
       const auto counters = session->ReadCounters();
-      const uint64_t sampled = counters[DRIP_CTR_SAMPLED];
-      const uint64_t lost = counters[DRIP_CTR_RATE_LIMITED] + counters[DRIP_CTR_TRACKED_FULL] +
-                            counters[DRIP_CTR_RINGBUF_FULL];
+      const uint64_t sampled = counters[DRIP_CTR_SAMPLED] - counters[DRIP_CTR_RINGBUF_FULL];
+      const uint64_t lost = counters[DRIP_CTR_RATE_LIMITED] + counters[DRIP_CTR_TRACKED_FULL];
+      snapshot.lost_while_behind = counters[DRIP_CTR_RINGBUF_FULL];
       loss_history.push_back({now, sampled, lost});
       while (loss_history.size() > 2 && now - loss_history[1].t >= 1.0) loss_history.pop_front();
       const double d_sampled = static_cast<double>(sampled - loss_history.front().sampled);
@@ -410,6 +417,9 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       // snapshot that cannot decide.
       if (mode == "attach") snapshot.sampling_mean_bytes = session->sampling_mean_bytes();
       if (shim_requested != 0) snapshot.sampling_mean_bytes = shim_requested;
+      // Read again: an agent stopped inside the poll above lost what it lost after the
+      // counters were last read.
+      snapshot.lost_while_behind = session->ReadCounters()[DRIP_CTR_RINGBUF_FULL];
       if (duration < options.extend_up_to_seconds &&
           ShortOfEvidence(snapshot, tracker, mode, duty)) {
         const double longer = std::min(duration * 2, options.extend_up_to_seconds);
@@ -461,6 +471,13 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
   snapshot.stop_detail = stop_detail;
   snapshot.dropped_events = counters[DRIP_CTR_RINGBUF_FULL] + counters[DRIP_CTR_RATE_LIMITED] +
                             counters[DRIP_CTR_TRACKED_FULL] + counters[DRIP_CTR_FREES_LOST];
+  snapshot.lost_while_behind = counters[DRIP_CTR_RINGBUF_FULL];
+  if (snapshot.lost_while_behind > 0) {
+    log->warn(
+        "snapshot: pid {}: {} sampled allocations lost while this agent fell behind (ring "
+        "buffer full): the window has a gap",
+        options.pid, snapshot.lost_while_behind);
+  }
   snapshot.reused_address_frees =
       std::min<uint64_t>(counters[DRIP_CTR_FREES_BY_REUSE], snapshot.matched_frees);
   if (counters[DRIP_CTR_FREES_LOST] > 0) {

@@ -121,7 +121,11 @@ struct HeapSnapshot {
   uint64_t matched_frees = 0;
   // Of matched_frees, those found by the allocator handing the address out again.
   uint64_t reused_address_frees = 0;
-  uint64_t dropped_events = 0;   // lost in the ring buffer or over the events/s limit
+  uint64_t dropped_events = 0;  // lost in the ring buffer or over the events/s limit
+  // Of dropped_events, sampled allocations lost while the agent fell behind (its ring
+  // buffer full): not spread over the window like those over the events/s limit, but a
+  // gap in it, across which a leak looks levelled off.
+  uint64_t lost_while_behind = 0;
   uint64_t unwind_failures = 0;  // sampled allocations whose stack could not be unwound
   // Allocator entry points the program calls that this snapshot could not sample, by name
   // (preload mode: jemalloc's mallocx/sdallocx, tcmalloc's tc_*; docs/snapshot.md).

@@ -292,6 +292,7 @@ absl::Status ReadSnapshot(const Reader& r, const Json& root, HeapSnapshot* s) {
     RETURN_IF_ERROR(
         r.Uint64(*events, "events", "reused_address_frees", false, &s->reused_address_frees));
     RETURN_IF_ERROR(r.Uint64(*events, "events", "dropped", false, &s->dropped_events));
+    RETURN_IF_ERROR(r.Uint64(*events, "events", "lost_while_behind", false, &s->lost_while_behind));
     RETURN_IF_ERROR(r.Uint64(*events, "events", "unwind_failures", false, &s->unwind_failures));
     const Json* calls;
     RETURN_IF_ERROR(r.Array(*events, "events", "unsampled_calls", false, &calls));
@@ -365,6 +366,7 @@ std::string HeapSnapshotToJson(const HeapSnapshot& s) {
                      {"matched_frees", s.matched_frees},
                      {"reused_address_frees", s.reused_address_frees},
                      {"dropped", s.dropped_events},
+                     {"lost_while_behind", s.lost_while_behind},
                      {"unwind_failures", s.unwind_failures}};
   if (!s.unsampled_calls.empty()) j["events"]["unsampled_calls"] = s.unsampled_calls;
   Json rss = Json::array();

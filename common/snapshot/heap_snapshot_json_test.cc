@@ -49,6 +49,7 @@ TEST(HeapSnapshotJsonTest, WritesTheDocumentedLayout) {
   EXPECT_EQ(j["sampling"]["mean_bytes"], 524288);
   EXPECT_EQ(j["stop"]["reason"], "duration");
   EXPECT_EQ(j["events"]["dropped"], 1);
+  EXPECT_EQ(j["events"]["lost_while_behind"], 1);
   EXPECT_EQ(j["events"]["unwind_failures"], 2);
   EXPECT_EQ(j["events"]["unsampled_calls"], nlohmann::json({"mallocx", "sdallocx"}));
   EXPECT_EQ(j["rss"][1]["anon_bytes"], 151 << 20);
@@ -113,6 +114,9 @@ TEST(HeapSnapshotJsonTest, EveryErrorNamesItsField) {
       {"more survivors than allocations",
        [](nlohmann::json& j) { j["stacks"][0]["cohorts"][1]["live"] = 9; },
        "snap.json: stacks[0].cohorts[1].live: 9 is more than the slice's allocs 4"},
+      {"more allocations lost while behind than dropped",
+       [](nlohmann::json& j) { j["events"]["lost_while_behind"] = 2; },
+       "snap.json: events.lost_while_behind: 2 is more than the 1 dropped events it is part of"},
       {"unsampled call that is not a name",
        [](nlohmann::json& j) { j["events"]["unsampled_calls"][1] = 7; },
        "snap.json: events.unsampled_calls[1]: expected a string"},

@@ -58,6 +58,7 @@ void HeapSnapshotToProto(const HeapSnapshot& s, drip::v1::HeapSnapshot* out) {
   out->set_matched_frees(s.matched_frees);
   out->set_reused_address_frees(s.reused_address_frees);
   out->set_dropped_events(s.dropped_events);
+  out->set_lost_while_behind(s.lost_while_behind);
   out->set_unwind_failures(s.unwind_failures);
   for (const std::string& call : s.unsampled_calls) out->add_unsampled_calls(call);
   out->mutable_rss()->Reserve(static_cast<int>(s.rss.size()));
@@ -127,6 +128,7 @@ HeapSnapshot HeapSnapshotFromProto(const drip::v1::HeapSnapshot& p) {
   s.matched_frees = p.matched_frees();
   s.reused_address_frees = p.reused_address_frees();
   s.dropped_events = p.dropped_events();
+  s.lost_while_behind = p.lost_while_behind();
   s.unwind_failures = p.unwind_failures();
   s.unsampled_calls.assign(p.unsampled_calls().begin(), p.unsampled_calls().end());
   s.rss.reserve(p.rss_size());

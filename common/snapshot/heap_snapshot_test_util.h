@@ -27,6 +27,7 @@ inline HeapSnapshot FullSnapshot() {
   s.matched_frees = 3;
   s.reused_address_frees = 2;
   s.dropped_events = 1;
+  s.lost_while_behind = 1;
   s.unwind_failures = 2;
   s.unsampled_calls = {"mallocx", "sdallocx"};
   s.rss = {{1'700'000'100'000, 200 << 20, 150 << 20}, {1'700'000'110'500, 201 << 20, 151 << 20}};
@@ -82,6 +83,7 @@ inline void ExpectSnapshotsEqual(const HeapSnapshot& a, const HeapSnapshot& b) {
   EXPECT_EQ(a.matched_frees, b.matched_frees);
   EXPECT_EQ(a.reused_address_frees, b.reused_address_frees);
   EXPECT_EQ(a.dropped_events, b.dropped_events);
+  EXPECT_EQ(a.lost_while_behind, b.lost_while_behind);
   EXPECT_EQ(a.unwind_failures, b.unwind_failures);
   EXPECT_EQ(a.unsampled_calls, b.unsampled_calls);
   ASSERT_EQ(a.rss.size(), b.rss.size());

@@ -132,6 +132,11 @@ absl::Status ValidateHeapSnapshot(const HeapSnapshot& s, std::string_view source
                    fmt::format("{} is more than the {} matched frees it is part of",
                                s.reused_address_frees, s.matched_frees));
   }
+  if (s.lost_while_behind > s.dropped_events) {
+    return c.Error("events.lost_while_behind",
+                   fmt::format("{} is more than the {} dropped events it is part of",
+                               s.lost_while_behind, s.dropped_events));
+  }
   RETURN_IF_ERROR(c.FiniteNonNegative("duty_cycle.estimated_cpu_fraction",
                                       s.duty_cycle.estimated_cpu_fraction));
 
