@@ -257,10 +257,8 @@ void CollectorServer::StartBackground() {
 }
 
 void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
-  // First, so that the other collectors see this one leave at once, not a lease later.
   if (query_ != nullptr) query_->set_cluster(nullptr, nullptr);
   if (member_service_ != nullptr) member_service_->set_cluster(nullptr);
-  if (cluster_ != nullptr) cluster_->Leave();
   if (server_ != nullptr) {
     Logger("collector")
         ->info("shutting down: ending agent streams (grace {})", FormatDuration(grace));
@@ -268,6 +266,14 @@ void CollectorServer::Shutdown(std::chrono::milliseconds grace) {
     // Waits for every call to end; those still open at the deadline are cancelled.
     server_->Shutdown(std::chrono::system_clock::now() + grace);
     server_->Wait();
+  }
+  if (cluster_ != nullptr) {
+    // Nothing is written here any more: what only this member holds (a batch acknowledged
+    // while its replica refused, not repaired yet) goes to the members that will hold its
+    // hosts, while it is still one of them (they admit live members only). Then it
+    // leaves at once, not a lease later; its agents wait meanwhile, their batches held.
+    cluster_->HandOver(kHandOverBudget);
+    cluster_->Leave();
   }
   TearDown();
 }

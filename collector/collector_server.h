@@ -18,6 +18,7 @@
 // Start() and Shutdown() are called from one owning thread. Shutdown order (also run by
 // the destructor): refuse new streams and end open ones with UNAVAILABLE after their
 // in-flight batch is acked, stop gRPC (cancelling what is left after the grace period),
+// in a cluster hand what only this member holds to its hosts' next holders and leave,
 // stop the background threads, then close the store.
 #pragma once
 
@@ -88,6 +89,9 @@ class CollectorServer {
   // Idempotent; see the header comment for the order. `grace` bounds how long open
   // calls may take to end before gRPC cancels them.
   void Shutdown(std::chrono::milliseconds grace = std::chrono::seconds(5));
+  // How long a leaving member may spend handing its hosts over (within systemd's
+  // TimeoutStopSec, 60 s in deploy/systemd, with the grace and the store's close).
+  static constexpr std::chrono::seconds kHandOverBudget{30};
 
   // The registry behind /metrics, for tests that read metrics directly.
   prometheus::Registry& registry() { return *registry_; }

@@ -97,6 +97,12 @@ void ClusterPresence::Start() {
   repairer_->Start();
 }
 
+void ClusterPresence::HandOver(std::chrono::milliseconds budget) {
+  if (stopped_.load()) return;
+  repairer_to_wake_.store(nullptr);
+  repairer_->HandOver(std::chrono::steady_clock::now() + budget);
+}
+
 void ClusterPresence::Leave() { membership_->Leave(); }
 
 void ClusterPresence::Stop() {

@@ -61,6 +61,10 @@ class ClusterPresence {
 
   // Starts the report owner's rounds.
   void Start();
+  // Before leaving, once no agent stream writes here any more: hands what only this
+  // member holds of its hosts to the members that go on holding them
+  // (ReplicaRepairer::HandOver), within `budget`.
+  void HandOver(std::chrono::milliseconds budget);
   // Revokes the lease, so that the others see this member leave at once. Idempotent.
   void Leave();
   // Stops the rounds and detaches from the pipeline; the relay's calls in flight end

@@ -161,10 +161,121 @@ RepairRound ReplicaRepairer::RunRound() {
   return round;
 }
 
+RepairRound ReplicaRepairer::HandOver(std::chrono::steady_clock::time_point deadline) {
+  Stop();  // no round runs beside it
+  RepairRound round;
+  if (replication_factor_ <= 1) return round;
+  const std::vector<ClusterMember> members = membership_->Members();
+  const std::string& self = membership_->member_name();
+  std::vector<std::string> with_self;
+  std::vector<std::string> others;
+  std::map<std::string, const ClusterMember*> by_name;
+  for (const ClusterMember& m : members) {
+    with_self.push_back(m.name);
+    by_name[m.name] = &m;
+    if (m.name != self) others.push_back(m.name);
+  }
+  if (!by_name.contains(self)) return round;  // not registered: nobody would admit it
+  absl::StatusOr<std::vector<drip::v1::HostInfo>> hosts = store_->ListHosts();
+  if (!hosts.ok()) {
+    Logger("collector")->warn("hand-over: cannot list hosts: {}", hosts.status().ToString());
+    return round;
+  }
+  if (others.empty() && !hosts->empty()) {
+    Logger("collector")
+        ->warn("hand-over: no other member to hand {} hosts to; they stay on this disk",
+               hosts->size());
+    return round;
+  }
+  const auto steady_now = std::chrono::steady_clock::now();
+  hand_over_deadline_ = std::chrono::system_clock::now() +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                            std::max(deadline - steady_now, std::chrono::steady_clock::duration{}));
+  stopping_ = false;
+  size_t handed = 0;
+  std::vector<std::string> left;
+  for (const drip::v1::HostInfo& host : *hosts) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      left.push_back(host.host());
+      continue;
+    }
+    const std::vector<std::string> before = RendezvousRanking(host.host(), with_self);
+    const std::vector<std::string> after = RendezvousRanking(host.host(), others);
+    const auto holders = [this](const std::vector<std::string>& ranking) {
+      return std::vector<std::string>(
+          ranking.begin(),
+          ranking.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                ranking.size(), static_cast<size_t>(replication_factor_))));
+    };
+    const std::vector<std::string> was = holders(before);
+    const std::vector<std::string> will = holders(after);
+    bool confirmed_stays = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const std::string& name : will) {
+        if (std::find(was.begin(), was.end(), name) == was.end()) continue;
+        auto found = confirmed_.find({host.host(), name});
+        confirmed_stays |= found != confirmed_.end() &&
+                           found->second == IncarnationOf(*by_name.at(name)) &&
+                           !missed_.contains({host.host(), name});
+      }
+    }
+    if (confirmed_stays || will.empty()) continue;
+    // The first holder to come that answers: a member stopped or hung (its lease not run
+    // out yet) must not keep the host from the next.
+    bool done = false;
+    for (const std::string& name : will) {
+      const ClusterMember& heir = *by_name.at(name);
+      const uint64_t sent_before = round.samples_sent;
+      if (absl::Status s = RepairCopy(host, heir, &round); !s.ok()) {
+        Logger("collector")
+            ->warn("hand-over: {} to {} ({}) failed: {}", host.host(), heir.name, heir.address,
+                   s.ToString());
+        continue;
+      }
+      if (round.samples_sent > sent_before) {
+        Logger("collector")
+            ->info("hand-over: sent {} samples of {} to {}", round.samples_sent - sent_before,
+                   host.host(), heir.name);
+      }
+      done = true;
+      break;
+    }
+    if (done) {
+      ++handed;
+    } else {
+      left.push_back(host.host());
+    }
+  }
+  hand_over_deadline_.reset();
+  stopping_ = true;
+  round.copies_failed = left.size();
+  if (!left.empty()) {
+    Logger("collector")
+        ->warn(
+            "hand-over: {} of {} hosts not compared with the members that go on holding them "
+            "(first: {}); what only this member holds of them waits on its disk",
+            left.size(), hosts->size(), left.front());
+  } else {
+    Logger("collector")
+        ->info(
+            "hand-over: {} hosts compared with the members that go on holding them, {} "
+            "samples sent",
+            handed, round.samples_sent);
+  }
+  return round;
+}
+
+std::chrono::system_clock::time_point ReplicaRepairer::CallDeadline() const {
+  const auto now = std::chrono::system_clock::now();
+  if (!hand_over_deadline_) return now + kCallDeadline;
+  return std::min(now + kHandOverCallDeadline, *hand_over_deadline_);
+}
+
 absl::Status ReplicaRepairer::RepairCopy(const drip::v1::HostInfo& host,
                                          const ClusterMember& member, RepairRound* round) {
   const int64_t since_ms = clock_->NowMs() - retention_.count();
-  auto deadline = [] { return std::chrono::system_clock::now() + kCallDeadline; };
+  auto deadline = [this] { return CallDeadline(); };
   drip::v1::CountHostSamplesRequest count;
   count.set_host(host.host());
   count.set_since_ms(since_ms);

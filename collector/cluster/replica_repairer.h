@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -55,7 +56,9 @@ class ReplicaRepairer {
   static constexpr int64_t kCountWindowMs = 3600 * 1000;
   static constexpr int kSamplesPerPart = 4096;
   static constexpr std::chrono::seconds kRoundInterval{5};
-  static constexpr std::chrono::seconds kCallDeadline{30};
+  static constexpr std::chrono::seconds kCallDeadline{10};
+  // While handing over: a holder that does not answer in this long is passed for the next.
+  static constexpr std::chrono::seconds kHandOverCallDeadline{5};
 
   // Every pointer must outlive the repairer. `retention` bounds what is compared.
   ReplicaRepairer(const ClusterMembership* membership, MemberQueryClient* members,
@@ -72,6 +75,17 @@ class ReplicaRepairer {
 
   // One round now (tests and the loop): compares and repairs every copy waiting.
   RepairRound RunRound();
+  // The member is leaving (stopped as systemd stops it), its agents' streams ended: each
+  // host it has samples of goes on with the holders it will have without it, and what
+  // only this member holds must reach one of them first, or an acknowledged sample is
+  // lost with it (a batch acknowledged while its replica refused, say, and not repaired
+  // yet). A host with a holder that stays one and whose copy is confirmed needs nothing
+  // (a replication it missed would have unconfirmed it); for the others, the first of its
+  // holders to come is compared and sent what it lacks, and repairs the next one itself.
+  // Stops the rounds first; must run while this member is still registered, since the
+  // others admit only live members to their member API. Hosts left at `deadline` are
+  // counted in copies_failed and logged.
+  RepairRound HandOver(std::chrono::steady_clock::time_point deadline);
   // Runs the next round now, not at the end of the wait: members changed, and the copies
   // (and the gauges) should follow at once. Thread-safe.
   void Wake() { loop_.Wake(); }
@@ -92,6 +106,9 @@ class ReplicaRepairer {
   // Sends `member` this member's samples of `host` where the two copies' counts differ.
   absl::Status RepairCopy(const drip::v1::HostInfo& host, const ClusterMember& member,
                           RepairRound* round);
+  // When each call to another member must end: kCallDeadline from now, or the hand-over's
+  // deadline when that comes first.
+  std::chrono::system_clock::time_point CallDeadline() const;
 
   const ClusterMembership* membership_;
   MemberQueryClient* members_;
@@ -101,6 +118,8 @@ class ReplicaRepairer {
   CollectorMetrics* metrics_;
   const Clock* clock_;
   std::atomic<bool> stopping_{false};
+  // While handing over (HandOver): when it must be done, as a system_clock time.
+  std::optional<std::chrono::system_clock::time_point> hand_over_deadline_;
   std::mutex mu_;
   // The member's incarnation (start time and lease) each copy was confirmed against.
   std::map<CopyKey, std::string> confirmed_;

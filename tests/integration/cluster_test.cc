@@ -998,6 +998,60 @@ TEST(ClusterTest, KillNineUnderLoadAJoinAndALeaveLoseNoAcknowledgedSampleAndLeav
   for (auto& a : agents) a->Stop();
 }
 
+// A member stopped as systemd stops it first hands over what only it holds. The replica of
+// one of its hosts hangs (SIGSTOP, its lease still running), so a batch is acknowledged
+// with one copy, the owner's; the owner is then stopped at once, before any repair round
+// could copy it. Before it leaves, it compares the host with the members that go on
+// holding it, passes the hung one after a few seconds, and sends the next one what it
+// lacks: with the owner gone, that member's own copy holds every acknowledged sample.
+TEST(ClusterTest, AMemberThatLeavesHandsOverTheBatchesOnlyItHeld) {
+  TempDir dir;
+  EtcdBackedCollectors cluster;
+  const absl::Status started =
+      StartEtcdBackedCollectors(dir, "snapshots:\n  enabled: false\n", &cluster);
+  ASSERT_TRUE(started.ok()) << started;
+  auto& collectors = cluster.collectors;
+  auto logs = [&] { return cluster.Logs(); };
+  const std::vector<std::string> names = {"c0", "c1", "c2"};
+  std::string host;
+  for (int i = 0; host.empty() || collector::RendezvousOwner(host, names) != "c0"; ++i) {
+    host = fmt::format("handover-{}", i);
+  }
+  const std::vector<std::string> ranking = collector::RendezvousRanking(host, names);
+  LocalDrip& replica = *collectors[static_cast<size_t>(ranking[1][1] - '0')];
+  LocalDrip& heir = *collectors[static_cast<size_t>(ranking[2][1] - '0')];
+
+  auto stub = drip::v1::AgentService::NewStub(
+      grpc::CreateChannel(collectors[0]->grpc_address(), grpc::InsecureChannelCredentials()));
+  HistoryAgent agent(stub.get(), host);
+  ASSERT_TRUE(agent.welcomed()) << logs();
+  const int64_t now_s = SystemClock::Get()->NowMs() / 1000;
+  auto batch_from = [&](int64_t from_s) {
+    drip::v1::SampleBatch batch;
+    for (int i = 0; i < 10; ++i) {
+      drip::v1::Sample* s = batch.add_samples();
+      s->set_component("proc:handover");
+      s->set_instance("1000@1");
+      s->set_timestamp_ms((from_s + 10 * i) * 1000);
+      s->mutable_process()->set_anon_rss_bytes((1ull << 30) + static_cast<uint64_t>(i));
+    }
+    return batch;
+  };
+  ASSERT_TRUE(agent.SendAcked(batch_from(now_s - 600))) << logs();  // on both holders
+  replica.collector()->Signal(SIGSTOP);
+  // The replica does not answer: acknowledged after the owner's 2 s wait, on one copy.
+  ASSERT_TRUE(agent.SendAcked(batch_from(now_s - 300))) << logs();
+  IgnoreError(agent.Close());
+  collectors[0]->KillCollector(SIGTERM);
+  replica.collector()->Signal(SIGCONT);
+
+  absl::StatusOr<std::vector<int64_t>> own = OwnCopy(heir, host, "proc:handover");
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(std::set<int64_t>(own->begin(), own->end()).size(), 20u)
+      << own->size() << " samples on " << ranking[2] << "\n"
+      << logs();
+}
+
 // Replication factor 2 (the default) on three members. c1 is killed, its disk deleted,
 // and it comes back empty while the agents go on streaming. Its peers repair it: once
 // the backlog is empty, c1 alone (the two others killed) serves every acknowledged

@@ -241,6 +241,32 @@ TEST(HeapSnapshotExpectedGrowthTest, ASlowLeakUnderHeavyChurnIsNamedWhenTheSnaps
   ExpectTheSlowLeakNamed(d);
 }
 
+// Starts `drip-agent snapshot --mode preload --log-level info` of `pid` with `flags`, and
+// waits until it says its probes are attached. `refused` says the kernel refused BPF (the
+// one reason to skip); an error, that it never attached.
+absl::StatusOr<std::unique_ptr<ChildProcess>> StartAttachedPreloadSnapshot(
+    const TempDir& dir, int pid, const std::vector<std::string>& flags, bool* refused) {
+  std::vector<std::string> argv = {DRIP_AGENT_BIN, "snapshot", "--pid",       std::to_string(pid),
+                                   "--mode",       "preload",  "--log-level", "info"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  absl::StatusOr<std::unique_ptr<ChildProcess>> agent =
+      ChildProcess::Start(argv, dir.File("agent.log"));
+  if (!agent.ok()) return agent.status();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((*agent)->Log().find("preload mode via") == std::string::npos) {
+    if (!(*agent)->Running()) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      return absl::DeadlineExceededError("never attached: " + (*agent)->Log());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  *refused = (*agent)->Log().find("the kernel refused") != std::string::npos;
+  if (!*refused && !(*agent)->Running()) {
+    return absl::InternalError("exited before attaching: " + (*agent)->Log());
+  }
+  return agent;
+}
+
 // exec(2) drops the target's address space with every allocation the snapshot follows:
 // read on, they would all look leaked. The snapshot must end with an error that says so,
 // never with a diagnosis. The target execs on the test's word, once the agent says its
@@ -258,21 +284,11 @@ TEST(HeapSnapshotExecTest, ATargetThatExecsMidSnapshotEndsItWithAnErrorNotALeak)
   for (int i = 0; i < 600 && (*target)->Log().find("ready") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  auto agent = ChildProcess::Start(
-      {DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string((*target)->pid()), "--duration", "60",
-       "--output", dir.File("s.json"), "--mode", "preload", "--log-level", "info"},
-      dir.File("agent.log"));
+  bool refused = false;
+  auto agent = StartAttachedPreloadSnapshot(
+      dir, (*target)->pid(), {"--duration", "60", "--output", dir.File("s.json")}, &refused);
   ASSERT_TRUE(agent.ok()) << agent.status();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while ((*agent)->Log().find("preload mode via") == std::string::npos) {
-    if (!(*agent)->Running()) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << (*agent)->Log();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if ((*agent)->Log().find("the kernel refused") != std::string::npos) {
-    GTEST_SKIP() << "the kernel refused BPF: " << (*agent)->Log();
-  }
-  ASSERT_TRUE((*agent)->Running()) << (*agent)->Log();
+  if (refused) GTEST_SKIP() << "the kernel refused BPF: " << (*agent)->Log();
   std::ofstream(fifo) << "go\n";  // the target execs sleep
   const std::optional<int> status = (*agent)->Wait(std::chrono::seconds(30));
   ASSERT_TRUE(status.has_value()) << "the snapshot went on after the exec\n" << (*agent)->Log();
@@ -299,22 +315,12 @@ TEST(HeapSnapshotStallTest, AnAgentStoppedForMostOfTheWindowNeverCallsTheLeakACa
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const std::string snapshot = dir.File("s.json");
-  auto agent =
-      ChildProcess::Start({DRIP_AGENT_BIN, "snapshot", "--pid", std::to_string((*target)->pid()),
-                           "--duration", "12", "--expect-growth", "900MiB/h", "--output", snapshot,
-                           "--mode", "preload", "--log-level", "info"},
-                          dir.File("agent.log"));
+  bool refused = false;
+  auto agent = StartAttachedPreloadSnapshot(
+      dir, (*target)->pid(),
+      {"--duration", "12", "--expect-growth", "900MiB/h", "--output", snapshot}, &refused);
   ASSERT_TRUE(agent.ok()) << agent.status();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while ((*agent)->Log().find("preload mode via") == std::string::npos) {
-    if (!(*agent)->Running()) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << (*agent)->Log();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if ((*agent)->Log().find("the kernel refused") != std::string::npos) {
-    GTEST_SKIP() << "the kernel refused BPF: " << (*agent)->Log();
-  }
-  ASSERT_TRUE((*agent)->Running()) << (*agent)->Log();
+  if (refused) GTEST_SKIP() << "the kernel refused BPF: " << (*agent)->Log();
   std::this_thread::sleep_for(std::chrono::seconds(3));
   (*agent)->Signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::seconds(9));
