@@ -958,10 +958,12 @@ TEST(ClusterTest, KillNineUnderLoadAJoinAndALeaveLoseNoAcknowledgedSampleAndLeav
   ASSERT_TRUE(
       AwaitPlacement(*collectors[0], hosts, {"c0", "c1", "c2", "c3"}, std::chrono::seconds(30)))
       << nlohmann::json(Connected(*collectors[0])).dump() << logs();
+  // AwaitPlacement saw every agent on its host's owner among the four, so exactly the hosts
+  // rendezvous gives the fourth moved. How many is the hash's: host names carry the test's
+  // pid, so 16 of them land 0 or more than 8 on one member in about 1.7 % of runs (CI saw
+  // 9); RendezvousTest.AJoiningMemberTakesAboutAQuarterAndOnlyFromOthers checks the share.
   const int moved = Placed(hosts, {"c0", "c1", "c2", "c3"})["c3"];
   std::printf("join: %d of %d hosts moved to the fourth member\n", moved, kAgents);
-  EXPECT_GE(moved, 1);
-  EXPECT_LE(moved, kAgents / 2);
   std::this_thread::sleep_for(std::chrono::seconds(1));
 
   // c0 leaves (stopped as systemd stops it): its hosts go to the three left.
