@@ -366,7 +366,6 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       const auto counters = session->ReadCounters();
       const uint64_t sampled = counters[DRIP_CTR_SAMPLED] - counters[DRIP_CTR_RINGBUF_FULL];
       const uint64_t lost = counters[DRIP_CTR_RATE_LIMITED] + counters[DRIP_CTR_TRACKED_FULL];
-      snapshot.lost_while_behind = counters[DRIP_CTR_RINGBUF_FULL];
       loss_history.push_back({now, sampled, lost});
       while (loss_history.size() > 2 && now - loss_history[1].t >= 1.0) loss_history.pop_front();
       const double d_sampled = static_cast<double>(sampled - loss_history.front().sampled);
@@ -417,8 +416,8 @@ absl::StatusOr<HeapSnapshot> TakeHeapSnapshot(const SnapshotOptions& options,
       // snapshot that cannot decide.
       if (mode == "attach") snapshot.sampling_mean_bytes = session->sampling_mean_bytes();
       if (shim_requested != 0) snapshot.sampling_mean_bytes = shim_requested;
-      // Read again: an agent stopped inside the poll above lost what it lost after the
-      // counters were last read.
+      // Read after the poll: an agent stopped inside it lost allocations that the counters
+      // read before it do not show.
       snapshot.lost_while_behind = session->ReadCounters()[DRIP_CTR_RINGBUF_FULL];
       if (duration < options.extend_up_to_seconds &&
           ShortOfEvidence(snapshot, tracker, mode, duty)) {

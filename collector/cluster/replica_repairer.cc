@@ -215,9 +215,9 @@ RepairRound ReplicaRepairer::HandOver(std::chrono::steady_clock::time_point dead
       for (const std::string& name : will) {
         if (std::find(was.begin(), was.end(), name) == was.end()) continue;
         auto found = confirmed_.find({host.host(), name});
-        confirmed_stays |= found != confirmed_.end() &&
-                           found->second == IncarnationOf(*by_name.at(name)) &&
-                           !missed_.contains({host.host(), name});
+        // A replication it missed unconfirmed it (NoteMissed).
+        confirmed_stays |=
+            found != confirmed_.end() && found->second == IncarnationOf(*by_name.at(name));
       }
     }
     if (confirmed_stays || will.empty()) continue;
